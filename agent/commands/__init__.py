@@ -1,0 +1,15 @@
+"""Fleet commands of the CLI, one module per area."""
+
+from __future__ import annotations
+
+import click
+
+
+def register(group: click.Group) -> None:
+    from agent.commands import demo, enqueue, status
+
+    group.add_command(enqueue.enqueue)
+    group.add_command(status.status)
+    group.add_command(status.job)
+    group.add_command(status.events)
+    group.add_command(demo.demo)

@@ -1,0 +1,225 @@
+"""``badge-agent demo``: a whole simulated venue on this machine, start to finish, then a summary.
+
+A private redis-server, one agent process per simulated printer (different speeds), the bundled sample of
+attendees, a printer that runs out of labels mid-run, a garbage job pushed by hand, a live status board, and a
+closing count of printed / lost / duplicated judged from the printers' own print logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from agent.cli import run_async
+from agent.commands.status import fleet_table, format_event
+from agent.config import RedisConfig
+from agent.connection import make_redis
+from agent.fleet import fleet, tail_events
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+from drivers.sim import SimControl
+
+VENUE = "demo-venue"
+
+
+@dataclass
+class DemoPrinter:
+    name: str
+    location: str
+    print_time: float
+    config: Path
+    control: Path
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+
+def sample_attendees() -> list[dict[str, Any]]:
+    text = resources.files("agent").joinpath("data", "attendees.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def write_config(root: Path, redis_url: str, name: str, location: str, print_time: float) -> DemoPrinter:
+    printer = DemoPrinter(
+        name, location, print_time, root / f"{name}.yaml", root / f"{name}.control.json", root / f"{name}.prints.jsonl"
+    )
+    config = {
+        "venue": VENUE,
+        "printer": {
+            "name": name,
+            "location": location,
+            "driver": {
+                "language": "sim",
+                "transport": "sim",
+                "print_time": print_time,
+                "control_file": str(printer.control),
+                "print_log": str(printer.log),
+                "io_timeout": 0.5,
+            },
+        },
+        "redis": {"url": redis_url},
+        "timing": {"probe_interval": 0.5},
+        "http": {"listen": "off"},
+        "journal": str(root / f"{name}.journal"),
+    }
+    printer.config.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    return printer
+
+
+@click.command()
+@click.option("--badges", default=60, show_default=True, help="How many attendees check in (sample repeats).")
+@click.option("--speed", default=1.0, show_default=True, help="Print-time factor (2 = printers twice as slow).")
+@click.option("--keep", is_flag=True, help="Keep the temporary folder (configs, logs, print logs) afterwards.")
+def demo(badges: int, speed: float, keep: bool) -> None:
+    """Run a simulated venue: Redis, four agents on simulated printers, a check-in rush, and a summary."""
+    root = Path(tempfile.mkdtemp(prefix="badge-demo-"))
+    server = RedisServer(root / "redis")
+    console = Console()
+    printers: list[DemoPrinter] = []
+    try:
+        server.start()
+        console.print(f"redis-server started ({server.executable}) in {root}", highlight=False)
+        url = server.unix_url
+        layout = [
+            ("hall-a-1", "Hall A, desk 1", 0.5),
+            ("hall-a-2", "Hall A, desk 2", 0.5),
+            ("hall-b-1", "Hall B, fast lane", 0.25),
+            ("kiosk-1", "Lobby kiosk", 1.0),
+        ]
+        printers = [write_config(root, url, n, loc, t * speed) for n, loc, t in layout]
+        for p in printers:
+            p.proc = subprocess.Popen(
+                [sys.executable, "-m", "agent", "run", "-c", str(p.config)],
+                stdout=subprocess.DEVNULL,
+                stderr=(root / f"{p.name}.log").open("wb"),
+            )
+        run_async(_rush(console, url, printers, badges))
+    finally:
+        for p in printers:
+            if p.proc is not None and p.proc.poll() is None:
+                p.proc.send_signal(signal.SIGTERM)
+        for p in printers:
+            if p.proc is not None:
+                try:
+                    p.proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.proc.kill()
+        if printers:
+            summarize(console, root, server, printers, badges)
+        server.stop()
+        if keep:
+            console.print(f"kept {root}", highlight=False)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+async def _rush(console: Console, url: str, printers: list[DemoPrinter], badges: int) -> None:
+    redis = make_redis(RedisConfig(url=url), block_timeout=5)
+    store = Store(redis, VENUE)
+    people = sample_attendees()
+    start = time.monotonic()
+    try:
+        # Wait until every agent beats, like doors opening once the printers are warm.
+        while len((await fleet(redis, VENUE)).printers) < len(printers):
+            if time.monotonic() - start > 20:
+                raise click.ClickException("agents did not start; see their logs with --keep")
+            await asyncio.sleep(0.2)
+        queued = 0
+        junk_pushed = False
+        faulted_at: float | None = None
+        cleared = False
+        with Live(console=console, auto_refresh=False) as live:
+            while True:
+                if queued < badges:
+                    # Attendees arrive in bursts of a few at a time, at several desks.
+                    for _ in range(min(4, badges - queued)):
+                        base = people[queued % len(people)]
+                        row = {**base, "attendee_id": f"{base['attendee_id']}-{queued // len(people)}"}
+                        if queued % 9 == 4:
+                            row["printer"] = "hall-b-1"  # the fast lane's desk pins its own attendees
+                        job = parse_job(row)
+                        await store.enqueue(job.job_id, job.payload(), job.printer)
+                        queued += 1
+                if not junk_pushed and queued >= badges // 3:
+                    # Someone pushes junk into the pool by hand: it must land in the DLQ, not stop anything.
+                    await redis.lpush(Keys(VENUE).pool, "not-a-real-job")
+                    junk_pushed = True
+                view = await fleet(redis, VENUE)
+                printed = view.counts.get("printed", 0)
+                if faulted_at is None and printed >= badges // 4:
+                    SimControl(printers[1].control).set_fault("media_out")
+                    faulted_at = time.monotonic()
+                elif faulted_at is not None and not cleared and time.monotonic() - faulted_at > 4:
+                    SimControl(printers[1].control).set_fault(None)
+                    cleared = True
+                recent = await tail_events(redis, VENUE, 8)
+                events = Text("\n".join(format_event(e) for e in recent), style="dim")
+                live.update(Group(fleet_table(view), Text("recent events:"), events), refresh=True)
+                settled = view.counts.get("queued", 0) == 0 and view.counts.get("printing", 0) == 0
+                if queued == badges and junk_pushed and settled and printed + view.dlq >= badges + 1:
+                    break
+                if time.monotonic() - start > 60 + badges * 2:
+                    console.print("[yellow]demo timed out; stopping[/]")
+                    break
+                await asyncio.sleep(0.3)
+    finally:
+        await redis.aclose()
+
+
+def summarize(console: Console, root: Path, server: RedisServer, printers: list[DemoPrinter], badges: int) -> None:
+    copies: Counter[str] = Counter()
+    per_printer: Counter[str] = Counter()
+    for p in printers:
+        if not p.log.exists():
+            continue
+        for line in p.log.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            if entry["complete"]:
+                copies[entry["job_id"]] += 1
+                per_printer[p.name] += 1
+
+    async def flagged() -> tuple[set[str], int]:
+        redis = make_redis(RedisConfig(url=server.unix_url), block_timeout=5)
+        try:
+            k = Keys(VENUE)
+            marks = set()
+            for job_id in copies:
+                if (await redis.hget(k.job(job_id), "maybe_duplicate")) == b"1":
+                    marks.add(job_id)
+            return marks, int(await redis.llen(k.dlq))
+        finally:
+            await redis.aclose()
+
+    marks, dlq = run_async(flagged())
+    lost = badges - len(copies)
+    dups = {j for j, n in copies.items() if n > 1}
+    table = Table(title="demo summary", title_justify="left")
+    table.add_column("printer")
+    table.add_column("badges printed", justify="right")
+    for p in printers:
+        table.add_row(f"{p.name} ({p.print_time:g} s/badge)", str(per_printer[p.name]))
+    console.print(table)
+    console.print(
+        f"attendees {badges} · printed {len(copies)} · lost {lost} · duplicated {len(dups)} "
+        f"(flagged for staff {len(dups & marks)}, unflagged {len(dups - marks)}) · dead-lettered {dlq}",
+        highlight=False,
+    )

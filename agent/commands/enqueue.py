@@ -1,0 +1,135 @@
+"""``badge-agent enqueue``: one job from flags, or many from a JSON-lines/CSV file or stdin."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from agent.cli import Target, fail, fleet_options, run_async
+from agent.errors import JobError
+from agent.jobs import Job, ignored_fields, parse_job, read_rows, sniff_format
+from agent.protocol.store import Store
+
+BATCH = 200  # jobs per pipelined round trip
+
+
+@click.command()
+@fleet_options
+@click.option("--file", "-f", "file", type=click.File("r", encoding="utf-8"), help="JSON lines or CSV; - for stdin.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "jsonl", "csv"]), default="auto", show_default=True)
+@click.option("--attendee-id", help="One job: the attendee id (goes into the QR code).")
+@click.option("--name", help="One job: the name printed large.")
+@click.option("--company", default="", help="One job: company.")
+@click.option("--role", default="", help="One job: role.")
+@click.option("--job-id", help="One job: job id (defaults to the attendee id).")
+@click.option("--printer", help="Pin the job(s) to one printer (lane affinity).")
+@click.option("--quiet", "-q", is_flag=True, help="Report only rejected and duplicate rows, and the totals.")
+def enqueue(
+    target: Target,
+    file: TextIO | None,
+    fmt: str,
+    attendee_id: str | None,
+    name: str | None,
+    company: str,
+    role: str,
+    job_id: str | None,
+    printer: str | None,
+    quiet: bool,
+) -> None:
+    """Add badge jobs to the venue's pool. An existing job id is left alone and reported as a duplicate."""
+    if file is None and attendee_id is None and name is None:
+        fail("give --attendee-id and --name for one job, or --file FILE (- for stdin) for many")
+    if file is not None and (attendee_id or name):
+        fail("give either --file or the flags of one job, not both")
+    if file is None:
+        rows: Iterator[tuple[int, dict[str, Any] | None, str]] = iter(
+            [(1, {"attendee_id": attendee_id, "name": name, "company": company, "role": role, "job_id": job_id}, "")]
+        )
+        total = 1
+    else:
+        text = file.read()
+        chosen = sniff_format(getattr(file, "name", "-"), text[:200]) if fmt == "auto" else fmt
+        lines = text.splitlines(keepends=True)
+        total = max(0, len([line for line in lines if line.strip()]) - (1 if chosen == "csv" else 0))
+        rows = read_rows(lines, chosen)
+    counts = run_async(_enqueue_rows(target, rows, total, printer, quiet, show_bar=file is not None))
+    click.echo(f"enqueued {counts['enqueued']}, duplicate {counts['duplicate']}, rejected {counts['rejected']}")
+    if counts["rejected"]:
+        sys.exit(1)
+
+
+async def _enqueue_rows(
+    target: Target,
+    rows: Iterator[tuple[int, dict[str, Any] | None, str]],
+    total: int,
+    printer: str | None,
+    quiet: bool,
+    show_bar: bool,
+) -> dict[str, int]:
+    redis = target.client()
+    store = Store(redis, target.venue)
+    counts = {"enqueued": 0, "duplicate": 0, "rejected": 0}
+    ignored: set[str] = set()
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True)
+
+    def report(number: int, text: str) -> None:
+        (progress.console if show_bar else out).print(f"row {number}: {text}", markup=False)
+
+    async def flush(batch: list[tuple[int, Job]]) -> None:
+        if not batch:
+            return
+        async with redis.pipeline(transaction=False) as pipe:
+            for _, job in batch:
+                k = store.keys
+                where = k.queue(job.printer) if job.printer else k.pool
+                await store.scripts["enqueue"](
+                    keys=[k.job(job.job_id), where, k.events, k.stats],
+                    args=[job.job_id, job.payload(), job.printer or "", store.events_maxlen],
+                    client=pipe,
+                )
+            replies = await pipe.execute()
+        for (number, job), (added, state) in zip(batch, replies, strict=True):
+            if added:
+                counts["enqueued"] += 1
+                if not quiet:
+                    report(number, f"enqueued {job.job_id}" + (f" (pinned to {job.printer})" if job.printer else ""))
+            else:
+                counts["duplicate"] += 1
+                report(number, f"duplicate {job.job_id}: already known (state {state.decode()}), left unchanged")
+        progress.advance(task, len(batch))
+
+    progress = Progress(
+        TextColumn("enqueue"), BarColumn(), MofNCompleteColumn(), console=err, disable=not show_bar, transient=False
+    )
+    try:
+        with progress:
+            task = progress.add_task("enqueue", total=total)
+            batch: list[tuple[int, Job]] = []
+            for number, row, error in rows:
+                try:
+                    if row is None:
+                        raise JobError(error)
+                    data = {**row, "printer": printer} if printer and not row.get("printer") else row
+                    job = parse_job(data)
+                    ignored.update(ignored_fields(data))
+                except JobError as exc:
+                    counts["rejected"] += 1
+                    report(number, f"rejected: {exc}")
+                    progress.advance(task)
+                    continue
+                batch.append((number, job))
+                if len(batch) >= BATCH:
+                    await flush(batch)
+                    batch = []
+            await flush(batch)
+    finally:
+        await redis.aclose()
+    if ignored:
+        err.print(f"note: ignored fields not used on badges: {', '.join(sorted(ignored))}", markup=False)
+    return counts

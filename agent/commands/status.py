@@ -1,0 +1,162 @@
+"""``status``, ``job`` and ``events``: what the venue looks like, what happened to one badge, the audit log."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from typing import Any
+
+import click
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from agent.cli import Target, fail, fleet_options, run_async
+from agent.fleet import FleetView, events_after, fleet, job_detail, tail_events
+
+STATE_STYLE = {
+    "ready": "green",
+    "printing": "cyan",
+    "paused": "yellow",
+    "device_down": "red",
+    "dead": "bold red",
+    "stopped": "dim",
+    "gone": "dim",
+}
+
+
+def fleet_table(view: FleetView) -> Group:
+    table = Table(title=f"venue {view.venue}", title_justify="left", expand=False)
+    for column in ("printer", "state", "location", "printing", "pinned", "printed", "heartbeat"):
+        table.add_column(column, justify="right" if column in ("pinned", "printed", "heartbeat") else "left")
+    for p in view.printers:
+        state = Text(p.state, style=STATE_STYLE.get(p.state, ""))
+        if p.reasons:
+            state.append(f" ({', '.join(p.reasons)})", style="dim")
+        age = "—" if p.beat_age is None else f"{p.beat_age:.1f} s"
+        table.add_row(p.name, state, p.location, p.inflight or "—", str(p.depth), str(p.printed), age)
+    c = view.counts
+    line = Text(
+        f"pool {view.pool} · queued {c.get('queued', 0)} · printing {c.get('printing', 0)} · "
+        f"printed {c.get('printed', 0)} · dead (DLQ) {view.dlq} · released {c.get('released', 0)} · "
+        f"reclaimed {c.get('reclaimed', 0)}"
+    )
+    parts: list[Any] = [table, line]
+    dups = c.get("maybe_duplicate", 0) + c.get("duplicate_print", 0)
+    if dups:
+        parts.append(
+            Text(
+                f"{dups} badge(s) may exist twice: see `badge-agent events` for maybe_duplicate / duplicate_print",
+                style="bold yellow",
+            )
+        )
+    return Group(*parts)
+
+
+@click.command()
+@fleet_options
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--watch", is_flag=True, help="Keep refreshing (Ctrl-C to stop).")
+@click.option("--interval", default=1.0, show_default=True, help="Refresh interval for --watch, seconds.")
+def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
+    """The printers of a venue: state, location, badge in progress, pinned depth, printed, heartbeat age."""
+
+    async def once() -> FleetView:
+        redis = target.client()
+        try:
+            return await fleet(redis, target.venue)
+        finally:
+            await redis.aclose()
+
+    async def watching() -> None:
+        redis = target.client()
+        try:
+            with Live(console=Console(), auto_refresh=False) as live:
+                while True:
+                    view = await fleet(redis, target.venue)
+                    if as_json:
+                        click.echo(json.dumps(view.as_dict()))
+                    else:
+                        live.update(fleet_table(view), refresh=True)
+                    await asyncio.sleep(interval)
+        finally:
+            await redis.aclose()
+
+    if watch:
+        with contextlib.suppress(KeyboardInterrupt):
+            run_async(watching())
+        return
+    view = run_async(once())
+    if as_json:
+        click.echo(json.dumps(view.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        Console().print(fleet_table(view))
+
+
+@click.command()
+@fleet_options
+@click.argument("job_id")
+@click.option("--json", "as_json", is_flag=True)
+def job(target: Target, job_id: str, as_json: bool) -> None:
+    """Everything about one badge job: its fields and its events."""
+
+    async def get() -> dict[str, Any] | None:
+        redis = target.client()
+        try:
+            return await job_detail(redis, target.venue, job_id)
+        finally:
+            await redis.aclose()
+
+    detail = run_async(get())
+    if detail is None:
+        fail(f"no job {job_id!r} in venue {target.venue}", 1)
+        return
+    if as_json:
+        click.echo(json.dumps(detail, ensure_ascii=False, indent=2))
+        return
+    events = detail.pop("events")
+    for key in sorted(detail):
+        click.echo(f"{key:>20}  {detail[key]}")
+    click.echo("events:")
+    for e in events:
+        click.echo("  " + format_event(e))
+
+
+def format_event(e: dict[str, str]) -> str:
+    ms = int(e["id"].split("-")[0])
+    stamp = time.strftime("%H:%M:%S", time.localtime(ms / 1000)) + f".{ms % 1000:03d}"
+    rest = " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in e.items() if k not in ("id", "event") and v)
+    return f"{stamp} {e.get('event', '?'):<16} {rest}"
+
+
+@click.command()
+@fleet_options
+@click.option("--follow", "-f", is_flag=True, help="Keep printing new events.")
+@click.option("--count", "-n", default=50, show_default=True, help="How many recent events to show first.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def events(target: Target, follow: bool, count: int, as_json: bool) -> None:
+    """The venue's audit log: one line per transition."""
+
+    def show(e: dict[str, str]) -> None:
+        click.echo(json.dumps(e, ensure_ascii=False) if as_json else format_event(e))
+
+    async def stream() -> None:
+        redis = target.client()
+        try:
+            last = "0-0"
+            for e in await tail_events(redis, target.venue, count):
+                show(e)
+                last = e["id"]
+            while follow:
+                batch = await events_after(redis, target.venue, last, 500, block_ms=1000)
+                for e in batch:
+                    show(e)
+                    last = e["id"]
+        finally:
+            await redis.aclose()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        run_async(stream())

@@ -1,0 +1,228 @@
+"""One YAML file per agent, validated completely before the agent touches Redis or the printer.
+
+Every problem is reported as ``field.path: what is wrong`` under the file's name; unknown keys are errors (a typo
+such as ``heartbeat_intervall`` must not silently fall back to a default at a live event).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agent.errors import ConfigError
+from agent.protocol.keys import PRINTER_RE, VENUE_RE
+from drivers.config import DriverConfig
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PrinterConfig(_Strict):
+    name: str
+    location: str = Field(default="", max_length=120)
+    driver: DriverConfig
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not PRINTER_RE.match(value):
+            raise ValueError("must be lowercase letters, digits, - and _ (at most 63), starting with a letter or digit")
+        return value
+
+
+class RedisConfig(_Strict):
+    url: str = "redis://127.0.0.1:6379/0"
+    username: str | None = None
+    password_file: Path | None = None
+    password_env: str | None = None
+    connect_timeout: float = Field(default=2.0, gt=0, le=60)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        scheme = urlsplit(value).scheme
+        if scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("must start with redis://, rediss:// (TLS) or unix://")
+        return value
+
+    @model_validator(mode="after")
+    def _one_password_source(self) -> RedisConfig:
+        if self.password_file and self.password_env:
+            raise ValueError("give password_file or password_env, not both")
+        return self
+
+    def password(self) -> str | None:
+        """The password from the file or environment variable named in the config (never logged)."""
+        if self.password_file is not None:
+            return self.password_file.read_text(encoding="utf-8").strip()
+        if self.password_env is not None:
+            return os.environ.get(self.password_env)
+        return None
+
+    def safe_url(self) -> str:
+        """The URL with any password replaced, for logs and summaries."""
+        parts = urlsplit(self.url)
+        if parts.password is None:
+            return self.url
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return parts._replace(netloc=netloc).geturl()
+
+
+class TimingConfig(_Strict):
+    heartbeat_interval: float = Field(default=1.0, ge=0.05, le=30)
+    dead_after_misses: int = Field(default=3, ge=2, le=60)
+    probe_interval: float = Field(default=2.0, ge=0.05, le=60)
+    affinity_wait: float = Field(default=10.0, ge=0, le=3600)
+    #: How long one BLMOVE on the pool blocks: a pinned job or a shutdown is noticed within this.
+    block_timeout: float = Field(default=1.0, ge=0.05, le=5)
+    down_after_failures: int = Field(default=3, ge=1, le=100)
+    up_after_successes: int = Field(default=3, ge=1, le=100)
+    #: On SIGTERM, how long the badge in progress may take to finish before it is released as unknown.
+    shutdown_grace: float = Field(default=20.0, ge=0, le=600)
+
+    @property
+    def dead_after(self) -> float:
+        return self.heartbeat_interval * self.dead_after_misses
+
+
+class JobsConfig(_Strict):
+    max_attempts: int = Field(default=3, ge=1, le=50)
+    #: Print a test badge after the printer comes back from being down, before taking real jobs.
+    test_print_on_recovery: bool = False
+
+
+class HttpConfig(_Strict):
+    listen: str | None = "127.0.0.1:9731"
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str | None) -> str | None:
+        if value in (None, "", "off"):
+            return None
+        host, sep, port = value.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError("must be host:port, e.g. 127.0.0.1:9731 (or off)")
+        return value
+
+
+class LogConfig(_Strict):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["text", "json"] = "text"
+
+
+class AgentConfig(_Strict):
+    venue: str
+    printer: PrinterConfig
+    redis: RedisConfig = Field(default_factory=RedisConfig)
+    timing: TimingConfig = Field(default_factory=TimingConfig)
+    jobs: JobsConfig = Field(default_factory=JobsConfig)
+    http: HttpConfig = Field(default_factory=HttpConfig)
+    journal: Path | None = None
+    log: LogConfig = Field(default_factory=LogConfig)
+
+    @field_validator("venue")
+    @classmethod
+    def _venue(cls, value: str) -> str:
+        if not VENUE_RE.match(value):
+            raise ValueError("must be lowercase letters, digits and - (at most 63), e.g. expo-2026")
+        return value
+
+    @property
+    def name(self) -> str:
+        return self.printer.name
+
+
+def _known_fields(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The field names allowed at ``loc`` (for "did you mean" on unknown keys)."""
+    current: Any = model
+    for part in loc:
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        annotation = field.annotation
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        current = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if current is None:
+            return []
+    return list(getattr(current, "model_fields", {}))
+
+
+def explain(exc: ValidationError, model: type[BaseModel]) -> list[str]:
+    problems = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        field = ".".join(str(x) for x in loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            known = _known_fields(model, loc[:-1])
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else (f" (known: {', '.join(known)})" if known else "")
+            problems.append(f"{field}: unknown field{hint}")
+        elif err["type"] == "missing":
+            problems.append(f"{field}: required field is missing")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            got = err.get("input")
+            shown = f" (got {got!r})" if isinstance(got, (str, int, float)) and not isinstance(got, bool) else ""
+            problems.append(f"{field}: {msg}{shown}")
+    return problems
+
+
+def load_config(path: str | Path) -> AgentConfig:
+    """Read and validate one agent config. Raises ConfigError naming the file and every bad field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(str(path), ["file not found"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), [f"cannot read: {exc}"]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(str(path), [f"{where}not valid YAML: {problem}"]) from None
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), ["the file must hold a mapping (venue:, printer:, redis:, ...)"])
+    try:
+        config = AgentConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(str(path), explain(exc, AgentConfig)) from None
+    _check_files(path, config)
+    return config
+
+
+def _check_files(path: Path, config: AgentConfig) -> None:
+    problems = []
+    pw_file = config.redis.password_file
+    if pw_file is not None and not pw_file.is_file():
+        problems.append(f"redis.password_file: {pw_file} does not exist or is not a file")
+    if config.redis.password_env is not None and config.redis.password_env not in os.environ:
+        problems.append(f"redis.password_env: environment variable {config.redis.password_env} is not set")
+    if problems:
+        raise ConfigError(str(path), problems)
+
+
+def secret_warnings(path: Path, config: AgentConfig) -> list[str]:
+    """Files holding a secret that others can read."""
+    warnings = []
+    candidates = [(path, "config")] if urlsplit(config.redis.url).password else []
+    if config.redis.password_file is not None:
+        candidates.append((config.redis.password_file, "redis.password_file"))
+    for file, what in candidates:
+        try:
+            mode = file.stat().st_mode
+        except OSError:
+            continue
+        if mode & (stat.S_IRGRP | stat.S_IROTH):
+            warnings.append(f"{what} {file} holds a secret and is readable by others (chmod 600 it)")
+    return warnings

@@ -1,0 +1,96 @@
+"""Watches the agent's own printer: probes it between jobs and decides when it is down and when it is back.
+
+A single failed probe pauses pulling until the next good one (never send a badge to a printer that just said it
+is out of labels), but only ``down_after`` failures in a row declare the device down, which hands its work to the
+peers: a two-second network blip must not reroute the backlog (seed runbook 000, "Missing or Flapping Health
+Probe"). A down printer rejoins after ``up_after`` good probes in a row, plus a test print where configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from drivers.base import DeviceState, DeviceStatus, Driver, DriverError
+
+log = logging.getLogger(__name__)
+
+Hook = Callable[[DeviceStatus], Awaitable[None]]
+
+
+class DeviceMonitor:
+    def __init__(
+        self,
+        driver: Driver,
+        io_lock: asyncio.Lock,
+        probe_interval: float,
+        down_after: int,
+        up_after: int,
+        on_down: Hook,
+        on_up: Hook,
+        test_print: Callable[[], Awaitable[bool]] | None = None,
+    ) -> None:
+        self.driver = driver
+        self.io_lock = io_lock
+        self.probe_interval = probe_interval
+        self.down_after = down_after
+        self.up_after = up_after
+        self.on_down = on_down
+        self.on_up = on_up
+        self.test_print = test_print
+        self.down = False
+        self.status = DeviceStatus(DeviceState.UNKNOWN, ("not probed yet",))
+        self.failures = 0
+        self.successes = 0
+        self.opened = False
+        self.ready = asyncio.Event()  # set while the printer may be sent a badge
+
+    async def probe_once(self) -> DeviceStatus:
+        async with self.io_lock:
+            if not self.opened:
+                try:
+                    await self.driver.open()
+                    self.opened = True
+                except DriverError as exc:
+                    return DeviceStatus(DeviceState.OFFLINE, (str(exc),))
+            status = await self.driver.probe()
+            if status.state is DeviceState.OFFLINE:
+                # Reopen next time: a printer that was power-cycled needs a fresh connection.
+                await self.driver.aclose()
+                self.opened = False
+            return status
+
+    async def observe(self, status: DeviceStatus) -> None:
+        """Fold one reading (from a probe or from a print's outcome) into the up/down decision."""
+        self.status = status
+        good = not status.faulted
+        if good:
+            self.successes += 1
+            self.failures = 0
+        else:
+            self.failures += 1
+            self.successes = 0
+            self.ready.clear()
+            if self.failures == 1:
+                log.warning("printer status: %s", status.describe())
+        if not self.down and self.failures >= self.down_after:
+            self.down = True
+            log.error("printer declared down after %d failed probes: %s", self.failures, status.describe())
+            await self.on_down(status)
+        elif self.down and self.successes >= self.up_after:
+            if self.test_print is not None and not await self.test_print():
+                self.successes = 0
+                return
+            self.down = False
+            log.warning("printer is back after %d good probes", self.successes)
+            await self.on_up(status)
+        if good and not self.down:
+            self.ready.set()
+
+    async def run(self, busy: Callable[[], bool]) -> None:
+        """The probe task. Skips probing while a badge streams: the print itself reports the device's state."""
+        while True:
+            if not busy():
+                await self.observe(await self.probe_once())
+            await asyncio.sleep(self.probe_interval)

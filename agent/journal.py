@@ -1,0 +1,99 @@
+"""The agent's local journal: what it sent to its printer, on disk before Redis hears of it.
+
+Redis can lose a reply (a restart, a failover, a cut cable) and the agent can crash between the printer finishing a
+badge and ``confirm``. The journal closes both gaps: ``sending`` is fsynced before the first byte goes to the
+printer, ``printed`` as soon as the printer proves the badge came out. After a restart or reconnect the agent reads
+it to confirm a badge that did print instead of leaving it ambiguous.
+
+The file is append-only JSON lines, fsynced per record, and rewritten down to the open records once it grows past
+``max_records`` so it stays small on a Pi's SD card. A missing path keeps the journal in memory (it then covers
+reconnects, not crashes).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+log = logging.getLogger(__name__)
+
+Stage = Literal["sending", "printed", "closed"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    job_id: str
+    epoch: int
+    stage: Stage
+
+
+class Journal:
+    def __init__(self, path: Path | None, max_records: int = 500) -> None:
+        self.path = path
+        self.max_records = max_records
+        self._open: dict[str, Entry] = {}
+        self._records = 0
+        if path is not None:
+            self._load(path)
+
+    def _load(self, path: Path) -> None:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return
+        for line in lines:
+            try:
+                raw = json.loads(line)
+                entry = Entry(str(raw["job"]), int(raw["epoch"]), raw["stage"])
+            except (ValueError, KeyError, TypeError):
+                # A torn last line from a power cut: the records before it are whole, this one never happened.
+                log.warning("journal %s: skipping an unreadable line", path)
+                continue
+            self._apply(entry)
+        self._records = len(lines)
+
+    def _apply(self, entry: Entry) -> None:
+        if entry.stage == "closed":
+            self._open.pop(entry.job_id, None)
+        else:
+            self._open[entry.job_id] = entry
+
+    def lookup(self, job_id: str) -> Entry | None:
+        return self._open.get(job_id)
+
+    def open_entries(self) -> list[Entry]:
+        return list(self._open.values())
+
+    def record(self, job_id: str, epoch: int, stage: Stage) -> None:
+        entry = Entry(job_id, epoch, stage)
+        self._apply(entry)
+        if self.path is None:
+            return
+        if self._records >= self.max_records:
+            self._compact(self.path)
+            return
+        line = json.dumps({"job": job_id, "epoch": epoch, "stage": stage}) + "\n"
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._records += 1
+
+    def _compact(self, path: Path) -> None:
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for e in self._open.values():
+                fh.write(json.dumps({"job": e.job_id, "epoch": e.epoch, "stage": e.stage}) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+        self._records = len(self._open)

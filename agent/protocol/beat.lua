@@ -1,0 +1,33 @@
+-- beat: this agent is alive; publish its health.
+-- KEYS[1] hb   KEYS[2] health:<me>   KEYS[3] q:<me>   KEYS[4] inflight:<me>   KEYS[5] printers   KEYS[6] events
+-- ARGV[1] me   ARGV[2] health JSON (from the agent)   ARGV[3] health TTL ms   ARGV[4] events maxlen
+-- ARGV[5] "1" on the first beat after start
+-- The health stored is the agent's JSON plus what only Redis knows for sure: pinned depth, in-flight job, beat time.
+-- Returns {server_ms, was_declared_dead (0/1), depth, inflight id or ""}.
+local me = ARGV[1]
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local was_dead = 0
+local prev = redis.call('GET', KEYS[2])
+if prev then
+  local ok, old = pcall(cjson.decode, prev)
+  if ok and type(old) == 'table' and old['state'] == 'dead' then
+    was_dead = 1
+  end
+end
+local health = cjson.decode(ARGV[2])
+local depth = redis.call('LLEN', KEYS[3])
+local inflight = redis.call('LINDEX', KEYS[4], 0) or ''
+health['depth'] = depth
+health['inflight'] = inflight
+health['beat_ms'] = now
+redis.call('ZADD', KEYS[1], now, me)
+redis.call('SADD', KEYS[5], me)
+redis.call('SET', KEYS[2], cjson.encode(health), 'PX', ARGV[3])
+if was_dead == 1 then
+  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[4], '*', 'event', 'rejoined', 'printer', me,
+    'reason', 'agent was declared dead by its peers and is back')
+elseif ARGV[5] == '1' then
+  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[4], '*', 'event', 'agent_up', 'printer', me)
+end
+return {now, was_dead, depth, inflight}

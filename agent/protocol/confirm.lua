@@ -1,0 +1,45 @@
+-- confirm: the printer proved this badge came out. Written ONLY after that proof.
+-- KEYS[1] inflight:<me>   KEYS[2] job:<id>   KEYS[3] done:<id>   KEYS[4] events   KEYS[5] pool   KEYS[6] stats
+-- ARGV[1] job_id   ARGV[2] me   ARGV[3] my location   ARGV[4] epoch we printed under   ARGV[5] events maxlen
+-- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
+local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
+local function event(...)
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', ...)
+end
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local owned = redis.call('LREM', KEYS[1], 0, id) > 0
+local first = redis.call('SET', KEYS[3], me, 'NX')
+if not first then
+  local prior = redis.call('GET', KEYS[3])
+  if prior == me and redis.call('HGET', KEYS[2], 'printed_epoch') == ARGV[4] then
+    -- The same print confirmed again (a reply lost with the connection, or a restart replaying the journal).
+    return {'printed', ''}
+  end
+  local where = prior
+  local prior_loc = redis.call('HGET', KEYS[2], 'printed_at')
+  if prior_loc and prior_loc ~= '' then
+    where = prior .. ' (' .. prior_loc .. ')'
+  end
+  redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
+  redis.call('HINCRBY', KEYS[6], 'duplicate_print', 1)
+  event('event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', prior,
+    'reason', 'printed a second time; the first copy came out at ' .. where, 'epoch', ARGV[4])
+  return {'duplicate', prior}
+end
+if not owned then
+  -- A peer reclaimed it while it printed here (we were frozen or cut off): the copy waiting in the pool is void.
+  redis.call('LREM', KEYS[5], 0, id)
+end
+local maybe = redis.call('HGET', KEYS[2], 'maybe_printed_where') or ''
+redis.call('HSET', KEYS[2], 'state', 'printed', 'printer', me, 'printed_ms', now, 'printed_at', loc,
+  'printed_epoch', ARGV[4])
+redis.call('HINCRBY', KEYS[6], 'printed', 1)
+if maybe ~= '' then
+  redis.call('HSET', KEYS[2], 'maybe_duplicate', 1)
+  redis.call('HINCRBY', KEYS[6], 'maybe_duplicate', 1)
+  event('event', 'maybe_duplicate', 'job_id', id, 'printer', me, 'location', loc,
+    'reason', 'an earlier attempt may also have printed: look at ' .. maybe)
+end
+event('event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
+return {'printed', maybe}

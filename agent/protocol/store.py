@@ -1,0 +1,173 @@
+"""The venue protocol: each method is one Redis round trip (one script or one command).
+
+Job ids are handled as ``str`` but travel as bytes with ``surrogateescape``, so even a non-UTF-8 id pushed into the
+pool by hand round-trips exactly and can be dead-lettered instead of wedging the agent on a decode error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from redis.asyncio import Redis
+
+from agent.protocol.keys import Keys
+from agent.protocol.scripts import Scripts
+
+ReleaseOutcome = Literal["failed", "unknown", "unsent"]
+
+EVENTS_MAXLEN = 100_000
+
+
+def enc(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def dec(raw: bytes | str | int | None) -> str:
+    if raw is None:
+        return ""
+    if isinstance(raw, bytes):
+        return raw.decode("utf-8", "surrogateescape")
+    return str(raw)
+
+
+@dataclass(frozen=True)
+class Begun:
+    """The reply of ``begin``. ``kind`` is print, not_owner, done, dead or skip."""
+
+    kind: str
+    payload: bytes = b""
+    attempts: int = 0
+    epoch: int = 0
+    maybe_printed_where: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Beat:
+    server_ms: int
+    was_declared_dead: bool
+    depth: int
+    inflight: str
+
+
+class Store:
+    """One venue's keys and scripts on one Redis client (created with ``decode_responses=False``)."""
+
+    def __init__(self, redis: Redis, venue: str, events_maxlen: int = EVENTS_MAXLEN) -> None:
+        self.redis = redis
+        self.keys = Keys(venue)
+        self.scripts = Scripts(redis)
+        self.events_maxlen = events_maxlen
+
+    async def _run(self, name: str, keys: list[str], args: list[str | int]) -> Any:
+        return await self.scripts[name](
+            keys=[enc(k) for k in keys], args=[enc(a) if isinstance(a, str) else a for a in args]
+        )
+
+    # -- producers -----------------------------------------------------------------------------------------------
+
+    async def enqueue(self, job_id: str, payload: str, pinned: str | None) -> tuple[bool, str]:
+        """Add a job unless its id exists. Returns (added, state)."""
+        k = self.keys
+        target = k.queue(pinned) if pinned else k.pool
+        added, state = await self._run(
+            "enqueue", [k.job(job_id), target, k.events, k.stats], [job_id, payload, pinned or "", self.events_maxlen]
+        )
+        return bool(added), dec(state)
+
+    # -- the hot path --------------------------------------------------------------------------------------------
+
+    async def take(self, me: str) -> tuple[str, str] | None:
+        """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None."""
+        k = self.keys
+        reply = await self._run("take", [k.queue(me), k.pool, k.inflight(me)], [])
+        if not reply:
+            return None
+        return dec(reply[0]), dec(reply[1])
+
+    async def wait_pool(self, me: str, timeout: float) -> str | None:
+        """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives."""
+        raw = await self.redis.execute_command(  # type: ignore[no-untyped-call]
+            "BLMOVE", enc(self.keys.pool), enc(self.keys.inflight(me)), "RIGHT", "LEFT", timeout
+        )
+        return None if raw is None else dec(raw)
+
+    async def begin(self, me: str, location: str, job_id: str) -> Begun:
+        k = self.keys
+        reply = await self._run(
+            "begin",
+            [k.inflight(me), k.job(job_id), k.done(job_id), k.events, k.dlq, k.stats],
+            [job_id, me, location, self.events_maxlen],
+        )
+        kind = dec(reply[0])
+        if kind == "print":
+            return Begun(kind, bytes(reply[1]), int(reply[2]), int(reply[3]), dec(reply[4]))
+        return Begun(kind, detail=dec(reply[1]) if len(reply) > 1 else "")
+
+    async def confirm(self, me: str, location: str, job_id: str, epoch: int) -> tuple[str, str]:
+        """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first)."""
+        k = self.keys
+        reply = await self._run(
+            "confirm",
+            [k.inflight(me), k.job(job_id), k.done(job_id), k.events, k.pool, k.stats],
+            [job_id, me, location, str(epoch), self.events_maxlen],
+        )
+        return dec(reply[0]), dec(reply[1])
+
+    async def release(
+        self, me: str, location: str, job_id: str, outcome: ReleaseOutcome, reason: str, max_attempts: int
+    ) -> str:
+        """Hand a held job back to the front of the pool (or the DLQ). Returns released, dead, done or not_owner."""
+        k = self.keys
+        reply = await self._run(
+            "release",
+            [k.inflight(me), k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
+            [job_id, me, location, outcome, reason, max_attempts, self.events_maxlen],
+        )
+        return dec(reply[0])
+
+    async def dead_letter(self, me: str, job_id: str, reason: str) -> str:
+        k = self.keys
+        reply = await self._run(
+            "dead_letter",
+            [k.inflight(me), k.job(job_id), k.dlq, k.events, k.stats],
+            [job_id, me, reason, self.events_maxlen],
+        )
+        return dec(reply[0])
+
+    async def inflight(self, me: str) -> list[str]:
+        return [dec(x) for x in await self.redis.lrange(enc(self.keys.inflight(me)), 0, -1)]
+
+    # -- liveness ------------------------------------------------------------------------------------------------
+
+    async def beat(self, me: str, health: dict[str, Any], ttl_ms: int, first: bool) -> Beat:
+        k = self.keys
+        reply = await self._run(
+            "beat",
+            [k.hb, k.health(me), k.queue(me), k.inflight(me), k.printers, k.events],
+            [me, json.dumps(health, ensure_ascii=False), ttl_ms, self.events_maxlen, "1" if first else "0"],
+        )
+        return Beat(int(reply[0]), bool(int(reply[1])), int(reply[2]), dec(reply[3]))
+
+    async def handback(self, me: str, reason: str) -> int:
+        k = self.keys
+        return int(await self._run("handback", [k.queue(me), k.pool, k.events], [me, reason, self.events_maxlen]))
+
+    async def event(self, event: str, printer: str, **fields: str) -> None:
+        """Write one audit event that goes with no other change (device_down, device_up, agent_stopped)."""
+        data = {"event": event, "printer": printer, **fields}
+        await self.redis.xadd(enc(self.keys.events), {k: enc(v) for k, v in data.items()}, maxlen=self.events_maxlen)
+
+    async def leave(self, me: str, health: dict[str, Any]) -> None:
+        """A clean stop: publish the final health and leave the heartbeat set, so no peer reclaims anything."""
+        k = self.keys
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(enc(k.health(me)), json.dumps(health, ensure_ascii=False), px=24 * 3600 * 1000)
+            pipe.zrem(enc(k.hb), enc(me))
+            await pipe.execute()
+
+    async def server_ms(self) -> int:
+        sec, usec = await self.redis.time()
+        return int(sec) * 1000 + int(usec) // 1000

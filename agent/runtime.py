@@ -1,0 +1,313 @@
+"""The agent daemon: one task per concern (pull loop, heartbeat, device probe), structured shutdown.
+
+Ownership of a badge is decided in Redis (``inflight:<me>``), never in this process's memory: the pull loop asks
+``begin`` right before printing, and after any Redis error the agent rebuilds its view from its in-flight list and
+its local journal (``_recover``) instead of trusting what it believed before the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from agent import __version__
+from agent.config import AgentConfig
+from agent.connection import make_redis, wait_for_redis
+from agent.device import DeviceMonitor
+from agent.errors import JobError
+from agent.jobs import job_from_payload
+from agent.journal import Journal
+from agent.logs import kv
+from agent.protocol.store import ReleaseOutcome, Store
+from drivers.base import DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
+
+log = logging.getLogger("agent")
+
+
+class Agent:
+    def __init__(self, config: AgentConfig, driver: Driver, redis: Redis | None = None) -> None:
+        self.config = config
+        self.me = config.printer.name
+        self.location = config.printer.location
+        self.timing = config.timing
+        self.driver = driver
+        self.redis = redis if redis is not None else make_redis(config.redis, config.timing.block_timeout)
+        self.store = Store(self.redis, config.venue)
+        self.journal = Journal(config.journal)
+        self.io_lock = asyncio.Lock()
+        self.device = DeviceMonitor(
+            driver,
+            self.io_lock,
+            config.timing.probe_interval,
+            config.timing.down_after_failures,
+            config.timing.up_after_successes,
+            on_down=self._device_down,
+            on_up=self._device_up,
+        )
+        self.stopping = asyncio.Event()
+        self.printed = 0
+        self.current: str | None = None  # the job id being printed
+        self.sending = False
+        self.last_beat_ok = 0.0  # monotonic time of the last acknowledged heartbeat
+        self.beating_since: float | None = None
+        self.needs_recovery = True
+        self.redis_errors = 0
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- lifecycle -----------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run until ``stop()``; then let the badge in progress finish (bounded) and hand back what was not sent."""
+        log.info(
+            "agent starting",
+            extra=kv(printer=self.me, venue=self.config.venue, device=self.driver.description, version=__version__),
+        )
+        await self.device.observe(await self.device.probe_once())
+        self._tasks = [
+            asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
+            asyncio.create_task(self.device.run(busy=lambda: self.sending), name="probe"),
+        ]
+        puller = asyncio.create_task(self._pull_loop(), name="pull")
+        stop_wait = asyncio.create_task(self.stopping.wait(), name="stop-wait")
+        done, _ = await asyncio.wait([puller, stop_wait, *self._tasks], return_when=asyncio.FIRST_COMPLETED)
+        crashed = [t for t in done if t is not stop_wait and not t.cancelled() and t.exception() is not None]
+        self.stopping.set()
+        await self._finish(puller)
+        for task in crashed:
+            raise task.exception() or RuntimeError("task crashed")  # the real error, for the CLI to report
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    async def _finish(self, puller: asyncio.Task[None]) -> None:
+        if not puller.done():
+            # The pull loop checks `stopping` between badges; give the badge in progress its grace period.
+            try:
+                await asyncio.wait_for(asyncio.shield(puller), timeout=self.timing.shutdown_grace)
+            except TimeoutError:
+                log.warning("badge still printing after the grace period; stopping it", extra=kv(job=self.current))
+                puller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await puller
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        try:
+            # Whatever in-flight still holds (a BLMOVE that landed as we cancelled it, a badge cut short) goes back.
+            await asyncio.wait_for(self._recover(stopping=True), timeout=10)
+            await self.store.leave(self.me, self._health("stopped"))
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.error("could not hand back work at shutdown; peers will reclaim it", extra=kv(error=exc))
+        async with self.io_lock:
+            await self.driver.aclose()
+        await self.redis.aclose()
+        log.info("agent stopped", extra=kv(printer=self.me, printed=self.printed))
+
+    # -- pulling and printing ------------------------------------------------------------------------------------
+
+    async def _pull_loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                if self.needs_recovery:
+                    await self._recover()
+                if not await self._wait_ready():
+                    continue
+                taken = await self.store.take(self.me)
+                if taken is not None:
+                    await self._process(taken[1])
+                    continue
+                job_id = await self.store.wait_pool(self.me, self.timing.block_timeout)
+                if job_id is not None:
+                    await self._process(job_id)
+            except (RedisError, OSError) as exc:
+                self.redis_errors += 1
+                self.needs_recovery = True
+                log.warning("redis unavailable; will recover before taking more work", extra=kv(error=exc))
+                await wait_for_redis(self.redis, self.timing.heartbeat_interval, self.stopping)
+
+    async def _wait_ready(self) -> bool:
+        """Wait until the printer may be sent a badge and our lease is fresh (or we are stopping). True when ready."""
+        if not self._lease_ok():
+            # Not yet beating (start-up, Redis back from an outage): taking work now would only release it again.
+            await asyncio.sleep(min(0.05, self.timing.heartbeat_interval))
+            return False
+        if self.device.ready.is_set():
+            return True
+        ready = asyncio.create_task(self.device.ready.wait())
+        stop = asyncio.create_task(self.stopping.wait())
+        await asyncio.wait([ready, stop], timeout=self.timing.block_timeout, return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        stop.cancel()
+        return self.device.ready.is_set() and not self.stopping.is_set()
+
+    async def _process(self, job_id: str) -> None:
+        begun = await self.store.begin(self.me, self.location, job_id)
+        if begun.kind != "print":
+            log.info("not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail))
+            return
+        try:
+            job = job_from_payload(begun.payload)
+            badge = job.badge()
+            data = await asyncio.to_thread(self.driver.render, badge)
+        except (JobError, RenderError) as exc:
+            await self.store.dead_letter(self.me, job_id, str(exc))
+            log.error("job dead-lettered", extra=kv(job=job_id, reason=exc))
+            return
+        if self.stopping.is_set() or not self._lease_ok():
+            why = "agent stopping" if self.stopping.is_set() else "agent lost contact with Redis before sending"
+            await self.store.release(self.me, self.location, job_id, "unsent", why, self.config.jobs.max_attempts)
+            return
+        self.journal.record(job_id, begun.epoch, "sending")
+        self.current = job_id
+        self.sending = True
+        try:
+            result = await self._print(data, badge)
+        finally:
+            self.sending = False
+            self.current = None
+        if result.status is not None:
+            await self.device.observe(result.status)
+        if result.outcome is Outcome.PRINTED:
+            self.journal.record(job_id, begun.epoch, "printed")
+            kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
+            self.journal.record(job_id, begun.epoch, "closed")
+            self.printed += 1
+            log.info("printed", extra=kv(job=job_id, attempt=begun.attempts, confirm=kind, maybe_also_at=where))
+            return
+        outcome: ReleaseOutcome = "failed"
+        if result.outcome is Outcome.UNKNOWN:
+            outcome = "unknown"
+            await self._cancel_device()
+        await self.store.release(self.me, self.location, job_id, outcome, result.reason, self.config.jobs.max_attempts)
+        self.journal.record(job_id, begun.epoch, "closed")
+        log.warning("badge not confirmed; released", extra=kv(job=job_id, outcome=result.outcome, reason=result.reason))
+
+    async def _print(self, data: bytes, badge: Any) -> PrintResult:
+        timeout = self.config.printer.driver.print_timeout
+        try:
+            async with self.io_lock:
+                # The driver watches its own timeout; ours is the backstop for a driver that hangs.
+                return await asyncio.wait_for(self.driver.print(data, badge, timeout), timeout + 5)
+        except TimeoutError:
+            return PrintResult(Outcome.UNKNOWN, f"printer gave no outcome within {timeout + 5:g} s")
+        except DriverError as exc:
+            return PrintResult(Outcome.UNKNOWN, f"printer link failed while sending: {exc}")
+
+    async def _cancel_device(self) -> None:
+        """Clear the printer's buffer before a badge leaves it, so it never prints a job handed to a peer."""
+        try:
+            async with self.io_lock:
+                await asyncio.wait_for(self.driver.cancel(), self.config.printer.driver.io_timeout + 2)
+        except (DriverError, TimeoutError) as exc:
+            log.error("could not clear the printer's buffer; it may print a released badge later", extra=kv(error=exc))
+
+    def _lease_ok(self) -> bool:
+        """True while our last heartbeat is recent enough that no peer can have declared us dead.
+
+        A frozen or cut-off agent finds its lease expired when it wakes and does not print; its heartbeat then tells
+        it whether peers took its work.
+        """
+        margin = self.timing.heartbeat_interval
+        return time.monotonic() - self.last_beat_ok < self.timing.dead_after - margin
+
+    async def _recover(self, stopping: bool = False) -> None:
+        """Settle whatever our in-flight list holds, using the journal: confirm, resume, or release."""
+        for job_id in await self.store.inflight(self.me):
+            entry = self.journal.lookup(job_id)
+            if entry is not None and entry.stage == "printed":
+                kind, _ = await self.store.confirm(self.me, self.location, job_id, entry.epoch)
+                self.journal.record(job_id, entry.epoch, "closed")
+                log.warning("confirmed a badge printed before the interruption", extra=kv(job=job_id, confirm=kind))
+            elif entry is not None and entry.stage == "sending":
+                await self._cancel_device()
+                await self.store.release(
+                    self.me,
+                    self.location,
+                    job_id,
+                    "unknown",
+                    "interrupted while printing",
+                    self.config.jobs.max_attempts,
+                )
+                self.journal.record(job_id, entry.epoch, "closed")
+                log.warning("released a badge interrupted mid-print as maybe printed", extra=kv(job=job_id))
+            elif stopping or not self.device.ready.is_set():
+                why = "agent stopped before sending" if stopping else "printer not ready"
+                await self.store.release(self.me, self.location, job_id, "unsent", why, self.config.jobs.max_attempts)
+            else:
+                log.info("resuming a job found in in-flight", extra=kv(job=job_id))
+                await self._process(job_id)
+        # Journal entries for jobs no longer in our in-flight list were settled elsewhere (reclaimed by a peer).
+        held = set(await self.store.inflight(self.me))
+        for entry in self.journal.open_entries():
+            if entry.job_id not in held and entry.stage == "printed":
+                await self.store.confirm(self.me, self.location, entry.job_id, entry.epoch)
+            if entry.job_id not in held:
+                self.journal.record(entry.job_id, entry.epoch, "closed")
+        self.needs_recovery = False
+
+    # -- liveness ------------------------------------------------------------------------------------------------
+
+    def _health(self, state: str | None = None) -> dict[str, Any]:
+        status: DeviceStatus = self.device.status
+        if state is None:
+            if self.device.down:
+                state = "device_down"
+            elif self.sending:
+                state = "printing"
+            elif self.device.ready.is_set():
+                state = "ready"
+            else:
+                state = "paused"
+        return {
+            "state": state,
+            "reasons": list(status.reasons),
+            "device": status.state.value,
+            "printing": self.current,
+            "printed": self.printed,
+            "location": self.location,
+            "version": __version__,
+            "redis_errors": self.redis_errors,
+        }
+
+    async def _heartbeat_loop(self) -> None:
+        interval = self.timing.heartbeat_interval
+        ttl_ms = int(interval * (self.timing.dead_after_misses + 2) * 1000)
+        first = True
+        while True:
+            started = time.monotonic()
+            try:
+                beat = await asyncio.wait_for(self.store.beat(self.me, self._health(), ttl_ms, first), interval * 2)
+            except (RedisError, OSError, TimeoutError) as exc:
+                if self.beating_since is not None:
+                    log.warning("heartbeat failed; retrying every %.1f s", interval, extra=kv(error=exc))
+                self.beating_since = None
+                self.redis_errors += 1
+            else:
+                first = False
+                self.last_beat_ok = started
+                if self.beating_since is None:
+                    self.beating_since = started
+                    log.info("heartbeat ok", extra=kv(printer=self.me))
+                if beat.was_declared_dead:
+                    log.error("peers declared this agent dead (frozen or cut off); rejoining cleanly")
+                    self.needs_recovery = True
+            await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
+
+    async def _device_down(self, status: DeviceStatus) -> None:
+        try:
+            moved = await self.store.handback(self.me, f"printer down: {status.describe()}")
+            await self.store.event(
+                "device_down", self.me, location=self.location, reason=status.describe(), handed_back=str(moved)
+            )
+        except RedisError as exc:
+            log.error("could not hand back pinned jobs", extra=kv(error=exc))
+
+    async def _device_up(self, status: DeviceStatus) -> None:
+        with contextlib.suppress(RedisError):
+            await self.store.event("device_up", self.me, location=self.location)

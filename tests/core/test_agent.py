@@ -1,0 +1,237 @@
+"""The agent in-process, on a simulated printer, against a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from hashlib import sha1
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from agent.config import load_config
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys
+from agent.protocol.scripts import script_source
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+from agent.runtime import Agent
+from drivers import build_driver
+from drivers.sim import SimControl
+from tests.conftest import write_agent_config
+from tests.core.helpers import assert_each_unfinished_job_in_one_list, print_log_copies
+
+
+@asynccontextmanager
+async def running_agent(
+    tmp_path: Path, venue: str, url: str, name: str = "desk-1", **kw: object
+) -> AsyncIterator[Agent]:
+    config = load_config(write_agent_config(tmp_path / f"{name}.yaml", venue, url, name, **kw))
+    agent = Agent(config, build_driver(config.printer.driver, name))
+    task = asyncio.create_task(agent.run())
+    try:
+        yield agent
+    finally:
+        agent.stop()
+        await asyncio.wait_for(task, 30)
+
+
+async def enqueue_many(store: Store, n: int, prefix: str = "a", printer: str | None = None) -> list[str]:
+    ids = []
+    for i in range(n):
+        job = parse_job({"attendee_id": f"{prefix}{i}", "name": f"Attendee {i}", "printer": printer})
+        await store.enqueue(job.job_id, job.payload(), job.printer)
+        ids.append(job.job_id)
+    return ids
+
+
+async def wait_until(check: Callable[[], object], timeout: float = 15.0) -> None:
+    async with asyncio.timeout(timeout):
+        while True:
+            result = check()
+            if asyncio.iscoroutine(result):
+                result = await result
+            if result:
+                return
+            await asyncio.sleep(0.05)
+
+
+async def printed_count(redis: Redis, venue: str) -> int:
+    return int(await redis.hget(Keys(venue).stats, "printed") or 0)
+
+
+async def test_prints_every_job_once_and_confirms_it(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    ids = await enqueue_many(store, 12)
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+        await wait_until(lambda: printed_count(redis, venue), 15)
+        await wait_until(lambda: _eq(printed_count(redis, venue), 12))
+    copies = print_log_copies(tmp_path / "desk-1.prints.jsonl")
+    assert copies == {i: 1 for i in ids}
+    k = Keys(venue)
+    for job_id in ids:
+        assert await redis.get(k.done(job_id)) == b"desk-1"
+        assert await redis.hget(k.job(job_id), "state") == b"printed"
+    await assert_each_unfinished_job_in_one_list(redis, venue, ids)
+    health = json.loads(await redis.get(k.health("desk-1")))
+    assert health["state"] == "stopped" and health["printed"] == 12
+    assert await redis.zscore(k.hb, "desk-1") is None
+
+
+async def _eq(value: object, expected: int) -> bool:
+    return await value == expected  # type: ignore[misc]
+
+
+async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    ids = await enqueue_many(store, 3, "before")
+    await redis.lpush(k.pool, "pushed-by-hand")  # no job record
+    await redis.hset(k.job("badjson"), mapping={"payload": "{not json", "state": "queued"})
+    await redis.lpush(k.pool, "badjson")
+    await redis.hset(k.job("noname"), mapping={"payload": json.dumps({"attendee_id": "x"}), "state": "queued"})
+    await redis.lpush(k.pool, "noname")
+    # A name with a character no font has: cannot be rendered, never retried.
+    unrenderable = parse_job({"attendee_id": "norender", "name": "Ghost \U000e0fff"})
+    await store.enqueue(unrenderable.job_id, unrenderable.payload(), None)
+    ids += await enqueue_many(store, 3, "after")
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+        await wait_until(lambda: _eq(printed_count(redis, venue), 6))
+        await wait_until(lambda: _eq(redis.llen(k.dlq), 4))
+    reasons = {
+        j: (await redis.hget(k.job(j), "error")).decode() for j in ("pushed-by-hand", "badjson", "noname", "norender")
+    }
+    assert "no job record" in reasons["pushed-by-hand"]
+    assert "not valid JSON" in reasons["badjson"]
+    assert "name is required" in reasons["noname"]
+    assert "U+E0FFF" in reasons["norender"]
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
+
+
+async def test_a_job_that_keeps_failing_is_dead_lettered_after_max_attempts(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    SimControl(tmp_path / "desk-1.control.json").set_fault(None, fail_attendees=["a1"])
+    ids = await enqueue_many(store, 4)
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01, jobs__max_attempts=3):
+        await wait_until(lambda: _eq(redis.llen(k.dlq), 1))
+        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+    assert await redis.lrange(k.dlq, 0, -1) == [b"a1"]
+    assert await redis.hget(k.job("a1"), "attempts") == b"3"
+    assert b"jammed" in await redis.hget(k.job("a1"), "error")
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids if i != "a1"}
+
+
+async def test_a_printer_out_of_labels_releases_and_hands_back_and_prints_nothing_twice(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    control = SimControl(tmp_path / "desk-1.control.json")
+    control.set_fault("media_out")
+    pinned = await enqueue_many(store, 3, "pin", printer="desk-1")
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+        # Declared down after 3 failed probes: its pinned jobs go to the pool for any printer.
+        await wait_until(lambda: _eq(redis.llen(k.pool), 3))
+        assert await redis.llen(k.queue("desk-1")) == 0
+        control.set_fault(None)
+        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+    kinds = [f[b"event"] for _, f in await redis.xrange(k.events)]
+    assert b"handed_back" in kinds and b"device_down" in kinds and b"device_up" in kinds
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in pinned}
+
+
+async def test_a_job_cut_short_by_a_jam_is_released_as_maybe_printed(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    control = SimControl(tmp_path / "desk-1.control.json")
+    await enqueue_many(store, 1)
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=1.0):
+        await wait_until(lambda: redis.exists(k.done("a0")) if False else _state_is(redis, k, "a0", b"printing"))
+        await asyncio.sleep(0.2)
+        control.set_fault("jam")
+        await wait_until(lambda: _state_is(redis, k, "a0", b"queued"))
+        job = await redis.hgetall(k.job("a0"))
+        assert job[b"maybe_printed"] == b"1" and b"desk-1 (desk of desk-1)" in job[b"maybe_printed_where"]
+        control.set_fault(None)
+        await wait_until(lambda: _state_is(redis, k, "a0", b"printed"))
+    assert await redis.hget(k.job("a0"), "maybe_duplicate") == b"1"
+
+
+async def _state_is(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
+    return await redis.hget(k.job(job_id), "state") == state
+
+
+class Monitor:
+    """Reads MONITOR on its own socket: every command a client sends, Lua-internal calls tagged ``lua``."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(b"MONITOR\r\n")
+        self.lines: list[str] = []
+        self._stop = False
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        buf = b""
+        while not self._stop:
+            try:
+                chunk = self.sock.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            *lines, buf = buf.split(b"\r\n")
+            self.lines += [line.decode("utf-8", "replace") for line in lines]
+
+    def close(self) -> None:
+        self._stop = True
+        self.sock.close()
+        self.thread.join(2)
+
+
+async def test_the_happy_path_costs_at_most_three_round_trips_per_badge(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    sha = {name: sha1(script_source(name).encode()).hexdigest() for name in ("beat", "begin", "confirm")}
+    n = 20
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0):
+        await wait_until(lambda: redis.zscore(Keys(venue).hb, "desk-1"))
+        monitor = Monitor(redis_server.port)
+        await asyncio.sleep(0.1)
+        ids = await enqueue_many(store, n)
+        await wait_until(lambda: _eq(printed_count(redis, venue), n))
+        await asyncio.sleep(0.1)
+        monitor.close()
+    own = (await redis.client_info())["addr"]
+    commands = []
+    for line in monitor.lines:
+        m = re.match(r'^\+?[\d.]+ \[\d+ ([^\]]+)\] "(\w+)"(?: "([0-9a-f]{40})")?', line)
+        if not m or m.group(1) == "lua" or m.group(1) == own:
+            continue
+        if m.group(3) == sha["beat"]:
+            continue  # heartbeats are per second, not per badge
+        commands.append((m.group(2).lower(), m.group(3)))
+    begins = [i for i, c in enumerate(commands) if c[1] == sha["begin"]]
+    confirms = [i for i, c in enumerate(commands) if c[1] == sha["confirm"]]
+    assert len(begins) == n and len(confirms) == n
+    # From the first begin to the last confirm: 3 per badge, minus the BLMOVE that brought the first one.
+    window = commands[begins[0] : confirms[-1] + 1]
+    assert len(window) <= 3 * n - 1, window
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}

@@ -1,0 +1,205 @@
+"""The Lua scripts, one atomic step each, against a real redis-server."""
+
+from __future__ import annotations
+
+import json
+
+from redis.asyncio import Redis
+
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from tests.core.helpers import assert_each_unfinished_job_in_one_list
+
+
+async def add(store: Store, attendee: str, printer: str | None = None) -> str:
+    job = parse_job({"attendee_id": attendee, "name": f"Name {attendee}", "printer": printer})
+    added, _ = await store.enqueue(job.job_id, job.payload(), job.printer)
+    assert added
+    return job.job_id
+
+
+async def test_enqueue_is_idempotent_on_job_id(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    job = parse_job({"attendee_id": "a1", "name": "Ada"})
+    assert await store.enqueue(job.job_id, job.payload(), None) == (True, "queued")
+    other = parse_job({"attendee_id": "a1", "name": "Someone Else"})
+    assert await store.enqueue(other.job_id, other.payload(), None) == (False, "queued")
+    k = Keys(venue)
+    assert await redis.lrange(k.pool, 0, -1) == [b"a1"]
+    assert json.loads(await redis.hget(k.job("a1"), "payload"))["name"] == "Ada"
+    assert int(await redis.hget(k.stats, "enqueued")) == 1
+
+
+async def test_take_serves_pinned_queue_first_then_pool_oldest_first(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    for a in ("p1", "p2"):
+        await add(store, a)
+    await add(store, "pin1", printer="desk-1")
+    assert await store.take("desk-1") == ("q", "pin1")
+    # A printer holds at most one job: taking again returns what it holds.
+    assert await store.take("desk-1") == ("held", "pin1")
+    assert await store.take("desk-2") == ("pool", "p1")
+    assert await store.take("desk-3") == ("pool", "p2")
+    assert await store.take("desk-4") is None
+
+
+async def test_begin_refuses_a_job_no_longer_in_my_inflight(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    job_id = await add(store, "a1")
+    assert await store.take("desk-1") == ("pool", "a1")
+    # A peer reclaims it (moves it back to the pool) before desk-1 begins.
+    k = Keys(venue)
+    await redis.lmove(k.inflight("desk-1"), k.pool, "LEFT", "RIGHT")
+    begun = await store.begin("desk-1", "Hall A", job_id)
+    assert begun.kind == "not_owner"
+    assert await redis.hget(k.job(job_id), "state") == b"queued"
+    assert await redis.hget(k.job(job_id), "attempts") == b"0"
+
+
+async def test_begin_drops_an_already_printed_job(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    job_id = await add(store, "a1")
+    await redis.set(Keys(venue).done(job_id), "desk-9")
+    await store.take("desk-1")
+    begun = await store.begin("desk-1", "Hall A", job_id)
+    assert (begun.kind, begun.detail) == ("done", "desk-9")
+    assert await redis.llen(Keys(venue).inflight("desk-1")) == 0
+
+
+async def test_begin_marks_printing_and_counts_attempts(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    job_id = await add(store, "a1")
+    await store.take("desk-1")
+    begun = await store.begin("desk-1", "Hall A", job_id)
+    assert (begun.kind, begun.attempts, begun.epoch) == ("print", 1, 1)
+    assert json.loads(begun.payload)["attendee_id"] == "a1"
+    job = await redis.hgetall(Keys(venue).job(job_id))
+    assert job[b"state"] == b"printing" and job[b"printer"] == b"desk-1"
+
+
+async def test_confirm_sets_done_once_and_a_second_confirm_is_a_duplicate(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    job_id = await add(store, "a1")
+    await store.take("desk-1")
+    begun = await store.begin("desk-1", "Hall A", job_id)
+    assert await store.confirm("desk-1", "Hall A", job_id, begun.epoch) == ("printed", "")
+    assert await redis.get(k.done(job_id)) == b"desk-1"
+    # The same confirm replayed (lost reply, journal replay) is not a duplicate.
+    assert await store.confirm("desk-1", "Hall A", job_id, begun.epoch) == ("printed", "")
+    assert await redis.hget(k.job(job_id), "duplicate_print") is None
+    # Another printer confirming the same job means a second physical copy.
+    assert await store.confirm("desk-2", "Hall B", job_id, begun.epoch + 1) == ("duplicate", "desk-1")
+    assert await redis.get(k.done(job_id)) == b"desk-1"
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"maybe_duplicate"] == b"1" and job[b"duplicate_print"] == b"1"
+    events = [f for _, f in await redis.xrange(k.events)]
+    dup = [e for e in events if e[b"event"] == b"duplicate_print"]
+    assert len(dup) == 1 and b"Hall A" in dup[0][b"reason"]
+
+
+async def test_release_puts_the_job_first_in_line(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    first = await add(store, "first")
+    for a in ("second", "third"):
+        await add(store, a)
+    await store.take("desk-1")
+    await store.begin("desk-1", "Hall A", first)
+    assert await store.release("desk-1", "Hall A", first, "failed", "media out", 3) == "released"
+    assert await store.take("desk-2") == ("pool", "first")
+    assert await redis.hget(Keys(venue).job(first), "state") == b"queued"
+
+
+async def test_unknown_outcome_then_print_elsewhere_flags_maybe_duplicate(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    job_id = await add(store, "a1")
+    await store.take("desk-1")
+    await store.begin("desk-1", "Hall A, desk 1", job_id)
+    await store.release("desk-1", "Hall A, desk 1", job_id, "unknown", "jam while printing", 3)
+    assert await redis.hget(k.job(job_id), "maybe_printed") == b"1"
+    await store.take("desk-2")
+    begun = await store.begin("desk-2", "Hall B", job_id)
+    assert begun.maybe_printed_where == "desk-1 (Hall A, desk 1)"
+    kind, where = await store.confirm("desk-2", "Hall B", job_id, begun.epoch)
+    assert (kind, where) == ("printed", "desk-1 (Hall A, desk 1)")
+    assert await redis.hget(k.job(job_id), "maybe_duplicate") == b"1"
+    events = [f for _, f in await redis.xrange(k.events)]
+    maybe = [e for e in events if e[b"event"] == b"maybe_duplicate"]
+    assert len(maybe) == 1 and b"Hall A, desk 1" in maybe[0][b"reason"] and maybe[0][b"printer"] == b"desk-2"
+
+
+async def test_max_attempts_sends_the_job_to_the_dlq(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    job_id = await add(store, "a1")
+    for attempt in range(1, 4):
+        assert await store.take("desk-1") == ("pool", job_id)
+        assert (await store.begin("desk-1", "Hall A", job_id)).attempts == attempt
+        result = await store.release("desk-1", "Hall A", job_id, "failed", "jam", 3)
+    assert result == "dead"
+    assert await redis.lrange(k.dlq, 0, -1) == [job_id.encode()]
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"state"] == b"dead" and b"3 attempts" in job[b"error"]
+    await assert_each_unfinished_job_in_one_list(redis, venue, [job_id])
+
+
+async def test_unsent_release_does_not_count_as_an_attempt(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    job_id = await add(store, "a1")
+    for _ in range(5):
+        await store.take("desk-1")
+        await store.begin("desk-1", "Hall A", job_id)
+        assert await store.release("desk-1", "Hall A", job_id, "unsent", "stopping", 3) == "released"
+    assert await redis.hget(Keys(venue).job(job_id), "attempts") == b"0"
+
+
+async def test_garbage_id_in_pool_is_dead_lettered_with_a_reason(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await redis.lpush(k.pool, b"\xff\xfe junk")
+    taken = await store.take("desk-1")
+    assert taken is not None
+    begun = await store.begin("desk-1", "Hall A", taken[1])
+    assert begun.kind == "dead"
+    assert await redis.lrange(k.dlq, 0, -1) == [b"\xff\xfe junk"]
+    assert b"no job record" in await redis.hget(k.prefix.encode() + b"job:\xff\xfe junk", "error")
+
+
+async def test_beat_uses_server_time_and_reports_depth_and_inflight(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await add(store, "pinned", printer="desk-1")
+    await add(store, "pinned2", printer="desk-1")
+    await store.take("desk-1")
+    before = await store.server_ms()
+    beat = await store.beat("desk-1", {"state": "ready", "printed": 4}, 5000, first=True)
+    after = await store.server_ms()
+    assert before <= beat.server_ms <= after
+    assert int(await redis.zscore(k.hb, "desk-1")) == beat.server_ms
+    health = json.loads(await redis.get(k.health("desk-1")))
+    assert health["depth"] == 1 and health["inflight"] == "pinned" and health["printed"] == 4
+    assert 0 < await redis.pttl(k.health("desk-1")) <= 5000
+    assert not beat.was_declared_dead
+    # Peers declared it dead while it was frozen: the next beat says so.
+    await redis.set(k.health("desk-1"), json.dumps({"state": "dead"}))
+    assert (await store.beat("desk-1", {"state": "ready"}, 5000, first=False)).was_declared_dead
+
+
+async def test_beat_time_is_redis_time_not_the_local_clock(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    beat = await store.beat("desk-1", {"state": "ready"}, 5000, first=True)
+    sec, usec = await redis.time()
+    assert abs(beat.server_ms - (sec * 1000 + usec // 1000)) < 1000
+
+
+async def test_handback_moves_pinned_jobs_to_the_front_of_the_pool_in_order(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    await add(store, "pool-old")
+    for a in ("pin-1", "pin-2", "pin-3"):
+        await add(store, a, printer="desk-1")
+    assert await store.handback("desk-1", "printer down") == 3
+    order = [(await store.take(f"d{i}")) for i in range(4)]
+    assert [t[1] for t in order if t] == ["pin-1", "pin-2", "pin-3", "pool-old"]
+    assert await store.handback("desk-1", "again") == 0
