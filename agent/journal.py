@@ -5,9 +5,13 @@ badge and ``confirm``. The journal closes both gaps: ``sending`` is fsynced befo
 printer, ``printed`` as soon as the printer proves the badge came out. After a restart or reconnect the agent reads
 it to confirm a badge that did print instead of leaving it ambiguous.
 
-The file is append-only JSON lines, fsynced per record, and rewritten down to the open records once it grows past
-``max_records`` so it stays small on a Pi's SD card. A missing path keeps the journal in memory (it then covers
-reconnects, not crashes).
+It also remembers the last ``history`` badges this printer confirmed: if Redis loses a confirm (a restart that
+lost its last writes, a failover to a replica that had not received it) and the job comes back, the agent confirms
+it again instead of printing a second copy.
+
+The file is append-only JSON lines, fsynced per record, and rewritten down to the open records and the history once
+it grows past ``max_records``, so it stays small on a Pi's SD card. A missing path keeps the journal in memory (it
+then covers reconnects, not crashes).
 """
 
 from __future__ import annotations
@@ -15,13 +19,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 log = logging.getLogger(__name__)
 
-Stage = Literal["sending", "printed", "closed"]
+Stage = Literal["sending", "printed", "closed", "history"]
 
 
 @dataclass(frozen=True)
@@ -32,10 +37,12 @@ class Entry:
 
 
 class Journal:
-    def __init__(self, path: Path | None, max_records: int = 500) -> None:
+    def __init__(self, path: Path | None, max_records: int = 2000, history: int = 500) -> None:
         self.path = path
         self.max_records = max_records
+        self.history = history
         self._open: dict[str, Entry] = {}
+        self._printed: OrderedDict[str, int] = OrderedDict()
         self._records = 0
         if path is not None:
             self._load(path)
@@ -57,13 +64,22 @@ class Journal:
         self._records = len(lines)
 
     def _apply(self, entry: Entry) -> None:
-        if entry.stage == "closed":
+        if entry.stage in ("printed", "history"):
+            self._printed[entry.job_id] = entry.epoch
+            self._printed.move_to_end(entry.job_id)
+            while len(self._printed) > self.history:
+                self._printed.popitem(last=False)
+        if entry.stage in ("closed", "history"):
             self._open.pop(entry.job_id, None)
         else:
             self._open[entry.job_id] = entry
 
     def lookup(self, job_id: str) -> Entry | None:
         return self._open.get(job_id)
+
+    def printed_here(self, job_id: str) -> int | None:
+        """The epoch under which this printer printed ``job_id``, if it did recently."""
+        return self._printed.get(job_id)
 
     def open_entries(self) -> list[Entry]:
         return list(self._open.values())
@@ -85,9 +101,11 @@ class Journal:
 
     def _compact(self, path: Path) -> None:
         tmp = path.with_name(path.name + ".tmp")
+        lines = [{"job": j, "epoch": epoch, "stage": "history"} for j, epoch in self._printed.items()]
+        lines += [{"job": e.job_id, "epoch": e.epoch, "stage": e.stage} for e in self._open.values()]
         with tmp.open("w", encoding="utf-8") as fh:
-            for e in self._open.values():
-                fh.write(json.dumps({"job": e.job_id, "epoch": e.epoch, "stage": e.stage}) + "\n")
+            for line in lines:
+                fh.write(json.dumps(line) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -96,4 +114,4 @@ class Journal:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-        self._records = len(self._open)
+        self._records = len(lines)

@@ -151,6 +151,15 @@ class Agent:
         if begun.kind != "print":
             log.info("not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail))
             return
+        reprinted_epoch = self.journal.printed_here(job_id)
+        if reprinted_epoch is not None:
+            # Redis lost our confirm (restart or failover) and handed the job out again: it is on paper already.
+            kind, _ = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
+            log.warning(
+                "job came back after Redis lost its confirm; confirmed again, not reprinted",
+                extra=kv(job=job_id, confirm=kind),
+            )
+            return
         try:
             job = job_from_payload(begun.payload)
             badge = job.badge()
@@ -223,6 +232,7 @@ class Agent:
             if entry is not None and entry.stage == "printed":
                 kind, _ = await self.store.confirm(self.me, self.location, job_id, entry.epoch)
                 self.journal.record(job_id, entry.epoch, "closed")
+                self.printed += 1
                 log.warning("confirmed a badge printed before the interruption", extra=kv(job=job_id, confirm=kind))
             elif entry is not None and entry.stage == "sending":
                 await self._cancel_device()

@@ -79,7 +79,8 @@ async def _enqueue_rows(
     err = Console(stderr=True)
 
     def report(number: int, text: str) -> None:
-        (progress.console if show_bar else out).print(f"row {number}: {text}", markup=False)
+        # Rows go to stdout (to keep or grep); the bar is on stderr and only where stderr is a terminal.
+        out.print(f"row {number}: {text}", markup=False)
 
     async def flush(batch: list[tuple[int, Job]]) -> None:
         if not batch:

@@ -1,0 +1,121 @@
+"""The fleet commands as a user runs them: real processes against a real redis-server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(server: RedisServer, venue: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "BADGE_REDIS_URL": server.url, "BADGE_VENUE": venue, "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "agent", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=60,
+    )
+
+
+def test_enqueue_one_job_from_flags_then_again_is_a_duplicate(redis_server: RedisServer, venue: str) -> None:
+    first = cli(redis_server, venue, "enqueue", "--attendee-id", "A-1", "--name", "Ada Lovelace", "--company", "AE")
+    assert first.returncode == 0, first.stderr
+    assert "row 1: enqueued A-1" in first.stdout and "enqueued 1, duplicate 0, rejected 0" in first.stdout
+    again = cli(redis_server, venue, "enqueue", "--attendee-id", "A-1", "--name", "Other")
+    assert "duplicate A-1: already known (state queued)" in again.stdout
+    assert "enqueued 0, duplicate 1, rejected 0" in again.stdout
+
+
+async def test_enqueue_a_file_reports_every_row_and_never_stops_at_a_bad_one(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    rows = [
+        json.dumps({"attendee_id": "A-1", "name": "Zoë Ó Briain", "email": "z@example.org"}),
+        "{not json",
+        json.dumps({"attendee_id": "A-2"}),
+        json.dumps({"attendee_id": "A-3", "name": "محمد", "printer": "hall-b-1"}),
+        json.dumps({"attendee_id": "A-1", "name": "Zoë again"}),
+        json.dumps({"attendee_id": "A-4", "name": "Bell\x07"}),
+        json.dumps({"attendee_id": "A-5", "name": "x" * 5000}),
+        json.dumps({"attendee_id": "A-6", "name": "李小龙"}),
+    ]
+    path = tmp_path / "people.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    result = cli(redis_server, venue, "enqueue", "--file", str(path))
+    assert result.returncode == 1  # some rows were rejected
+    out = result.stdout
+    assert "row 1: enqueued A-1" in out
+    assert "row 2: rejected: not valid JSON" in out
+    assert "row 3: rejected: name is required" in out
+    assert "row 4: enqueued A-3 (pinned to hall-b-1)" in out
+    assert "row 5: duplicate A-1" in out
+    assert "row 6: rejected: name: name contains a control character (U+0007)" in out
+    assert "row 7: rejected: name: String should have at most 200 characters" in out
+    assert "row 8: enqueued A-6" in out
+    assert "enqueued 3, duplicate 1, rejected 4" in out
+    assert "ignored fields not used on badges: email" in result.stderr
+    k = Keys(venue)
+    assert await redis.lrange(k.pool, 0, -1) == [b"A-6", b"A-1"]
+    assert await redis.lrange(k.queue("hall-b-1"), 0, -1) == [b"A-3"]
+
+
+def test_enqueue_csv_from_stdin(redis_server: RedisServer, venue: str) -> None:
+    csv_text = "attendee_id,name,company,role\nC-1,Ana Marić,Infobip,Speaker\nC-2,,Nobody,\nC-3,山田太郎,ソニー,\n"
+    result = cli(redis_server, venue, "enqueue", "--file", "-", "--format", "csv", stdin=csv_text)
+    assert "row 2: enqueued C-1" in result.stdout
+    assert "row 3: rejected: name: String should have at least 1 character" in result.stdout
+    assert "enqueued 2, duplicate 0, rejected 1" in result.stdout
+
+
+async def test_status_job_and_events_show_what_happened(redis: Redis, redis_server: RedisServer, venue: str) -> None:
+    store = Store(redis, venue)
+    for i in range(3):
+        await store.enqueue(f"J-{i}", json.dumps({"job_id": f"J-{i}", "attendee_id": f"J-{i}", "name": "N"}), None)
+    await store.beat("hall-a-1", {"state": "ready", "location": "Hall A, desk 1", "printed": 0}, 5000, first=True)
+    await store.take("hall-a-1")
+    begun = await store.begin("hall-a-1", "Hall A, desk 1", "J-0")
+    await store.confirm("hall-a-1", "Hall A, desk 1", "J-0", begun.epoch)
+    status = json.loads(cli(redis_server, venue, "status", "--json").stdout)
+    assert status["pool"] == 2 and status["counts"]["printed"] == 1 and status["counts"]["queued"] == 2
+    (printer,) = status["printers"]
+    assert printer["name"] == "hall-a-1" and printer["location"] == "Hall A, desk 1" and printer["state"] == "ready"
+    assert printer["beat_age"] is not None and printer["beat_age"] >= 0
+    table = cli(redis_server, venue, "status")
+    assert "hall-a-1" in table.stdout and "Hall A, desk 1" in table.stdout and "pool 2" in table.stdout
+    job = cli(redis_server, venue, "job", "J-0")
+    assert "printed" in job.stdout and "hall-a-1" in job.stdout
+    assert [line.split()[1] for line in job.stdout.split("events:")[1].strip().splitlines()] == [
+        "enqueued",
+        "printing",
+        "printed",
+    ]
+    missing = cli(redis_server, venue, "job", "nope")
+    assert missing.returncode == 1 and "no job 'nope'" in missing.stderr
+    events = [json.loads(line) for line in cli(redis_server, venue, "events", "--json").stdout.splitlines()]
+    assert [e["event"] for e in events].count("enqueued") == 3 and events[-1]["event"] == "printed"
+
+
+def test_fleet_commands_explain_a_missing_target_and_an_unreachable_redis(venue: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BADGE_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "agent", "status"], cwd=ROOT, capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 2 and "say which venue" in result.stderr
+    result = subprocess.run(
+        [sys.executable, "-m", "agent", "status", "--redis", "redis://127.0.0.1:1/0", "--venue", venue],
+        cwd=ROOT, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert result.returncode == 69 and "cannot reach Redis" in result.stderr and "Traceback" not in result.stderr
