@@ -47,9 +47,10 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
 class Target:
     """Which venue's Redis a fleet command talks to: from an agent config, or from --redis/--venue."""
 
-    def __init__(self, redis_config: RedisConfig, venue: str) -> None:
+    def __init__(self, redis_config: RedisConfig, venue: str, dead_after: float = 3.0) -> None:
         self.redis_config = redis_config
         self.venue = venue
+        self.dead_after = dead_after  # the venue's heartbeat window, known when a config was given
 
     def client(self) -> Redis:
         from agent.connection import make_redis
@@ -68,7 +69,7 @@ def fleet_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 config = load_config(config_path)
             except ConfigError as exc:
                 fail(exc.render(), EXIT_CONFIG)
-            target = Target(config.redis, venue or config.venue)
+            target = Target(config.redis, venue or config.venue, config.timing.dead_after)
         elif redis_url and venue:
             try:
                 target = Target(RedisConfig(url=redis_url), venue)
@@ -93,7 +94,7 @@ def run(config_path: str) -> None:
     """Run the agent for one printer (the daemon; systemd runs this)."""
     from agent.logs import setup_logging
     from agent.runtime import Agent
-    from drivers import build_driver
+    from drivers import DriverError, build_driver
 
     try:
         config = load_config(config_path)
@@ -102,7 +103,7 @@ def run(config_path: str) -> None:
     setup_logging(config.log.level, config.log.format)
     try:
         driver = build_driver(config.printer.driver, config.printer.name)
-    except (NotImplementedError, ValueError) as exc:
+    except (DriverError, ValueError) as exc:
         fail(f"config error in {config_path}: printer.driver: {exc}", EXIT_CONFIG)
 
     async def main_task() -> None:

@@ -208,8 +208,25 @@ def _check_files(path: Path, config: AgentConfig) -> None:
         problems.append(f"redis.password_file: {pw_file} does not exist or is not a file")
     if config.redis.password_env is not None and config.redis.password_env not in os.environ:
         problems.append(f"redis.password_env: environment variable {config.redis.password_env} is not set")
+    problems += _template_problems(config.printer.driver)
     if problems:
         raise ConfigError(str(path), problems)
+
+
+def _template_problems(driver: DriverConfig) -> list[str]:
+    """A user's badge template is read and checked now, not at the first badge of the rush."""
+    if driver.template is None:
+        return []
+    field = "printer.driver.template"
+    if driver.language != "zpl":
+        return [f"{field}: templates are for zpl printers; {driver.language} badges are drawn as graphics"]
+    try:
+        text = driver.template.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{field}: cannot read {driver.template}: {exc}"]
+    from drivers.languages.zpl_text import check_template
+
+    return [f"{field}: {problem}" for problem in check_template(text)]
 
 
 def secret_warnings(path: Path, config: AgentConfig) -> list[str]:

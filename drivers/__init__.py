@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drivers.base import Badge, DeviceState, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
 from drivers.config import DriverConfig
 
@@ -16,6 +18,7 @@ __all__ = [
     "PrintResult",
     "RenderError",
     "build_driver",
+    "build_language_driver",
 ]
 
 
@@ -31,4 +34,25 @@ def build_driver(config: DriverConfig, printer_name: str) -> Driver:
             print_log=config.print_log,
             status_timeout=config.io_timeout,
         )
-    raise NotImplementedError(f"driver {config.language} over {config.transport} is not built yet")
+    return build_language_driver(config, printer_name)
+
+
+def build_language_driver(config: DriverConfig, printer_name: str, usb_backend: Any = None) -> Driver:
+    """A real printer: the config's language over its transport. ``usb_backend`` plugs in an emulated USB device."""
+    from drivers.languages import LANGUAGES, ZplDriver
+    from drivers.transports import build_transport
+
+    transport = build_transport(config, usb_backend=usb_backend)
+    if config.language == "zpl":
+        return ZplDriver(
+            transport,
+            printer_name=printer_name,
+            label=config.label,
+            io_timeout=config.io_timeout,
+            template=config.template,
+        )
+    if config.template is not None:
+        raise DriverError(f"'template' is for ZPL printers; {config.language} badges are always drawn as graphics")
+    return LANGUAGES[config.language](
+        transport, printer_name=printer_name, label=config.label, io_timeout=config.io_timeout
+    )

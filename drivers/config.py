@@ -46,6 +46,15 @@ class LabelConfig(BaseModel):
     dpi: int = Field(default=203, ge=100, le=600)
 
 
+#: A 4x6 in Zebra label at 203 dpi; 62 mm Brother DK tape cut at 100 mm (QL printers are 300 dpi); 80 mm ESC/POS
+#: paper, whose printable width is 72 mm at 203 dpi.
+DEFAULT_LABELS: dict[str, LabelConfig] = {
+    "zpl": LabelConfig(width_mm=101.6, height_mm=152.4, dpi=203),
+    "brother_ql": LabelConfig(width_mm=62, height_mm=100, dpi=300),
+    "escpos": LabelConfig(width_mm=72, height_mm=100, dpi=203),
+}
+
+
 class DriverConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -70,12 +79,19 @@ class DriverConfig(BaseModel):
     connect_timeout: float = Field(default=3.0, gt=0, le=60)
     io_timeout: float = Field(default=3.0, gt=0, le=60)
     print_timeout: float = Field(default=30.0, gt=0, le=600)
+    #: The label stock; when left out, the usual stock of the language's printers (see DEFAULT_LABELS).
     label: LabelConfig = Field(default_factory=LabelConfig)
     template: Path | None = None
     # sim: an in-process printer for rehearsals and tests
     print_time: float = Field(default=0.5, ge=0, le=60)
     control_file: Path | None = None
     print_log: Path | None = None
+
+    @model_validator(mode="after")
+    def _label_for_language(self) -> DriverConfig:
+        if "label" not in self.model_fields_set and self.language in DEFAULT_LABELS:
+            self.label = DEFAULT_LABELS[self.language].model_copy()
+        return self
 
     @model_validator(mode="after")
     def _fields_fit_transport(self) -> DriverConfig:

@@ -1,0 +1,60 @@
+"""``badge-agent sim``: run one emulated printer as a process until cancelled.
+
+Faults are switched at run time through the control file (the format of ``drivers.sim``)::
+
+    echo '{"fault": "media_out"}' > /tmp/zebra.json    # paper out
+    echo '{"fault": null}' > /tmp/zebra.json           # reloaded
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from drivers.emulators import EMULATORS
+from drivers.emulators.fronts import PtyFront, TcpFront
+
+log = logging.getLogger(__name__)
+
+
+async def serve(
+    kind: str,
+    transport: str = "tcp",
+    host: str = "127.0.0.1",
+    port: int = 9100,
+    print_time: float = 1.0,
+    control_file: Path | None = None,
+    print_log: Path | None = None,
+    name: str | None = None,
+) -> None:
+    """Serve one emulated printer until the task is cancelled.
+
+    Args:
+        kind: ``zpl``, ``brother_ql`` or ``escpos``.
+        transport: ``tcp`` (listen on host:port; 0 picks a free port) or ``serial`` (a pty; its path is logged).
+        print_time: seconds per badge.
+        control_file: JSON ``{"fault": ...}`` read at run time; faults: see ``drivers.emulators.FAULTS``.
+        print_log: JSON lines, one per badge that came out (or half came out).
+    """
+    if kind not in EMULATORS:
+        raise ValueError(f"unknown printer kind {kind!r}; choose from {', '.join(EMULATORS)}")
+    printer = EMULATORS[kind](
+        name or f"{kind}-emulator", print_time=print_time, control_file=control_file, print_log=print_log
+    )
+    await printer.start()
+    front: TcpFront | PtyFront
+    if transport == "tcp":
+        front = TcpFront(printer, host, port)
+        bound = await front.start()
+        log.warning("%s printer listening on %s:%d", kind, *bound)
+    elif transport == "serial":
+        front = PtyFront(printer)
+        log.warning("%s printer on serial device %s", kind, await front.start())
+    else:
+        raise ValueError(f"the emulator serves 'tcp' or 'serial', not {transport!r} (USB is emulated in tests)")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await front.stop()
+        await printer.stop()

@@ -1,0 +1,105 @@
+"""Brother QL raster: render, read the 32-byte status, decide the outcome, cancel by invalidate + initialize.
+
+Outcome policy (docs/printers.md): the printer reports each job itself. "Printing completed" => ``printed``.
+"Error occurred" before the printing phase began => cancel (invalidate + ``ESC @``), then the printer must answer
+a status request => ``failed``. An error after the printing phase began, a "turned off" notice, a lost link or
+no "printing completed" within the timeout => ``unknown``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from drivers.base import Badge, DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.languages import brother_status as bs
+from drivers.languages.base import NO_ANSWER, LanguageDriver
+
+#: 400 NULs: the QL-800 series' invalidate length, and more than enough for older models (200): it flushes a
+#: half-sent raster line so the ``ESC @`` after it is read as a command, not as pixels.
+INVALIDATE = b"\x00" * 400
+
+
+class BrotherDriver(LanguageDriver):
+    language = "brother_ql"
+
+    async def _request(self) -> bs.BrotherStatus | None:
+        await self.transport.discard_input()  # unprompted notices from the last job are not this answer
+        await self.transport.write(bs.STATUS_REQUEST)
+        buf = await self.transport.read_until(lambda b: len(bs.split_replies(b)[0]) > 0, self.io_timeout)
+        replies, _ = bs.split_replies(buf)
+        return bs.parse_status(replies[-1]) if replies else None
+
+    async def _read_status(self) -> DeviceStatus | None:
+        st = await self._request()
+        return None if st is None else bs.to_device_status(st)
+
+    async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
+        async with self.lock:
+            try:
+                await self._ensure_open()
+                if not self.transport.can_read:
+                    await self.transport.write(data)
+                    return PrintResult(Outcome.UNKNOWN, "one-way link: sent, but the printer cannot confirm it")
+                before = await self._request()
+            except DriverError as exc:
+                offline = DeviceStatus(DeviceState.OFFLINE, (str(exc),))
+                return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline)
+            if before is None:
+                silent = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
+                return PrintResult(Outcome.FAILED, f"nothing sent: {NO_ANSWER}", silent)
+            status = bs.to_device_status(before)
+            if status.faulted or status.busy:
+                return PrintResult(Outcome.FAILED, f"nothing sent: printer {status.describe()}", status)
+            try:
+                await self.transport.write(data)
+            except DriverError as exc:
+                return PrintResult(Outcome.UNKNOWN, f"link failed while sending the badge: {exc}")
+            return await self._watch(time.monotonic() + timeout)
+
+    async def _watch(self, deadline: float) -> PrintResult:
+        printing = False
+        pending = b""
+        status = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                pending += await self.transport.read(min(left, self.io_timeout))
+            except DriverError as exc:
+                return PrintResult(Outcome.UNKNOWN, f"link lost after the badge was sent: {exc}", status)
+            replies, pending = bs.split_replies(pending)
+            for raw in replies:
+                st = bs.parse_status(raw)
+                status = bs.to_device_status(st)
+                if st.status_type == bs.TYPE_COMPLETED:
+                    return PrintResult(Outcome.PRINTED, "printer reported printing completed", status)
+                if st.status_type == bs.TYPE_PHASE and st.phase == bs.PHASE_PRINTING:
+                    printing = True
+                elif st.status_type == bs.TYPE_ERROR:
+                    return await self._error(status, printing or st.phase == bs.PHASE_PRINTING)
+                elif st.status_type == bs.TYPE_OFF:
+                    return PrintResult(Outcome.UNKNOWN, "printer turned off after the badge was sent", status)
+        why = "printing started but never completed" if printing else "no 'printing completed' from the printer"
+        return PrintResult(Outcome.UNKNOWN, why, status)
+
+    async def _error(self, status: DeviceStatus, printing: bool) -> PrintResult:
+        if printing:
+            return PrintResult(Outcome.UNKNOWN, f"{status.describe()} while the badge was printing", status)
+        try:
+            acknowledged = await self._cancel_acknowledged()
+        except DriverError as exc:
+            return PrintResult(Outcome.UNKNOWN, f"{status.describe()}; cancel failed: {exc}", status)
+        if acknowledged:
+            return PrintResult(Outcome.FAILED, f"{status.describe()} before printing; badge cancelled", status)
+        return PrintResult(Outcome.UNKNOWN, f"{status.describe()}; the printer did not answer after cancel", status)
+
+    async def _cancel_acknowledged(self) -> bool:
+        await self.transport.write(INVALIDATE + bs.INITIALIZE)
+        return await self._request() is not None
+
+    async def cancel(self) -> None:
+        async with self.lock:
+            await self._ensure_open()
+            if not self.transport.can_read:
+                await self.transport.write(INVALIDATE + bs.INITIALIZE)
+                return
+            if not await self._cancel_acknowledged():
+                raise DriverError(f"{self.description}: sent invalidate + ESC @ but the printer did not answer")

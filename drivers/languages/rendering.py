@@ -1,0 +1,66 @@
+"""From a badge to the bytes of one printer language, using the shared renderer in ``drivers.render``.
+
+The default badge is always a graphic drawn by the agent (any script, shaped and fitted), so no attendee field
+ever reaches the printer as text. A ZPL venue may supply its own template with native text fields instead; a
+badge whose characters the printer's font cannot draw still falls back to the graphic.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+from drivers.base import Badge, RenderError
+from drivers.config import LabelConfig
+from drivers.languages import zpl_text
+
+BROTHER_MODEL = "QL-820NWB"
+
+
+def _render(module: str, name: str) -> Any:
+    # The renderer loads Pillow, raqm and the Noto fonts: import it when the first badge is drawn, so tools that
+    # only probe printers (check-config, the emulators) stay light.
+    return getattr(importlib.import_module(module), name)
+
+
+def _image(badge: Badge, label: LabelConfig) -> Any:
+    return _render("drivers.render", "render_badge")(badge, label)
+
+
+def job_marker(badge: Badge) -> bytes:
+    """A ZPL comment naming the job, for the print log; only safe characters, so it cannot end the comment."""
+    return b"^FXjob:" + re.sub(r"[^A-Za-z0-9._:@-]", "-", badge.job_id)[:64].encode("ascii") + b"^FS"
+
+
+def render_zpl(badge: Badge, label: LabelConfig, template: str | None) -> bytes:
+    fields = {"name": badge.name, "company": badge.company, "role": badge.role}
+    if template is not None and all(zpl_text.font_covers(v) for v in fields.values()):
+        values = {**fields, "attendee_id": badge.attendee_id, "job_id": badge.job_id}
+        body = zpl_text.fill_template(template, values)
+    else:
+        body = bytes(_render("drivers.render.zpl", "encode_zpl")(_image(badge, label)))
+    start = body.upper().find(b"^XA")
+    if start < 0:
+        raise RenderError("ZPL encoder produced no ^XA")
+    return body[: start + 3] + job_marker(badge) + body[start + 3 :]
+
+
+def render_for(language: str, badge: Badge, label: LabelConfig, template: str | None = None) -> bytes:
+    try:
+        if language == "zpl":
+            return render_zpl(badge, label, template)
+        if language == "brother_ql":
+            encode = _render("drivers.render.brother", "encode_brother_raster")
+            return bytes(encode(_image(badge, label), model=BROTHER_MODEL, label=brother_label(label)))
+        if language == "escpos":
+            return bytes(_render("drivers.render.escpos", "encode_escpos_raster")(_image(badge, label)))
+    except ValueError as exc:
+        raise RenderError(f"cannot encode the badge for {language}: {exc}") from exc
+    raise RenderError(f"no renderer for language {language!r}")
+
+
+def brother_label(label: LabelConfig) -> str:
+    """Brother names its stock by width in mm ("62", "29x90"); continuous 62 mm is the badge default."""
+    width = round(label.width_mm)
+    return str(width) if width in (12, 29, 38, 50, 54, 62, 102) else "62"

@@ -1,0 +1,173 @@
+"""Zebra ZPL: render, read ``~HS``/``~HQES``, decide the outcome, cancel with ``~JA``.
+
+Outcome policy (docs/printers.md):
+* before sending: ``~HS`` must answer with no fault and an empty buffer, else ``failed`` (nothing was sent);
+* after sending: poll ``~HS``. The badge shows up as a format in the buffer or a label remaining in the batch;
+  once both are 0 with no fault (and the label counter moved, where the printer has one) it is ``printed``;
+* a fault while the format still waits in the buffer (no label started): ``~JA``, then ``~HS`` must show the
+  buffer empty: ``failed``. A fault while a label is being printed, silence, or a lost link: ``unknown``
+  (Zebras reprint an interrupted label when the fault clears, ^JZY, so the agent cancels before handing it on).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from drivers.base import Badge, DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.config import LabelConfig
+from drivers.languages import zpl_status as zs
+from drivers.languages.base import NO_ANSWER, LanguageDriver
+from drivers.languages.zpl_text import load_template
+from drivers.transports.base import Transport
+
+
+class ZplDriver(LanguageDriver):
+    language = "zpl"
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        printer_name: str = "",
+        label: LabelConfig | None = None,
+        io_timeout: float = 3.0,
+        poll_interval: float = 0.1,
+        template: Path | None = None,
+    ) -> None:
+        super().__init__(
+            transport, printer_name=printer_name, label=label, io_timeout=io_timeout, poll_interval=poll_interval
+        )
+        self.template_text = load_template(template) if template is not None else None
+        self.has_label_counter = False
+
+    async def _query(self, command: bytes, complete: Callable[[bytes], bool], within: float) -> bytes:
+        await self.transport.discard_input()  # a late answer to an earlier question must not pass as this one
+        await self.transport.write(command)
+        return await self.transport.read_until(complete, within)
+
+    async def _after_open(self) -> None:
+        if not self.transport.can_read:
+            return
+        # Link-OS printers keep a label counter (SGD); older ones stay silent and we rely on ~HS alone.
+        reply = await self._query(zs.LABEL_COUNTER, _has_counter, min(self.io_timeout, 1.0))
+        self.has_label_counter = _has_counter(reply)
+
+    async def _host_status(self) -> zs.HostStatus | None:
+        reply = await self._query(zs.HOST_STATUS, zs.host_status_complete, self.io_timeout)
+        try:
+            return zs.parse_host_status(reply)
+        except ValueError:
+            return None  # silence or garbage: "possibly faulted", decided by the caller
+
+    async def _counter(self) -> int | None:
+        reply = await self._query(zs.LABEL_COUNTER, _has_counter, self.io_timeout)
+        try:
+            return zs.parse_label_counter(reply)
+        except ValueError:
+            return None
+
+    async def _read_status(self) -> DeviceStatus | None:
+        hs = await self._host_status()
+        if hs is None:
+            return None
+        reply = await self._query(zs.HOST_QUERY_ERRORS, zs.hqes_complete, self.io_timeout)
+        try:
+            es: zs.ErrorStatus | None = zs.parse_hqes(reply)
+        except ValueError:
+            es = None  # older firmware has no ~HQES; ~HS alone still names the faults that matter
+        return zs.to_device_status(hs, es)
+
+    async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
+        async with self.lock:
+            try:
+                await self._ensure_open()
+                if not self.transport.can_read:
+                    await self.transport.write(data)
+                    return PrintResult(Outcome.UNKNOWN, "one-way link: sent, but the printer cannot confirm it")
+                before = await self._host_status()
+                counter = await self._counter() if self.has_label_counter else None
+            except DriverError as exc:
+                offline = DeviceStatus(DeviceState.OFFLINE, (str(exc),))
+                return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline)
+            if before is None:
+                silent = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
+                return PrintResult(Outcome.FAILED, f"nothing sent: {NO_ANSWER}", silent)
+            status = zs.to_device_status(before)
+            if status.faulted:
+                return PrintResult(Outcome.FAILED, f"nothing sent: printer {status.describe()}", status)
+            if before.formats_in_buffer or before.labels_remaining:
+                return PrintResult(Outcome.FAILED, "nothing sent: the printer still holds an earlier label", status)
+            try:
+                await self.transport.write(data)
+            except DriverError as exc:
+                return PrintResult(Outcome.UNKNOWN, f"link failed while sending the badge: {exc}")
+            return await self._watch(time.monotonic() + timeout, counter)
+
+    async def _watch(self, deadline: float, counter_before: int | None) -> PrintResult:
+        started = time.monotonic()
+        seen = False  # the badge showed up in the buffer or the batch: the printer really has it
+        status = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
+        while True:
+            try:
+                hs = await self._host_status()
+            except DriverError as exc:
+                return PrintResult(Outcome.UNKNOWN, f"link lost after the badge was sent: {exc}", status)
+            if hs is not None:
+                status = zs.to_device_status(hs)
+                if status.faulted:
+                    return await self._faulted(hs, status)
+                if hs.formats_in_buffer or hs.labels_remaining or hs.partial_format:
+                    seen = True
+                else:
+                    return await self._drained(seen, counter_before, status)
+            if time.monotonic() >= deadline:
+                why = "printer stopped answering" if hs is None else f"printer still {status.describe()}"
+                return PrintResult(
+                    Outcome.UNKNOWN, f"{why} {deadline - started:.0f} s after the badge was sent", status
+                )
+            await asyncio.sleep(self.poll_interval)
+
+    async def _drained(self, seen: bool, counter_before: int | None, status: DeviceStatus) -> PrintResult:
+        if counter_before is not None:
+            after = await self._counter()
+            if after is not None and after > counter_before:
+                why = f"buffer drained, no fault, label counter {counter_before}->{after}"
+                return PrintResult(Outcome.PRINTED, why, status)
+            if after is not None:
+                return PrintResult(Outcome.UNKNOWN, "buffer drained but the label counter did not move", status)
+        if seen:
+            return PrintResult(Outcome.PRINTED, "printer took the badge and drained its buffer with no fault", status)
+        return PrintResult(Outcome.UNKNOWN, "printer never showed the badge in its buffer", status)
+
+    async def _faulted(self, hs: zs.HostStatus, status: DeviceStatus) -> PrintResult:
+        if hs.labels_remaining == 0 and hs.formats_in_buffer > 0:
+            # No label started: the whole badge is still a format in the buffer. Clearing it is the proof.
+            if await self._cancel_verified():
+                return PrintResult(Outcome.FAILED, f"{status.describe()}: badge cancelled before it started", status)
+            return PrintResult(Outcome.UNKNOWN, f"{status.describe()}: could not verify the cancel", status)
+        return PrintResult(Outcome.UNKNOWN, f"{status.describe()} while the badge was printing", status)
+
+    async def _cancel_verified(self) -> bool:
+        await self.transport.write(zs.CANCEL_ALL)
+        hs = await self._host_status()
+        return hs is not None and hs.formats_in_buffer == 0 and hs.labels_remaining == 0
+
+    async def cancel(self) -> None:
+        async with self.lock:
+            await self._ensure_open()
+            if not self.transport.can_read:
+                await self.transport.write(zs.CANCEL_ALL)  # best effort: a one-way link cannot verify it
+                return
+            if not await self._cancel_verified():
+                raise DriverError(f"{self.description}: sent ~JA but the printer did not confirm an empty buffer")
+
+
+def _has_counter(buf: bytes) -> bool:
+    try:
+        zs.parse_label_counter(buf)
+    except ValueError:
+        return False
+    return True
