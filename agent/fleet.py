@@ -54,7 +54,7 @@ def _num(raw: Any) -> int:
 
 async def fleet(redis: Redis, venue: str) -> FleetView:
     k = Keys(venue)
-    names = sorted(dec(n) for n in await redis.smembers(enc(k.printers)))
+    names = sorted(dec(n) for n in await redis.hkeys(enc(k.printers)))
     async with redis.pipeline(transaction=False) as pipe:
         pipe.time()
         pipe.llen(enc(k.pool))

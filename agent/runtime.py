@@ -25,7 +25,7 @@ from agent.jobs import job_from_payload
 from agent.journal import Journal
 from agent.logs import kv
 from agent.protocol.store import ReleaseOutcome, Store
-from drivers.base import DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
+from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
 
 log = logging.getLogger("agent")
 
@@ -49,6 +49,7 @@ class Agent:
             config.timing.up_after_successes,
             on_down=self._device_down,
             on_up=self._device_up,
+            test_print=self._test_print if config.jobs.test_print_on_recovery else None,
         )
         self.stopping = asyncio.Event()
         self.printed = 0
@@ -58,6 +59,11 @@ class Agent:
         self.beating_since: float | None = None
         self.needs_recovery = True
         self.redis_errors = 0
+        self.drained = False  # an operator ordered this printer out of service
+        self.reclaimed = 0
+        self._peers: list[str] = []
+        self._peers_read = -1e9
+        self._last_steal_check = 0.0
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
@@ -72,6 +78,7 @@ class Agent:
         self._tasks = [
             asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
             asyncio.create_task(self.device.run(busy=lambda: self.sending), name="probe"),
+            asyncio.create_task(self._sweep_loop(), name="sweep"),
         ]
         puller = asyncio.create_task(self._pull_loop(), name="pull")
         stop_wait = asyncio.create_task(self.stopping.wait(), name="stop-wait")
@@ -119,8 +126,15 @@ class Agent:
                 if not await self._wait_ready():
                     continue
                 taken = await self.store.take(self.me)
+                if taken is not None and taken[0] == "drained":
+                    self.drained = True
+                    continue
                 if taken is not None:
                     await self._process(taken[1])
+                    continue
+                stolen = await self._steal()
+                if stolen is not None:
+                    await self._process(stolen)
                     continue
                 job_id = await self.store.wait_pool(self.me, self.timing.block_timeout)
                 if job_id is not None:
@@ -136,6 +150,9 @@ class Agent:
         if not self._lease_ok():
             # Not yet beating (start-up, Redis back from an outage): taking work now would only release it again.
             await asyncio.sleep(min(0.05, self.timing.heartbeat_interval))
+            return False
+        if self.drained:
+            await asyncio.wait([asyncio.create_task(self.stopping.wait())], timeout=self.timing.block_timeout)
             return False
         if self.device.ready.is_set():
             return True
@@ -208,6 +225,60 @@ class Agent:
         except DriverError as exc:
             return PrintResult(Outcome.UNKNOWN, f"printer link failed while sending: {exc}")
 
+    async def _steal(self) -> str | None:
+        """Idle: take a pinned job another printer has left waiting longer than ``affinity_wait``."""
+        now = time.monotonic()
+        # Looking costs one read per printer, so an idle agent looks a few times per affinity window, not constantly.
+        if now - self._last_steal_check < max(self.timing.block_timeout, self.timing.affinity_wait / 5):
+            return None
+        self._last_steal_check = now
+        if now - self._peers_read > 10:
+            self._peers = list(await self.store.printers())
+            self._peers_read = now
+        stolen = await self.store.steal(self.me, int(self.timing.affinity_wait * 1000), self._peers)
+        if stolen is not None:
+            log.info("took a pinned job its printer left waiting", extra=kv(job=stolen))
+        return stolen
+
+    async def _sweep_loop(self) -> None:
+        """Reclaim the work of peers that stopped beating. One agent per interval sweeps (a short lease).
+
+        Only an agent that has itself beaten without a break for the whole dead-after window sweeps: after a Redis
+        restart every heartbeat looks old at once, and live peers need that long to beat again (no reclaim storm).
+        """
+        interval = self.timing.heartbeat_interval
+        dead_ms = int(self.timing.dead_after * 1000)
+        while True:
+            await asyncio.sleep(interval)
+            since = self.beating_since
+            if since is None or time.monotonic() - since < self.timing.dead_after or self.stopping.is_set():
+                continue
+            try:
+                for victim in await self.store.sweep(self.me, dead_ms, int(interval * 1000)):
+                    if victim == self.me:
+                        continue
+                    result = await self.store.reclaim(victim, self.me, dead_ms)
+                    if result.kind == "reclaimed":
+                        self.reclaimed += 1
+                        log.warning(
+                            "reclaimed the work of a dead agent",
+                            extra=kv(victim=victim, held=result.held, pinned=result.pinned),
+                        )
+            except (RedisError, OSError) as exc:
+                log.warning("sweep failed", extra=kv(error=exc))
+
+    async def _test_print(self) -> bool:
+        """After the printer comes back: one test badge must print before real badges do."""
+        badge = Badge("test-print", "TEST-PRINT", "Test print", self.me, "printer check")
+        try:
+            data = await asyncio.to_thread(self.driver.render, badge)
+        except RenderError as exc:
+            log.error("test print cannot be rendered", extra=kv(error=exc))
+            return False
+        result = await self._print(data, badge)
+        log.info("test print", extra=kv(outcome=result.outcome, reason=result.reason))
+        return result.outcome is Outcome.PRINTED
+
     async def _cancel_device(self) -> None:
         """Clear the printer's buffer before a badge leaves it, so it never prints a job handed to a peer."""
         try:
@@ -266,7 +337,9 @@ class Agent:
     def _health(self, state: str | None = None) -> dict[str, Any]:
         status: DeviceStatus = self.device.status
         if state is None:
-            if self.device.down:
+            if self.drained:
+                state = "drained"
+            elif self.device.down:
                 state = "device_down"
             elif self.sending:
                 state = "printing"
@@ -283,6 +356,7 @@ class Agent:
             "location": self.location,
             "version": __version__,
             "redis_errors": self.redis_errors,
+            "reclaimed": self.reclaimed,
         }
 
     async def _heartbeat_loop(self) -> None:
@@ -307,6 +381,10 @@ class Agent:
                 if beat.was_declared_dead:
                     log.error("peers declared this agent dead (frozen or cut off); rejoining cleanly")
                     self.needs_recovery = True
+                drained = beat.order == "drain"
+                if drained != self.drained:
+                    log.warning("drained by an operator" if drained else "back in service", extra=kv(printer=self.me))
+                    self.drained = drained
             await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
 
     async def _device_down(self, status: DeviceStatus) -> None:

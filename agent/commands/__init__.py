@@ -6,10 +6,14 @@ import click
 
 
 def register(group: click.Group) -> None:
-    from agent.commands import demo, enqueue, status
+    from agent.commands import demo, enqueue, ops, sim, status
 
     group.add_command(enqueue.enqueue)
     group.add_command(status.status)
     group.add_command(status.job)
     group.add_command(status.events)
     group.add_command(demo.demo)
+    group.add_command(ops.drain)
+    group.add_command(ops.reclaim)
+    group.add_command(ops.dlq)
+    group.add_command(sim.sim)

@@ -1,9 +1,10 @@
 -- beat: this agent is alive; publish its health.
 -- KEYS[1] hb   KEYS[2] health:<me>   KEYS[3] q:<me>   KEYS[4] inflight:<me>   KEYS[5] printers   KEYS[6] events
+-- KEYS[7] ctl:<me>
 -- ARGV[1] me   ARGV[2] health JSON (from the agent)   ARGV[3] health TTL ms   ARGV[4] events maxlen
--- ARGV[5] "1" on the first beat after start
+-- ARGV[5] "1" on the first beat after start   ARGV[6] my location
 -- The health stored is the agent's JSON plus what only Redis knows for sure: pinned depth, in-flight job, beat time.
--- Returns {server_ms, was_declared_dead (0/1), depth, inflight id or ""}.
+-- Returns {server_ms, was_declared_dead (0/1), depth, inflight id or "", operator order or ""}.
 local me = ARGV[1]
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
@@ -22,7 +23,7 @@ health['depth'] = depth
 health['inflight'] = inflight
 health['beat_ms'] = now
 redis.call('ZADD', KEYS[1], now, me)
-redis.call('SADD', KEYS[5], me)
+redis.call('HSET', KEYS[5], me, ARGV[6])
 redis.call('SET', KEYS[2], cjson.encode(health), 'PX', ARGV[3])
 if was_dead == 1 then
   redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[4], '*', 'event', 'rejoined', 'printer', me,
@@ -30,4 +31,4 @@ if was_dead == 1 then
 elseif ARGV[5] == '1' then
   redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[4], '*', 'event', 'agent_up', 'printer', me)
 end
-return {now, was_dead, depth, inflight}
+return {now, was_dead, depth, inflight, redis.call('GET', KEYS[7]) or ''}

@@ -13,7 +13,21 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
-SCRIPT_NAMES = ("enqueue", "take", "begin", "confirm", "release", "dead_letter", "beat", "handback")
+SCRIPT_NAMES = (
+    "enqueue",
+    "take",
+    "begin",
+    "confirm",
+    "release",
+    "dead_letter",
+    "beat",
+    "handback",
+    "sweep",
+    "reclaim",
+    "steal",
+    "drain",
+    "requeue",
+)
 
 
 def script_source(name: str) -> str:

@@ -50,6 +50,16 @@ class Beat:
     was_declared_dead: bool
     depth: int
     inflight: str
+    order: str  # an operator's order to this agent ("drain"), or ""
+
+
+@dataclass(frozen=True)
+class Reclaimed:
+    """What ``reclaim`` did: ``kind`` is reclaimed, alive or gone."""
+
+    kind: str
+    held: str = ""
+    pinned: int = 0
 
 
 class Store:
@@ -82,7 +92,7 @@ class Store:
     async def take(self, me: str) -> tuple[str, str] | None:
         """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None."""
         k = self.keys
-        reply = await self._run("take", [k.queue(me), k.pool, k.inflight(me)], [])
+        reply = await self._run("take", [k.queue(me), k.pool, k.inflight(me), k.control(me)], [])
         if not reply:
             return None
         return dec(reply[0]), dec(reply[1])
@@ -146,10 +156,100 @@ class Store:
         k = self.keys
         reply = await self._run(
             "beat",
-            [k.hb, k.health(me), k.queue(me), k.inflight(me), k.printers, k.events],
-            [me, json.dumps(health, ensure_ascii=False), ttl_ms, self.events_maxlen, "1" if first else "0"],
+            [k.hb, k.health(me), k.queue(me), k.inflight(me), k.printers, k.events, k.control(me)],
+            [
+                me,
+                json.dumps(health, ensure_ascii=False),
+                ttl_ms,
+                self.events_maxlen,
+                "1" if first else "0",
+                str(health.get("location", "")),
+            ],
         )
-        return Beat(int(reply[0]), bool(int(reply[1])), int(reply[2]), dec(reply[3]))
+        return Beat(int(reply[0]), bool(int(reply[1])), int(reply[2]), dec(reply[3]), dec(reply[4]))
+
+    async def sweep(self, me: str, dead_after_ms: int, lease_ms: int, limit: int = 16) -> list[str]:
+        """Names of peers whose heartbeat is stale, if we won this interval's sweep lease (else [])."""
+        k = self.keys
+        reply = await self._run("sweep", [k.hb, k.sweep_lease], [me, dead_after_ms, lease_ms, limit])
+        return [dec(x) for x in reply or []]
+
+    async def reclaim(self, victim: str, by: str, dead_after_ms: int | None, dead_ttl_ms: int = 3_600_000) -> Reclaimed:
+        """Move a dead agent's held and pinned jobs to the front of the pool. ``dead_after_ms=None`` forces it.
+
+        Two steps because the held job's own keys must be named in KEYS: look at what it holds, then reclaim on the
+        condition that it still holds exactly that (the script answers "retry" otherwise).
+        """
+        k = self.keys
+        for _ in range(10):
+            held = dec(await self.redis.lindex(enc(k.inflight(victim)), 0))
+            keys = [k.hb, k.inflight(victim), k.queue(victim), k.pool, k.health(victim), k.events, k.stats, k.printers]
+            if held:
+                keys += [k.job(held), k.done(held)]
+            reply = await self._run(
+                "reclaim",
+                keys,
+                [
+                    victim,
+                    "force" if dead_after_ms is None else dead_after_ms,
+                    held,
+                    by,
+                    self.events_maxlen,
+                    dead_ttl_ms,
+                ],
+            )
+            kind = dec(reply[0])
+            if kind != "retry":
+                return Reclaimed(kind, dec(reply[1]), int(reply[2])) if kind == "reclaimed" else Reclaimed(kind)
+        return Reclaimed("retry")
+
+    async def steal(self, me: str, affinity_ms: int, owners: list[str]) -> str | None:
+        """Take the oldest pinned job of another printer that has waited ``affinity_ms``. Returns its id or None."""
+        k = self.keys
+        others = [o for o in owners if o != me]
+        if not others:
+            return None
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for owner in others:
+                pipe.lindex(enc(k.queue(owner)), -1)
+            oldest = await pipe.execute()
+        for owner, raw in zip(others, oldest, strict=True):
+            if raw is None:
+                continue
+            job_id = dec(raw)
+            reply = await self._run(
+                "steal",
+                [k.queue(owner), k.inflight(me), k.job(job_id), k.events, k.control(me)],
+                [me, owner, job_id, affinity_ms, self.events_maxlen],
+            )
+            if dec(reply[0]) == "stolen":
+                return job_id
+        return None
+
+    async def drain(self, printer: str, order: Literal["drain", "resume"], by: str) -> int:
+        k = self.keys
+        return int(
+            await self._run(
+                "drain",
+                [k.control(printer), k.queue(printer), k.pool, k.events],
+                [printer, order, by, self.events_maxlen],
+            )
+        )
+
+    async def requeue(self, job_id: str, by: str) -> str:
+        k = self.keys
+        reply = await self._run(
+            "requeue", [k.dlq, k.job(job_id), k.pool, k.events, k.done(job_id)], [job_id, by, self.events_maxlen]
+        )
+        return dec(reply[0])
+
+    async def dlq(self) -> list[str]:
+        return [dec(x) for x in await self.redis.lrange(enc(self.keys.dlq), 0, -1)]
+
+    async def printers(self) -> dict[str, str]:
+        """Every printer that ever beat in this venue -> its location."""
+        raw = await self.redis.hgetall(enc(self.keys.printers))
+        return {dec(name): dec(location) for name, location in raw.items()}
 
     async def handback(self, me: str, reason: str) -> int:
         k = self.keys

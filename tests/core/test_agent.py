@@ -160,7 +160,7 @@ async def test_a_job_cut_short_by_a_jam_is_released_as_maybe_printed(
     control = SimControl(tmp_path / "desk-1.control.json")
     await enqueue_many(store, 1)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=1.0):
-        await wait_until(lambda: redis.exists(k.done("a0")) if False else _state_is(redis, k, "a0", b"printing"))
+        await wait_until(lambda: _state_is(redis, k, "a0", b"printing"))
         await asyncio.sleep(0.2)
         control.set_fault("jam")
         await wait_until(lambda: _state_is(redis, k, "a0", b"queued"))

@@ -1,0 +1,21 @@
+-- drain: an operator takes a printer out of service (or puts it back). Its agent stops taking work at once (take
+-- and steal read the order), finishes or releases the badge in hand, and its pinned jobs go to the front of the pool.
+-- KEYS[1] ctl:<printer>   KEYS[2] q:<printer>   KEYS[3] pool   KEYS[4] events
+-- ARGV[1] printer   ARGV[2] "drain" or "resume"   ARGV[3] who   ARGV[4] events maxlen
+-- Returns the number of pinned jobs handed back (0 on resume, and on a second drain).
+if ARGV[2] == 'resume' then
+  if redis.call('DEL', KEYS[1]) == 1 then
+    redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'event', 'resumed', 'printer', ARGV[1], 'by', ARGV[3])
+  end
+  return 0
+end
+local first = redis.call('SET', KEYS[1], 'drain', 'NX')
+local moved = 0
+while redis.call('LMOVE', KEYS[2], KEYS[3], 'LEFT', 'RIGHT') do
+  moved = moved + 1
+end
+if first or moved > 0 then
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'event', 'drained', 'printer', ARGV[1], 'by', ARGV[3],
+    'handed_back', moved)
+end
+return moved

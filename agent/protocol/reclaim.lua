@@ -1,0 +1,64 @@
+-- reclaim: take back everything a dead printer's agent held and put it at the front of the pool.
+-- KEYS[1] hb   KEYS[2] inflight:<victim>   KEYS[3] q:<victim>   KEYS[4] pool   KEYS[5] health:<victim>
+-- KEYS[6] events   KEYS[7] stats   KEYS[8] printers   KEYS[9] job:<held id> and KEYS[10] done:<held id> (only when
+-- the caller saw a held job)
+-- ARGV[1] victim   ARGV[2] dead after (ms), or "force" to skip the staleness check   ARGV[3] held id or ""
+-- ARGV[4] who reclaims   ARGV[5] events maxlen   ARGV[6] dead-health TTL (ms)
+-- Staleness is re-checked here, atomically, so a peer that beat since the sweep is left alone. Running it twice,
+-- or from two agents at once, moves nothing twice: the second run finds the victim out of the heartbeat set.
+-- Returns {"alive"}, {"gone"} (already reclaimed), {"retry"} (the held job changed since the caller looked), or
+-- {"reclaimed", held id or "", pinned jobs moved}.
+local victim, held_arg, by = ARGV[1], ARGV[3], ARGV[4]
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local last = redis.call('ZSCORE', KEYS[1], victim)
+if ARGV[2] ~= 'force' then
+  if not last then
+    return {'gone'}
+  end
+  if now - tonumber(last) < tonumber(ARGV[2]) then
+    return {'alive'}
+  end
+end
+local held = redis.call('LINDEX', KEYS[2], 0) or ''
+if held ~= held_arg then
+  return {'retry'}
+end
+local location = redis.call('HGET', KEYS[8], victim) or ''
+local where = victim .. ' (' .. location .. ')'
+local function event(...)
+  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', ...)
+end
+-- Pinned jobs first, so that the held job, pushed last, ends up the very next one taken.
+local pinned = 0
+while redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT') do
+  pinned = pinned + 1
+end
+if held ~= '' then
+  redis.call('LREM', KEYS[2], 0, held)
+  if redis.call('EXISTS', KEYS[10]) == 0 then
+    local state = redis.call('HGET', KEYS[9], 'state')
+    local maybe = 0
+    if state == 'printing' then
+      -- It may be on paper at the dead printer: say where, so a later print elsewhere is flagged for staff.
+      maybe = 1
+      local prior = redis.call('HGET', KEYS[9], 'maybe_printed_where') or ''
+      if prior == '' then prior = where elseif not string.find(prior, where, 1, true) then prior = prior .. '; ' .. where end
+      redis.call('HSET', KEYS[9], 'maybe_printed', 1, 'maybe_printed_where', prior)
+    end
+    redis.call('RPUSH', KEYS[4], held)
+    if state then
+      redis.call('HSET', KEYS[9], 'state', 'queued', 'printer', '')
+      redis.call('HINCRBY', KEYS[9], 'reclaims', 1)
+    end
+    redis.call('HINCRBY', KEYS[7], 'reclaimed', 1)
+    event('event', 'reclaimed', 'job_id', held, 'printer', victim, 'location', location, 'by', by,
+      'maybe_printed', maybe, 'reason', 'agent of ' .. where .. ' stopped beating')
+  end
+end
+redis.call('ZREM', KEYS[1], victim)
+redis.call('SET', KEYS[5], cjson.encode({state = 'dead', location = location, reclaimed_by = by, reclaimed_ms = now,
+  reasons = {'no heartbeat; work handed to peers'}}), 'PX', ARGV[6])
+event('event', 'agent_dead', 'printer', victim, 'location', location, 'by', by, 'handed_back', pinned,
+  'held', held, 'reason', 'no heartbeat for ' .. (last and (now - tonumber(last)) or '?') .. ' ms')
+return {'reclaimed', held, pinned}

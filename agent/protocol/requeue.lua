@@ -1,0 +1,19 @@
+-- requeue: an operator sends a dead-lettered job back to the front of the pool (after fixing its cause).
+-- KEYS[1] dlq   KEYS[2] job:<id>   KEYS[3] pool   KEYS[4] events   KEYS[5] done:<id>
+-- ARGV[1] job_id   ARGV[2] who   ARGV[3] events maxlen
+-- Returns {"requeued"}, {"not_in_dlq"}, or {"no_record"} (a garbage id: it stays in the DLQ, nothing to print).
+local id = ARGV[1]
+if not redis.call('LPOS', KEYS[1], id) then
+  return {'not_in_dlq'}
+end
+if not redis.call('HGET', KEYS[2], 'payload') then
+  return {'no_record'}
+end
+redis.call('LREM', KEYS[1], 0, id)
+redis.call('DEL', KEYS[5])
+local reason = redis.call('HGET', KEYS[2], 'error') or ''
+redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'attempts', 0, 'last_error', reason, 'error', '')
+redis.call('RPUSH', KEYS[3], id)
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'event', 'requeued', 'job_id', id, 'by', ARGV[2],
+  'reason', 'was dead: ' .. reason)
+return {'requeued'}

@@ -1,0 +1,25 @@
+-- steal: an idle printer takes the oldest job pinned to another printer once it has waited affinity_wait.
+-- KEYS[1] q:<owner>   KEYS[2] inflight:<me>   KEYS[3] job:<id>   KEYS[4] events   KEYS[5] ctl:<me>
+-- ARGV[1] me   ARGV[2] owner   ARGV[3] id (the caller saw it oldest in q:<owner>)   ARGV[4] affinity wait (ms)
+-- ARGV[5] events maxlen
+-- Returns {"stolen", id}, or {"no", why} when it is not old enough, no longer oldest, or we hold/are drained.
+local id = ARGV[3]
+if redis.call('LLEN', KEYS[2]) > 0 then
+  return {'no', 'busy'}
+end
+if redis.call('GET', KEYS[5]) == 'drain' then
+  return {'no', 'drained'}
+end
+if redis.call('LINDEX', KEYS[1], -1) ~= id then
+  return {'no', 'moved'}
+end
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local since = tonumber(redis.call('HGET', KEYS[3], 'enqueued_ms') or now)
+if now - since < tonumber(ARGV[4]) then
+  return {'no', 'young'}
+end
+redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT')
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'event', 'stolen', 'job_id', id, 'printer', ARGV[1],
+  'from', ARGV[2], 'reason', 'waited ' .. (now - since) .. ' ms for ' .. ARGV[2])
+return {'stolen', id}

@@ -1,0 +1,11 @@
+-- sweep: at most one agent per interval looks for dead peers (a short lease), and gets their names.
+-- KEYS[1] hb   KEYS[2] sweep lease
+-- ARGV[1] me   ARGV[2] dead after (ms)   ARGV[3] lease (ms)   ARGV[4] max victims returned
+-- Returns the printers whose last beat is older than the dead-after window (oldest first), or false when another
+-- agent holds the lease. O(log N + M) on the heartbeat set.
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[3]) then
+  return false
+end
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[2])), 'LIMIT', 0, ARGV[4])

@@ -1,0 +1,190 @@
+"""A bounded chaos run: random kill -9, freezes and printer faults, judged from the printers' own print logs."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+from drivers.sim import SimControl
+from tests.conftest import write_agent_config
+from tests.core.helpers import print_log_copies
+from tests.core.test_agent import wait_until
+from tests.core.test_process import ROOT
+
+SEED = 20261130
+PRINTERS = ["c1", "c2", "c3", "c4"]
+JOBS = 300
+CHAOS_SECONDS = 40
+FAULTS = ["media_out", "jam", "power_off", "no_answer", "head_open"]
+
+
+def start(config: Path) -> subprocess.Popen[bytes]:
+    log = config.with_suffix(".log").open("ab")
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent", "run", "-c", str(config)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
+    )
+
+
+async def snapshot_violations(redis: Redis, venue: str, ids: list[str]) -> list[str]:
+    """Read every list and every job state in one MULTI, so the picture is one instant of the venue."""
+    k = Keys(venue)
+    lists = [k.pool] + [k.queue(p) for p in PRINTERS] + [k.inflight(p) for p in PRINTERS]
+    async with redis.pipeline(transaction=True) as pipe:
+        for name in lists:
+            pipe.lrange(name, 0, -1)
+        for job_id in ids:
+            pipe.hget(k.job(job_id), "state")
+        replies = await pipe.execute()
+    where: dict[str, int] = {}
+    for members in replies[: len(lists)]:
+        for raw in members:
+            where[raw.decode()] = where.get(raw.decode(), 0) + 1
+    problems = []
+    for job_id, state in zip(ids, replies[len(lists) :], strict=True):
+        final = state in (b"printed", b"dead")
+        count = where.get(job_id, 0)
+        if (final and count) or (not final and count != 1):
+            problems.append(f"{job_id} state={state!r} in {count} lists")
+    return problems
+
+
+@pytest.mark.timeout(300)
+async def test_chaos_every_badge_prints_and_no_duplicate_goes_unflagged(tmp_path: Path, venue: str) -> None:
+    rng = random.Random(SEED)
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    redis = Redis.from_url(server.url)
+    configs = {
+        name: write_agent_config(
+            tmp_path / f"{name}.yaml",
+            venue,
+            server.url,
+            name,
+            print_time=rng.choice([0.03, 0.06, 0.1]),
+            jobs__max_attempts=50,
+            timing__affinity_wait=1.0,
+        )
+        for name in PRINTERS
+    }
+    controls = {name: SimControl(tmp_path / f"{name}.control.json") for name in PRINTERS}
+    procs = {name: start(cfg) for name, cfg in configs.items()}
+    store = Store(redis, venue)
+    ids: list[str] = []
+    violations: list[str] = []
+    actions: list[str] = []
+    try:
+        await wait_until(lambda: _beating(redis, venue), timeout=20)
+        deadline = time.monotonic() + CHAOS_SECONDS
+        frozen: dict[str, float] = {}
+        faulted: dict[str, float] = {}
+        dead: dict[str, float] = {}
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            if len(ids) < JOBS:
+                for _ in range(rng.randint(3, 10)):
+                    if len(ids) >= JOBS:
+                        break
+                    pin = rng.choice([None, None, None, *PRINTERS])
+                    job = parse_job({"attendee_id": f"x{len(ids)}", "name": f"Guest {len(ids)}", "printer": pin})
+                    await store.enqueue(job.job_id, job.payload(), job.printer)
+                    ids.append(job.job_id)
+            victim = rng.choice(PRINTERS)
+            roll = rng.random()
+            if roll < 0.08 and victim not in dead and victim not in frozen:
+                procs[victim].kill()
+                procs[victim].wait()
+                dead[victim] = now + rng.uniform(0.3, 2.0)
+                actions.append(f"kill {victim}")
+            elif roll < 0.16 and victim not in dead and victim not in frozen:
+                procs[victim].send_signal(signal.SIGSTOP)
+                frozen[victim] = now + rng.uniform(0.3, 1.5)
+                actions.append(f"freeze {victim}")
+            elif roll < 0.3 and victim not in faulted:
+                fault = rng.choice(FAULTS)
+                controls[victim].set_fault(fault)
+                faulted[victim] = now + rng.uniform(0.2, 2.0)
+                actions.append(f"{fault} {victim}")
+            for name, until in list(frozen.items()):
+                if now >= until:
+                    procs[name].send_signal(signal.SIGCONT)
+                    del frozen[name]
+            for name, until in list(faulted.items()):
+                if now >= until:
+                    controls[name].set_fault(None)
+                    del faulted[name]
+            for name, until in list(dead.items()):
+                if now >= until:
+                    procs[name] = start(configs[name])
+                    del dead[name]
+            violations += await snapshot_violations(redis, venue, ids)
+            await asyncio.sleep(0.15)
+        # Calm after the storm: every printer healthy and running again.
+        for name in frozen:
+            procs[name].send_signal(signal.SIGCONT)
+        for name in faulted:
+            controls[name].set_fault(None)
+        for name in dead:
+            procs[name] = start(configs[name])
+        try:
+            await wait_until(lambda: _all_final(redis, venue, ids), timeout=60)
+        except TimeoutError:
+            k = Keys(venue)
+            stuck = {}
+            for job_id in ids:
+                state = await redis.hget(k.job(job_id), "state")
+                if state not in (b"printed", b"dead"):
+                    stuck[job_id] = (state, await redis.hget(k.job(job_id), "printer"))
+            held = {p: await redis.lrange(k.inflight(p), 0, -1) for p in PRINTERS}
+            pool = await redis.llen(k.pool)
+            raise AssertionError(f"not settled: {list(stuck.items())[:10]} inflight={held} pool={pool}") from None
+        violations += await snapshot_violations(redis, venue, ids)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    try:
+        assert len(ids) == JOBS
+        assert sum(a.startswith("kill") for a in actions) >= 3, actions
+        assert sum(a.startswith("freeze") for a in actions) >= 3, actions
+        assert violations == [], violations[:10]
+        copies = print_log_copies(*(tmp_path / f"{p}.prints.jsonl" for p in PRINTERS))
+        k = Keys(venue)
+        missing = [i for i in ids if copies[i] == 0]
+        assert missing == [], missing
+        assert await redis.llen(k.dlq) == 0
+        unflagged = [i for i in ids if copies[i] > 1 and await redis.hget(k.job(i), "maybe_duplicate") != b"1"]
+        assert unflagged == [], unflagged
+    finally:
+        await redis.aclose()
+        server.stop()
+
+
+async def _beating(redis: Redis, venue: str) -> bool:
+    return len(await redis.zrange(Keys(venue).hb, 0, -1)) == len(PRINTERS)
+
+
+async def _all_final(redis: Redis, venue: str, ids: list[str]) -> bool:
+    k = Keys(venue)
+    async with redis.pipeline(transaction=False) as pipe:
+        for job_id in ids:
+            pipe.hget(k.job(job_id), "state")
+        states = await pipe.execute()
+    return all(s in (b"printed", b"dead") for s in states)

@@ -1,0 +1,268 @@
+"""Failover: a dead agent or a dead printer loses no badge and prints none twice unflagged (seed runbook 000)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+from drivers.sim import SimControl
+from tests.conftest import write_agent_config
+from tests.core.helpers import assert_each_unfinished_job_in_one_list, print_log_copies
+from tests.core.test_agent import _eq, _state_is, enqueue_many, printed_count, running_agent, wait_until
+from tests.core.test_process import agent_process
+
+
+async def events_of(redis: Redis, venue: str, kind: str) -> list[dict[str, str]]:
+    out = []
+    for _, fields in await redis.xrange(Keys(venue).events):
+        data = {a.decode(): b.decode() for a, b in fields.items()}
+        if data["event"] == kind:
+            out.append(data)
+    return out
+
+
+async def test_seed_scenario_dead_printer_with_one_printing_and_forty_pinned(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """The runbook's scenario: every unprinted badge prints once on the backup, the confirmed one never again."""
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await store.beat("primary", {"state": "ready", "location": "Hall A, desk 1"}, 60_000, first=True)
+    ids = await enqueue_many(store, 41, "seed", printer="primary")
+    # The primary took the oldest and was printing it when it died...
+    assert await store.take("primary") == ("q", "seed0")
+    assert (await store.begin("primary", "Hall A, desk 1", "seed0")).kind == "print"
+    # ...and one badge further back had been confirmed printed just before (its stale copy is still queued).
+    await redis.set(k.done("seed7"), "primary")
+    await redis.hset(k.job("seed7"), mapping={"state": "printed"})
+    async with running_agent(tmp_path, venue, redis_server.url, name="backup", print_time=0.01):
+        await wait_until(lambda: _eq(printed_count(redis, venue), 40), timeout=20)
+        # Failover a second time (an operator's nervous double run): nothing moves, nothing reprints.
+        again = await store.reclaim("primary", "operator", None)
+        assert again.kind == "reclaimed" and again.held == "" and again.pinned == 0
+        await asyncio.sleep(0.3)
+    copies = print_log_copies(tmp_path / "backup.prints.jsonl")
+    assert copies == {i: 1 for i in ids if i != "seed7"}
+    assert (await events_of(redis, venue, "reclaimed"))[0]["job_id"] == "seed0"
+    dead = await events_of(redis, venue, "agent_dead")
+    assert (
+        dead[0]["printer"] == "primary" and dead[0]["location"] == "Hall A, desk 1" and dead[0]["handed_back"] == "40"
+    )
+    # The badge that was printing at the primary may be on paper there: staff are told where.
+    job0 = await redis.hgetall(k.job("seed0"))
+    assert job0[b"maybe_duplicate"] == b"1" and b"primary (Hall A, desk 1)" in job0[b"maybe_printed_where"]
+    assert await redis.hget(k.job("seed1"), "maybe_duplicate") == b"0"
+    health = json.loads(await redis.get(k.health("primary")))
+    assert health["state"] == "dead"
+    assert await redis.llen(k.queue("primary")) == 0
+    await assert_each_unfinished_job_in_one_list(redis, venue, ids)
+
+
+async def test_a_probe_blip_shorter_than_the_threshold_changes_nothing(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    control = SimControl(tmp_path / "desk-1.control.json")
+    control.set_fault("paused")  # the printer is paused: pinned jobs wait for it
+    await enqueue_many(store, 3, "pin", printer="desk-1")
+    async with running_agent(
+        tmp_path, venue, redis_server.url, print_time=0.01, timing__probe_interval=0.1, timing__down_after_failures=6
+    ):
+        await asyncio.sleep(0.25)  # two or three failed probes: fewer than six
+        control.set_fault(None)
+        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+    assert await events_of(redis, venue, "device_down") == []
+    assert await events_of(redis, venue, "handed_back") == []
+    assert [e["printer"] for e in await events_of(redis, venue, "printed")] == ["desk-1"] * 3
+
+
+async def test_second_seed_down_printer_gets_nothing_fast_printers_take_more_duplicates_change_nothing(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    SimControl(tmp_path / "down.control.json").set_fault("head_open")
+    ids = await enqueue_many(store, 60)
+    before = await redis.llen(Keys(venue).pool)
+    again = await enqueue_many(store, 5)  # the same attendees checked in twice at a desk
+    assert await redis.llen(Keys(venue).pool) == before and set(again) <= set(ids)
+    async with (
+        running_agent(tmp_path, venue, redis_server.url, name="fast", print_time=0.02),
+        running_agent(tmp_path, venue, redis_server.url, name="slow", print_time=0.08),
+        running_agent(tmp_path, venue, redis_server.url, name="down", print_time=0.02),
+    ):
+        await wait_until(lambda: _eq(printed_count(redis, venue), 60), timeout=30)
+    fast = print_log_copies(tmp_path / "fast.prints.jsonl")
+    slow = print_log_copies(tmp_path / "slow.prints.jsonl")
+    assert print_log_copies(tmp_path / "down.prints.jsonl") == {}
+    assert sum(fast.values()) + sum(slow.values()) == 60 and set(fast) | set(slow) == set(ids)
+    assert sum(fast.values()) > 2 * sum(slow.values())  # 4x faster: takes far more than its "fair" half
+
+
+async def test_kill_9_mid_print_a_peer_prints_the_held_and_pinned_jobs(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    victim_cfg = write_agent_config(tmp_path / "victim.yaml", venue, redis_server.url, "victim", print_time=3.0)
+    peer_cfg = write_agent_config(tmp_path / "peer.yaml", venue, redis_server.url, "peer", print_time=0.02)
+    ids = await enqueue_many(store, 6, "v", printer="victim")
+    with agent_process(victim_cfg) as victim:
+        await wait_until(lambda: _state_is(redis, k, "v0", b"printing"))
+        with agent_process(peer_cfg) as peer:
+            victim.kill()  # SIGKILL: no goodbye, the printer was mid-badge
+            await wait_until(lambda: _eq(printed_count(redis, venue), 6), timeout=20)
+            peer.send_signal(signal.SIGTERM)
+            assert await asyncio.to_thread(peer.wait, 15) == 0
+    assert print_log_copies(tmp_path / "peer.prints.jsonl") == {i: 1 for i in ids}
+    assert print_log_copies(tmp_path / "victim.prints.jsonl") == {}
+    v0 = await redis.hgetall(k.job("v0"))
+    assert v0[b"maybe_duplicate"] == b"1" and b"victim (desk of victim)" in v0[b"maybe_printed_where"]
+    assert [e["printer"] for e in await events_of(redis, venue, "agent_dead")] == ["victim"]
+
+
+async def test_a_frozen_agent_never_prints_what_it_no_longer_owns_and_rejoins(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    zombie_cfg = write_agent_config(tmp_path / "zombie.yaml", venue, redis_server.url, "zombie", print_time=0.6)
+    peer_cfg = write_agent_config(tmp_path / "peer.yaml", venue, redis_server.url, "peer", print_time=0.02)
+    ids = await enqueue_many(store, 5, "z", printer="zombie")
+    with agent_process(zombie_cfg) as zombie, agent_process(peer_cfg) as peer:
+        await wait_until(lambda: _state_is(redis, k, "z0", b"printing"))
+        zombie.send_signal(signal.SIGSTOP)
+        await wait_until(lambda: _eq(printed_count(redis, venue), 5), timeout=20)
+        zombie.send_signal(signal.SIGCONT)
+        # It learns from its next heartbeat that it was declared dead, and rejoins.
+        await wait_until(lambda: _rejoined(redis, venue))
+        later = await enqueue_many(store, 2, "after", printer="zombie")
+        await wait_until(lambda: _eq(printed_count(redis, venue), 7), timeout=20)
+        for proc in (zombie, peer):
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.to_thread(proc.wait, 15) == 0
+    zombie_prints = print_log_copies(tmp_path / "zombie.prints.jsonl")
+    peer_prints = print_log_copies(tmp_path / "peer.prints.jsonl")
+    # The only badge the zombie may have put on paper after waking is the one already in its printer (z0); every
+    # other job it had lost is printed by the peer alone.
+    assert set(zombie_prints) - {"z0"} <= set(later)
+    for job_id in ids + later:
+        copies = zombie_prints[job_id] + peer_prints[job_id]
+        assert copies >= 1, job_id
+        if copies > 1:
+            assert await redis.hget(k.job(job_id), "maybe_duplicate") == b"1", job_id
+    assert "declared this agent dead" in zombie_cfg.with_suffix(".log").read_text()
+
+
+async def _rejoined(redis: Redis, venue: str) -> bool:
+    return bool(await events_of(redis, venue, "rejoined"))
+
+
+async def test_a_redis_restart_reclaims_nothing_from_live_agents(tmp_path: Path, venue: str) -> None:
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    redis = Redis.from_url(server.url)
+    try:
+        store = Store(redis, venue)
+        configs = [write_agent_config(tmp_path / f"p{i}.yaml", venue, server.url, f"p{i}") for i in range(3)]
+        procs = [agent_process(c) for c in configs]
+        with procs[0] as a, procs[1] as b, procs[2] as c:
+            await wait_until(lambda: _all_beating(redis, venue, 3))
+            server.kill()
+            await asyncio.sleep(2.0)  # over three times the dead-after window (0.6 s) at these settings
+            server.start()
+            await asyncio.sleep(2.0)
+            ids = await _enqueue_retrying(store, 9)
+            await wait_until(lambda: _at_least_printed(redis, venue, 9), timeout=20)
+            assert await _all_beating(redis, venue, 3)
+            for proc in (a, b, c):
+                proc.send_signal(signal.SIGTERM)
+                assert await asyncio.to_thread(proc.wait, 15) == 0
+        assert await events_of(redis, venue, "agent_dead") == []
+        assert await events_of(redis, venue, "reclaimed") == []
+        copies = print_log_copies(*(tmp_path / f"p{i}.prints.jsonl" for i in range(3)))
+        assert copies == {i: 1 for i in ids}
+    finally:
+        await redis.aclose()
+        server.stop()
+
+
+async def _enqueue_retrying(store: Store, n: int) -> list[str]:
+    for _ in range(50):
+        try:
+            return await enqueue_many(store, n, "after-restart")
+        except RedisConnectionError:  # the test client's pooled connection died with the server
+            await asyncio.sleep(0.1)
+    raise AssertionError("could not enqueue after the restart")
+
+
+async def _all_beating(redis: Redis, venue: str, n: int) -> bool:
+    try:
+        return len(await redis.zrange(Keys(venue).hb, 0, -1)) == n
+    except RedisConnectionError:
+        return False
+
+
+async def _at_least_printed(redis: Redis, venue: str, n: int) -> bool:
+    try:
+        return await printed_count(redis, venue) >= n
+    except RedisConnectionError:
+        return False
+
+
+async def test_affinity_a_pinned_job_waits_then_an_idle_peer_steals_it(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    # "lane" is alive but paused (not down): its pinned job waits affinity_wait, then the idle peer takes it.
+    await store.beat("lane", {"state": "paused", "location": "Lane 3"}, 60_000, first=True)
+    job = parse_job({"attendee_id": "vip-1", "name": "Grace Hopper", "printer": "lane"})
+    await store.enqueue(job.job_id, job.payload(), job.printer)
+    async with running_agent(
+        tmp_path, venue, redis_server.url, name="idle", print_time=0.01, timing__affinity_wait=1.0
+    ):
+        keep_alive = asyncio.create_task(_keep_beating(store, "lane"))
+        try:
+            await asyncio.sleep(0.6)
+            assert await redis.llen(k.queue("lane")) == 1  # still waiting for its own printer
+            await wait_until(lambda: _eq(printed_count(redis, venue), 1), timeout=10)
+        finally:
+            keep_alive.cancel()
+    stolen = await events_of(redis, venue, "stolen")
+    assert len(stolen) == 1 and stolen[0]["job_id"] == "vip-1" and stolen[0]["from"] == "lane"
+    assert print_log_copies(tmp_path / "idle.prints.jsonl") == {"vip-1": 1}
+
+
+async def _keep_beating(store: Store, name: str) -> None:
+    while True:
+        await store.beat(name, {"state": "paused", "location": "Lane 3"}, 60_000, first=False)
+        await asyncio.sleep(0.1)
+
+
+async def test_drain_and_reclaim_commands_are_idempotent(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await store.beat("desk-9", {"state": "ready", "location": "Desk 9"}, 60_000, first=True)
+    await enqueue_many(store, 3, "d", printer="desk-9")
+    assert await store.drain("desk-9", "drain", "ops") == 3
+    assert await store.drain("desk-9", "drain", "ops") == 0
+    assert await store.take("desk-9") == ("drained", "")
+    assert await redis.llen(k.pool) == 3
+    assert await store.drain("desk-9", "resume", "ops") == 0
+    assert await store.take("desk-9") == ("pool", "d0")
+    # reclaim refuses a printer that is still beating, then works when forced, and twice is a no-op.
+    assert (await store.reclaim("desk-9", "ops", 3000)).kind == "alive"
+    first = await store.reclaim("desk-9", "ops", None)
+    assert (first.kind, first.held) == ("reclaimed", "d0")
+    assert (await store.reclaim("desk-9", "ops", 3000)).kind == "gone"
+    assert await redis.lrange(k.pool, -1, -1) == [b"d0"]
+    assert len(await events_of(redis, venue, "reclaimed")) == 1
