@@ -144,6 +144,7 @@ class SimDriver(Driver):
                 Outcome.FAILED, f"{reason}: badge cancelled before printing", DeviceStatus(state, (reason,))
             )
         self._printing = True
+        started = time.time()
         try:
             deadline = time.monotonic() + self.print_time
             while (left := deadline - time.monotonic()) > 0:
@@ -152,11 +153,11 @@ class SimDriver(Driver):
                 if fault is not None:
                     # The label is half out of the printer: it may be usable, it may not.
                     self._buffer.remove(badge)
-                    self._log(badge, complete=False)
+                    self._log(badge, complete=False, started=started)
                     state, reason = FAULTS[fault]
                     return PrintResult(Outcome.UNKNOWN, f"{reason} while printing", DeviceStatus(state, (reason,)))
             self._buffer.remove(badge)
-            self._log(badge, complete=True)
+            self._log(badge, complete=True, started=started)
             return PrintResult(Outcome.PRINTED, "printer reported the label out", DeviceStatus(DeviceState.READY))
         finally:
             self._printing = False
@@ -171,11 +172,13 @@ class SimDriver(Driver):
         while self._buffer:
             self._log(self._buffer.pop(0), complete=True)
 
-    def _log(self, badge: Badge, complete: bool) -> None:
+    def _log(self, badge: Badge, complete: bool, started: float | None = None) -> None:
         if self.print_log is None:
             return
+        now = time.time()
         entry = {
-            "t": time.time(),
+            "t": now,
+            "started": now if started is None else started,  # when the first byte reached the printer
             "printer": self.printer_name,
             "job_id": badge.job_id,
             "attendee_id": badge.attendee_id,
