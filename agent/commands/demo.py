@@ -1,8 +1,9 @@
 """``badge-agent demo``: a whole simulated venue on this machine, start to finish, then a summary.
 
 A private redis-server, one agent process per simulated printer (different speeds), the bundled sample of
-attendees, a printer that runs out of labels mid-run, a garbage job pushed by hand, a live status board, and a
-closing count of printed / lost / duplicated judged from the printers' own print logs.
+attendees, a printer that runs out of labels and is reloaded, a printer whose power dies for good, an agent killed
+with SIGKILL mid-run, a garbage job pushed by hand, a live status board, and a closing count of printed / lost /
+duplicated judged from the printers' own print logs.
 """
 
 from __future__ import annotations
@@ -35,11 +36,38 @@ from agent.connection import make_redis
 from agent.fleet import fleet, tail_events
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
-from agent.protocol.store import Store
+from agent.protocol.store import Store, dec
 from agent.redis_server import RedisServer
 from drivers.sim import SimControl
 
 VENUE = "demo-venue"
+
+
+class Script:
+    """What goes wrong during the demo, by how far the rush has got (share of badges printed)."""
+
+    def __init__(self, printers: list[DemoPrinter]) -> None:
+        self.printers = printers
+        self.done: set[str] = set()
+        self.reloaded_at: float | None = None
+
+    def once(self, name: str, when: bool) -> bool:
+        if when and name not in self.done:
+            self.done.add(name)
+            return True
+        return False
+
+    def step(self, progress: float) -> None:
+        hall_a_1, hall_a_2, _, kiosk = self.printers
+        if self.once("labels out", progress >= 0.15):
+            SimControl(hall_a_1.control).set_fault("media_out")
+            self.reloaded_at = time.monotonic() + 4
+        if self.reloaded_at is not None and self.once("reloaded", time.monotonic() >= self.reloaded_at):
+            SimControl(hall_a_1.control).set_fault(None)
+        if self.once("power dies", progress >= 0.3):
+            SimControl(hall_a_2.control).set_fault("power_off")
+        if self.once("agent killed", progress >= 0.5) and kiosk.proc is not None:
+            kiosk.proc.kill()  # SIGKILL mid-badge: peers must notice and reprint what it held
 
 
 @dataclass
@@ -145,8 +173,7 @@ async def _rush(console: Console, url: str, printers: list[DemoPrinter], badges:
             await asyncio.sleep(0.2)
         queued = 0
         junk_pushed = False
-        faulted_at: float | None = None
-        cleared = False
+        script = Script(printers)
         with Live(console=console, auto_refresh=False) as live:
             while True:
                 if queued < badges:
@@ -165,12 +192,7 @@ async def _rush(console: Console, url: str, printers: list[DemoPrinter], badges:
                     junk_pushed = True
                 view = await fleet(redis, VENUE)
                 printed = view.counts.get("printed", 0)
-                if faulted_at is None and printed >= badges // 4:
-                    SimControl(printers[1].control).set_fault("media_out")
-                    faulted_at = time.monotonic()
-                elif faulted_at is not None and not cleared and time.monotonic() - faulted_at > 4:
-                    SimControl(printers[1].control).set_fault(None)
-                    cleared = True
+                script.step(printed / badges)
                 recent = await tail_events(redis, VENUE, 8)
                 events = Text("\n".join(format_event(e) for e in recent), style="dim")
                 live.update(Group(fleet_table(view), Text("recent events:"), events), refresh=True)
@@ -197,29 +219,40 @@ def summarize(console: Console, root: Path, server: RedisServer, printers: list[
                 copies[entry["job_id"]] += 1
                 per_printer[p.name] += 1
 
-    async def flagged() -> tuple[set[str], int]:
+    async def flagged() -> tuple[dict[str, str], int, int]:
         redis = make_redis(RedisConfig(url=server.unix_url), block_timeout=5)
         try:
             k = Keys(VENUE)
-            marks = set()
+            marks = {}
             for job_id in copies:
-                if (await redis.hget(k.job(job_id), "maybe_duplicate")) == b"1":
-                    marks.add(job_id)
-            return marks, int(await redis.llen(k.dlq))
+                job = await redis.hgetall(k.job(job_id))
+                if job.get(b"maybe_duplicate") == b"1":
+                    marks[job_id] = dec(job.get(b"maybe_printed_where"))
+            reclaimed = int(await redis.hget(k.stats, "reclaimed") or 0)
+            return marks, int(await redis.llen(k.dlq)), reclaimed
         finally:
             await redis.aclose()
 
-    marks, dlq = run_async(flagged())
+    marks, dlq, reclaimed = run_async(flagged())
     lost = badges - len(copies)
     dups = {j for j, n in copies.items() if n > 1}
     table = Table(title="demo summary", title_justify="left")
     table.add_column("printer")
+    table.add_column("what happened")
     table.add_column("badges printed", justify="right")
+    fate = {
+        "hall-a-1": "ran out of labels, reloaded",
+        "hall-a-2": "power died for good",
+        "kiosk-1": "agent killed (SIGKILL)",
+    }
     for p in printers:
-        table.add_row(f"{p.name} ({p.print_time:g} s/badge)", str(per_printer[p.name]))
+        table.add_row(f"{p.name} ({p.print_time:g} s/badge)", fate.get(p.name, ""), str(per_printer[p.name]))
     console.print(table)
     console.print(
         f"attendees {badges} · printed {len(copies)} · lost {lost} · duplicated {len(dups)} "
-        f"(flagged for staff {len(dups & marks)}, unflagged {len(dups - marks)}) · dead-lettered {dlq}",
+        f"(flagged for staff {len(dups & set(marks))}, unflagged {len(dups - set(marks))}) · "
+        f"reclaimed from dead agents {reclaimed} · dead-lettered {dlq} (the junk job)",
         highlight=False,
     )
+    for job_id, where in sorted(marks.items()):
+        console.print(f"  staff: badge {job_id} may also have come out at {where}", highlight=False)
