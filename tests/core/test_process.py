@@ -115,3 +115,25 @@ async def _at_least(value: object, n: int) -> bool:
         return await value >= n  # type: ignore[misc,operator]
     except RedisConnectionError:
         return False  # the test's own connection died with the server; the next poll reconnects
+
+
+async def test_redis_unreachable_at_start_is_retried_until_it_comes(tmp_path: Path, venue: str) -> None:
+    server = RedisServer(tmp_path / "redis")  # not started yet: the agent starts first
+    config = write_agent_config(tmp_path / "desk-1.yaml", venue, server.url, "desk-1", print_time=0.01)
+    with agent_process(config) as proc:
+        await asyncio.sleep(1.5)
+        assert proc.poll() is None  # still running, retrying
+        server.start()
+        redis = Redis.from_url(server.url)
+        try:
+            ids = await enqueue_many(Store(redis, venue), 3)
+            await wait_until(lambda: _at_least(printed_count(redis, venue), 3), timeout=20)
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.to_thread(proc.wait, 15) == 0
+        finally:
+            await redis.aclose()
+            server.stop()
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
+    log = config.with_suffix(".log").read_text()
+    assert "waiting for redis" in log and "Connect call failed" in log
+    assert "Traceback" not in log
