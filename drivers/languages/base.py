@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import time
 
-from drivers.base import Badge, DeviceState, DeviceStatus, Driver, DriverError
+from drivers.base import Badge, DeviceState, DeviceStatus, Driver, DriverError, Outcome, PrintResult
 from drivers.config import LabelConfig
 from drivers.languages.rendering import render_for
 from drivers.transports.base import Transport
@@ -69,6 +70,56 @@ class LanguageDriver(Driver):
             except DriverError as exc:
                 return DeviceStatus(DeviceState.OFFLINE, (str(exc),))
             return status or DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
+
+    async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
+        """Check the printer can take a badge, send it, and watch until the outcome is known (lock held throughout).
+
+        A link failure or a refusal before the first byte is ``failed`` (nothing was sent); a failure after it is
+        ``unknown``.
+        """
+        async with self.lock:
+            try:
+                await self._ensure_open()
+                if not self.transport.can_read:
+                    await self.transport.write(data)
+                    return PrintResult(Outcome.UNKNOWN, "one-way link: sent, but the printer cannot confirm it")
+                refusal = await self._before_send()
+            except DriverError as exc:
+                offline = DeviceStatus(DeviceState.OFFLINE, (str(exc),))
+                return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline)
+            if refusal is not None:
+                return refusal
+            try:
+                await self.transport.write(self._job_bytes(data))
+            except DriverError as exc:
+                return PrintResult(Outcome.UNKNOWN, f"link failed while sending the badge: {exc}")
+            try:
+                return await self._watch(time.monotonic() + timeout)
+            except DriverError as exc:
+                return PrintResult(Outcome.UNKNOWN, f"link lost after the badge was sent: {exc}")
+
+    @staticmethod
+    def refuse(status: DeviceStatus | None, busy_is_refusal: bool = False) -> PrintResult | None:
+        """The ``failed`` result for a printer that cannot take a badge now (silent, faulted), else None."""
+        if status is None:
+            return PrintResult(
+                Outcome.FAILED, f"nothing sent: {NO_ANSWER}", DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
+            )
+        if status.faulted or (busy_is_refusal and status.busy):
+            return PrintResult(Outcome.FAILED, f"nothing sent: printer {status.describe()}", status)
+        return None
+
+    @abc.abstractmethod
+    async def _before_send(self) -> PrintResult | None:
+        """Read the printer's status before a badge; a ``failed`` result when it cannot take one. The lock is held."""
+
+    def _job_bytes(self, data: bytes) -> bytes:
+        """What goes on the wire for one badge (a language may append a completion request)."""
+        return data
+
+    @abc.abstractmethod
+    async def _watch(self, deadline: float) -> PrintResult:
+        """After sending: read the printer until the badge's outcome is known or ``deadline`` passes."""
 
     @abc.abstractmethod
     async def _read_status(self) -> DeviceStatus | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from drivers.base import Badge, DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
 from drivers.languages import brother_status as bs
 from drivers.languages.base import NO_ANSWER, LanguageDriver
 
@@ -33,28 +33,10 @@ class BrotherDriver(LanguageDriver):
         st = await self._request()
         return None if st is None else bs.to_device_status(st)
 
-    async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
-        async with self.lock:
-            try:
-                await self._ensure_open()
-                if not self.transport.can_read:
-                    await self.transport.write(data)
-                    return PrintResult(Outcome.UNKNOWN, "one-way link: sent, but the printer cannot confirm it")
-                before = await self._request()
-            except DriverError as exc:
-                offline = DeviceStatus(DeviceState.OFFLINE, (str(exc),))
-                return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline)
-            if before is None:
-                silent = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
-                return PrintResult(Outcome.FAILED, f"nothing sent: {NO_ANSWER}", silent)
-            status = bs.to_device_status(before)
-            if status.faulted or status.busy:
-                return PrintResult(Outcome.FAILED, f"nothing sent: printer {status.describe()}", status)
-            try:
-                await self.transport.write(data)
-            except DriverError as exc:
-                return PrintResult(Outcome.UNKNOWN, f"link failed while sending the badge: {exc}")
-            return await self._watch(time.monotonic() + timeout)
+    async def _before_send(self) -> PrintResult | None:
+        before = await self._request()
+        # A QL has no job buffer to queue behind: a busy or cooling printer is asked again later, not sent to.
+        return self.refuse(None if before is None else bs.to_device_status(before), busy_is_refusal=True)
 
     async def _watch(self, deadline: float) -> PrintResult:
         printing = False

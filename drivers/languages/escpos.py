@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from drivers.base import Badge, DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
 from drivers.languages import escpos_status as es
 from drivers.languages.base import NO_ANSWER, LanguageDriver
 
@@ -22,6 +22,7 @@ class EscposDriver(LanguageDriver):
     #: None until learned at open: does this printer answer GS ( H process IDs?
     completion_replies: bool | None = None
     _tokens = itertools.cycle(range(1, 10000))
+    _token = b"0000"  # the process ID sent after the badge in progress
 
     async def _realtime(self, replies: es.Replies, pending: bytes) -> tuple[es.RealtimeStatus | None, bytes]:
         """Ask all four DLE EOT statuses; other messages that arrive meanwhile stay in ``replies``."""
@@ -55,34 +56,17 @@ class EscposDriver(LanguageDriver):
         es.split_replies(buf, replies)
         self.completion_replies = b"0000" in replies.process_ids
 
-    async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
-        async with self.lock:
-            try:
-                await self._ensure_open()
-                if not self.transport.can_read:
-                    await self.transport.write(data)
-                    return PrintResult(Outcome.UNKNOWN, "one-way link: sent, but the printer cannot confirm it")
-                before = await self._status()
-            except DriverError as exc:
-                offline = DeviceStatus(DeviceState.OFFLINE, (str(exc),))
-                return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline)
-            if before is None:
-                silent = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
-                return PrintResult(Outcome.FAILED, f"nothing sent: {NO_ANSWER}", silent)
-            status = es.to_device_status(before)
-            if status.faulted:
-                return PrintResult(Outcome.FAILED, f"nothing sent: printer {status.describe()}", status)
-            token = f"{next(self._tokens):04d}".encode()
-            try:
-                await self.transport.write(data + es.process_id_request(token))
-            except DriverError as exc:
-                return PrintResult(Outcome.UNKNOWN, f"link failed while sending the badge: {exc}")
-            try:
-                return await self._watch(token, time.monotonic() + timeout)
-            except DriverError as exc:
-                return PrintResult(Outcome.UNKNOWN, f"link lost after the badge was sent: {exc}")
+    async def _before_send(self) -> PrintResult | None:
+        before = await self._status()
+        return self.refuse(None if before is None else es.to_device_status(before))
 
-    async def _watch(self, token: bytes, deadline: float) -> PrintResult:
+    def _job_bytes(self, data: bytes) -> bytes:
+        # The process ID asked after the badge is answered only once everything before it has printed.
+        self._token = f"{next(self._tokens):04d}".encode()
+        return data + es.process_id_request(self._token)
+
+    async def _watch(self, deadline: float) -> PrintResult:
+        token = self._token
         replies, pending = es.Replies(), b""
         status = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
         while (left := deadline - time.monotonic()) > 0:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from drivers.base import Badge, DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
 from drivers.config import LabelConfig
 from drivers.languages import zpl_status as zs
 from drivers.languages.base import NO_ANSWER, LanguageDriver
@@ -42,6 +42,7 @@ class ZplDriver(LanguageDriver):
         )
         self.template_text = load_template(template) if template is not None else None
         self.has_label_counter = False
+        self._counter_before: int | None = None  # the label counter read just before the badge in progress
 
     async def _query(self, command: bytes, complete: Callable[[bytes], bool], within: float) -> bytes:
         await self.transport.discard_input()  # a late answer to an earlier question must not pass as this one
@@ -80,33 +81,17 @@ class ZplDriver(LanguageDriver):
             es = None  # older firmware has no ~HQES; ~HS alone still names the faults that matter
         return zs.to_device_status(hs, es)
 
-    async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
-        async with self.lock:
-            try:
-                await self._ensure_open()
-                if not self.transport.can_read:
-                    await self.transport.write(data)
-                    return PrintResult(Outcome.UNKNOWN, "one-way link: sent, but the printer cannot confirm it")
-                before = await self._host_status()
-                counter = await self._counter() if self.has_label_counter else None
-            except DriverError as exc:
-                offline = DeviceStatus(DeviceState.OFFLINE, (str(exc),))
-                return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline)
-            if before is None:
-                silent = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
-                return PrintResult(Outcome.FAILED, f"nothing sent: {NO_ANSWER}", silent)
+    async def _before_send(self) -> PrintResult | None:
+        before = await self._host_status()
+        self._counter_before = await self._counter() if self.has_label_counter else None
+        refusal = self.refuse(None if before is None else zs.to_device_status(before))
+        if refusal is None and before is not None and (before.formats_in_buffer or before.labels_remaining):
             status = zs.to_device_status(before)
-            if status.faulted:
-                return PrintResult(Outcome.FAILED, f"nothing sent: printer {status.describe()}", status)
-            if before.formats_in_buffer or before.labels_remaining:
-                return PrintResult(Outcome.FAILED, "nothing sent: the printer still holds an earlier label", status)
-            try:
-                await self.transport.write(data)
-            except DriverError as exc:
-                return PrintResult(Outcome.UNKNOWN, f"link failed while sending the badge: {exc}")
-            return await self._watch(time.monotonic() + timeout, counter)
+            return PrintResult(Outcome.FAILED, "nothing sent: the printer still holds an earlier label", status)
+        return refusal
 
-    async def _watch(self, deadline: float, counter_before: int | None) -> PrintResult:
+    async def _watch(self, deadline: float) -> PrintResult:
+        counter_before = self._counter_before
         started = time.monotonic()
         seen = False  # the badge showed up in the buffer or the batch: the printer really has it
         status = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
