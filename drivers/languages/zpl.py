@@ -15,9 +15,9 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
-from drivers.config import LabelConfig
 from drivers.languages import zpl_status as zs
 from drivers.languages.base import NO_ANSWER, LanguageDriver
 from drivers.languages.zpl_text import load_template
@@ -27,19 +27,8 @@ from drivers.transports.base import Transport
 class ZplDriver(LanguageDriver):
     language = "zpl"
 
-    def __init__(
-        self,
-        transport: Transport,
-        *,
-        printer_name: str = "",
-        label: LabelConfig | None = None,
-        io_timeout: float = 3.0,
-        poll_interval: float = 0.1,
-        template: Path | None = None,
-    ) -> None:
-        super().__init__(
-            transport, printer_name=printer_name, label=label, io_timeout=io_timeout, poll_interval=poll_interval
-        )
+    def __init__(self, transport: Transport, *, template: Path | None = None, **options: Any) -> None:
+        super().__init__(transport, **options)
         self.template_text = load_template(template) if template is not None else None
         self.has_label_counter = False
         self._counter_before: int | None = None  # the label counter read just before the badge in progress
