@@ -83,6 +83,7 @@ class Agent:
         puller = asyncio.create_task(self._pull_loop(), name="pull")
         stop_wait = asyncio.create_task(self.stopping.wait(), name="stop-wait")
         done, _ = await asyncio.wait([puller, stop_wait, *self._tasks], return_when=asyncio.FIRST_COMPLETED)
+        stop_wait.cancel()
         crashed = [t for t in done if t is not stop_wait and not t.cancelled() and t.exception() is not None]
         self.stopping.set()
         await self._finish(puller)
@@ -152,7 +153,8 @@ class Agent:
             await asyncio.sleep(min(0.05, self.timing.heartbeat_interval))
             return False
         if self.drained:
-            await asyncio.wait([asyncio.create_task(self.stopping.wait())], timeout=self.timing.block_timeout)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), self.timing.block_timeout)
             return False
         if self.device.ready.is_set():
             return True
