@@ -266,3 +266,25 @@ async def test_drain_and_reclaim_commands_are_idempotent(redis: Redis, venue: st
     assert (await store.reclaim("desk-9", "ops", 3000)).kind == "gone"
     assert await redis.lrange(k.pool, -1, -1) == [b"d0"]
     assert len(await events_of(redis, venue, "reclaimed")) == 1
+
+
+async def test_a_running_agent_obeys_drain_and_resume(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+        await wait_until(lambda: redis.zscore(k.hb, "desk-1"))
+        await store.drain("desk-1", "drain", "ops")
+        await wait_until(lambda: _health_state(redis, venue, "drained"))
+        ids = await enqueue_many(store, 3)
+        await asyncio.sleep(0.6)
+        assert await redis.llen(k.pool) == 3  # a drained printer takes nothing
+        await store.drain("desk-1", "resume", "ops")
+        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
+
+
+async def _health_state(redis: Redis, venue: str, state: str) -> bool:
+    raw = await redis.get(Keys(venue).health("desk-1"))
+    return raw is not None and json.loads(raw)["state"] == state
