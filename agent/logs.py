@@ -22,13 +22,18 @@ def _quote(value: Any) -> str:
     return text
 
 
+#: sd-daemon(3) priority prefixes: journald files each line at its level, so `journalctl -p warning` works.
+_JOURNAL_PRIORITY = {"CRITICAL": "<2>", "ERROR": "<3>", "WARNING": "<4>", "INFO": "<6>", "DEBUG": "<7>"}
+
+
 class KeyValueFormatter(logging.Formatter):
-    def __init__(self, with_time: bool) -> None:
+    def __init__(self, with_time: bool, journald: bool = False) -> None:
         super().__init__()
         self.with_time = with_time
+        self.journald = journald
 
     def format(self, record: logging.LogRecord) -> str:
-        parts = []
+        parts = [_JOURNAL_PRIORITY.get(record.levelname, "<6>")] if self.journald else []
         if self.with_time:
             parts.append(time.strftime("%H:%M:%S", time.localtime(record.created)) + f".{int(record.msecs):03d}")
         parts.append(f"level={record.levelname.lower()}")
@@ -37,7 +42,13 @@ class KeyValueFormatter(logging.Formatter):
             parts.append(f"{key}={_quote(value)}")
         if record.exc_info:
             parts.append(f"error={_quote(self.formatException(record.exc_info))}")
-        return " ".join(parts)
+        return _join(parts, self.journald)
+
+
+def _join(parts: list[str], journald: bool) -> str:
+    if journald:
+        return parts[0] + " ".join(parts[1:])
+    return " ".join(parts)
 
 
 class JsonFormatter(logging.Formatter):
@@ -51,9 +62,9 @@ class JsonFormatter(logging.Formatter):
 
 def setup_logging(level: str = "info", fmt: str = "text") -> None:
     handler = logging.StreamHandler(sys.stderr)
-    # Under systemd, journald stamps every line itself; elsewhere a time helps.
-    with_time = "JOURNAL_STREAM" not in os.environ
-    handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter(with_time))
+    # Under systemd, journald stamps every line itself and reads the level from a <N> prefix; elsewhere a time helps.
+    journald = "JOURNAL_STREAM" in os.environ
+    handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter(not journald, journald))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

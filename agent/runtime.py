@@ -21,9 +21,12 @@ from agent.config import AgentConfig
 from agent.connection import make_redis, wait_for_redis
 from agent.device import DeviceMonitor
 from agent.errors import JobError
+from agent.http import serve as serve_http
 from agent.jobs import job_from_payload
 from agent.journal import Journal
 from agent.logs import kv
+from agent.metrics import AgentMetrics
+from agent.notify import Notifier, supervise
 from agent.protocol.store import ReleaseOutcome, Store
 from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
 
@@ -65,6 +68,9 @@ class Agent:
         self._peers_read = -1e9
         self._last_steal_check = 0.0
         self._tasks: list[asyncio.Task[None]] = []
+        # Monotonic time each loop last started an iteration: the watchdog and /healthz check they are all fresh.
+        self.alive: dict[str, float] = {}
+        self.metrics = AgentMetrics(self)
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
 
@@ -77,9 +83,12 @@ class Agent:
         await self.device.observe(await self.device.probe_once())
         self._tasks = [
             asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
-            asyncio.create_task(self.device.run(busy=lambda: self.sending), name="probe"),
+            asyncio.create_task(self.device.run(busy=self._probe_tick), name="probe"),
             asyncio.create_task(self._sweep_loop(), name="sweep"),
+            asyncio.create_task(supervise(self, Notifier()), name="systemd"),
         ]
+        if self.config.http.listen:
+            self._tasks.append(asyncio.create_task(serve_http(self, self.config.http.listen), name="http"))
         puller = asyncio.create_task(self._pull_loop(), name="pull")
         stop_wait = asyncio.create_task(self.stopping.wait(), name="stop-wait")
         done, _ = await asyncio.wait([puller, stop_wait, *self._tasks], return_when=asyncio.FIRST_COMPLETED)
@@ -121,6 +130,7 @@ class Agent:
 
     async def _pull_loop(self) -> None:
         while not self.stopping.is_set():
+            self.alive["pull"] = time.monotonic()
             try:
                 if self.needs_recovery:
                     await self._recover()
@@ -169,6 +179,7 @@ class Agent:
         begun = await self.store.begin(self.me, self.location, job_id)
         if begun.kind != "print":
             log.info("not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail))
+            self.metrics.skipped.labels(begun.kind).inc()
             return
         reprinted_epoch = self.journal.printed_here(job_id)
         if reprinted_epoch is not None:
@@ -186,14 +197,19 @@ class Agent:
         except (JobError, RenderError) as exc:
             await self.store.dead_letter(self.me, job_id, str(exc))
             log.error("job dead-lettered", extra=kv(job=job_id, reason=exc))
+            self.metrics.dead_lettered.inc()
             return
         if self.stopping.is_set() or not self._lease_ok():
             why = "agent stopping" if self.stopping.is_set() else "agent lost contact with Redis before sending"
-            await self.store.release(self.me, self.location, job_id, "unsent", why, self.config.jobs.max_attempts)
+            released = await self.store.release(
+                self.me, self.location, job_id, "unsent", why, self.config.jobs.max_attempts
+            )
+            self.metrics.released.labels("unsent", released).inc()
             return
         self.journal.record(job_id, begun.epoch, "sending")
         self.current = job_id
         self.sending = True
+        send_started = time.monotonic()
         try:
             result = await self._print(data, badge)
         finally:
@@ -206,13 +222,18 @@ class Agent:
             kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
             self.journal.record(job_id, begun.epoch, "closed")
             self.printed += 1
+            self.metrics.count_print("printed", time.monotonic() - send_started, kind, where)
             log.info("printed", extra=kv(job=job_id, attempt=begun.attempts, confirm=kind, maybe_also_at=where))
             return
         outcome: ReleaseOutcome = "failed"
         if result.outcome is Outcome.UNKNOWN:
             outcome = "unknown"
             await self._cancel_device()
-        await self.store.release(self.me, self.location, job_id, outcome, result.reason, self.config.jobs.max_attempts)
+        self.metrics.count_print(outcome, time.monotonic() - send_started)
+        released = await self.store.release(
+            self.me, self.location, job_id, outcome, result.reason, self.config.jobs.max_attempts
+        )
+        self.metrics.released.labels(outcome, released).inc()
         self.journal.record(job_id, begun.epoch, "closed")
         log.warning("badge not confirmed; released", extra=kv(job=job_id, outcome=result.outcome, reason=result.reason))
 
@@ -367,6 +388,7 @@ class Agent:
         first = True
         while True:
             started = time.monotonic()
+            self.alive["heartbeat"] = started
             try:
                 beat = await asyncio.wait_for(self.store.beat(self.me, self._health(), ttl_ms, first), interval * 2)
             except (RedisError, OSError, TimeoutError) as exc:
@@ -388,6 +410,11 @@ class Agent:
                     log.warning("drained by an operator" if drained else "back in service", extra=kv(printer=self.me))
                     self.drained = drained
             await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
+
+    def _probe_tick(self) -> bool:
+        """Called by the probe loop once per iteration: records that it is alive; True while a badge streams."""
+        self.alive["probe"] = time.monotonic()
+        return self.sending
 
     async def _device_down(self, status: DeviceStatus) -> None:
         try:

@@ -6,7 +6,7 @@ import click
 
 
 def register(group: click.Group) -> None:
-    from agent.commands import demo, enqueue, ops, sim, status
+    from agent.commands import board, demo, enqueue, ops, sim, status
 
     group.add_command(enqueue.enqueue)
     group.add_command(status.status)
@@ -17,3 +17,4 @@ def register(group: click.Group) -> None:
     group.add_command(ops.reclaim)
     group.add_command(ops.dlq)
     group.add_command(sim.sim)
+    group.add_command(board.board)

@@ -1,0 +1,191 @@
+"""The fleet board: one live page for the venue (printers, pool, DLQ, events, badges that may exist twice).
+
+One poller reads Redis for every viewer (a venue may have a dozen phones on it) and pushes a snapshot to each page
+over Server-Sent Events when something changed: no page refresh, and EventSource reconnects by itself after a
+Wi-Fi drop. The page builds its DOM with ``textContent`` only: names, reasons and job ids are attendee-controlled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import deque
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from agent.fleet import events_after, fleet, tail_events
+from agent.logs import kv
+from agent.protocol.keys import Keys
+from agent.protocol.store import dec, enc
+
+log = logging.getLogger("agent.board")
+
+#: Events staff must act on: find the badge that may exist twice and pull it (their ``reason`` says where).
+DUPLICATE_EVENTS = ("maybe_duplicate", "duplicate_print")
+ASSETS = {"/": "index.html", "/board.js": "board.js", "/board.css": "board.css"}
+CONTENT_TYPES = {"html": "text/html", "js": "text/javascript", "css": "text/css"}
+#: An SSE comment this often keeps proxies and phones from dropping an idle stream.
+KEEPALIVE = 15.0
+POLLER = web.AppKey("poller", asyncio.Task[None])
+
+
+class Board:
+    """Polls one venue and keeps the latest snapshot; viewers wait on ``version`` to change."""
+
+    def __init__(
+        self, redis: Redis, venue: str, interval: float = 0.5, recent: int = 40, duplicates: int = 200
+    ) -> None:
+        self.redis = redis
+        self.venue = venue
+        self.interval = interval
+        self.recent: deque[dict[str, str]] = deque(maxlen=recent)
+        self.duplicates: deque[dict[str, str]] = deque(maxlen=duplicates)
+        self.last_event = ""  # stream id of the newest event seen; "" until the first successful read
+        self.snapshot: dict[str, Any] = {"venue": venue, "printers": [], "error": "connecting to Redis"}
+        self.version = 0
+        self.changed = asyncio.Condition()
+        self.closing = asyncio.Event()  # set at server shutdown: open streams end
+
+    async def run(self) -> None:
+        """Poll until cancelled; a Redis outage shows on the page and is retried every interval."""
+        while True:
+            try:
+                snapshot = await self.poll()
+            except (RedisError, OSError) as exc:
+                snapshot = {**self.snapshot, "error": f"Redis unreachable: {exc}"}
+                log.warning("board cannot read Redis", extra=kv(error=exc))
+            await self.publish(snapshot)
+            await asyncio.sleep(self.interval)
+
+    async def publish(self, snapshot: dict[str, Any]) -> None:
+        comparable = {k: v for k, v in snapshot.items() if k != "server_ms"}
+        if comparable == {k: v for k, v in self.snapshot.items() if k != "server_ms"}:
+            return
+        async with self.changed:
+            self.snapshot = snapshot
+            self.version += 1
+            self.changed.notify_all()
+
+    async def next_version(self, seen: int, timeout: float) -> int:
+        """Wait until the snapshot is newer than ``seen``, the board closes, or ``timeout``; the current version."""
+        async with self.changed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self.changed.wait_for(lambda: self.version != seen or self.closing.is_set()), timeout
+                )
+        return self.version
+
+    async def poll(self) -> dict[str, Any]:
+        if not self.last_event:
+            await self._load_history()
+        for event in await events_after(self.redis, self.venue, self.last_event, 1000, block_ms=None):
+            self._add_event(event)
+        view = await fleet(self.redis, self.venue)
+        data = view.as_dict()
+        counts = data["counts"]
+        data["duplicates_count"] = counts.get("maybe_duplicate", 0) + counts.get("duplicate_print", 0)
+        data["events"] = list(reversed(self.recent))  # newest first
+        data["duplicates"] = list(reversed(self.duplicates))
+        data["error"] = None
+        return data
+
+    async def _load_history(self) -> None:
+        """Recent events, and every possible duplicate still in the (capped) stream, once at start."""
+        k = Keys(self.venue)
+        start = "-"
+        while True:
+            page: Any = await self.redis.xrange(enc(k.events), min=start, count=1000)
+            for entry_id, fields in page:
+                if dec(fields.get(b"event")) in DUPLICATE_EVENTS:
+                    self.duplicates.append({"id": dec(entry_id), **{dec(a): dec(b) for a, b in fields.items()}})
+            if len(page) < 1000:
+                break
+            start = "(" + dec(page[-1][0])
+        for event in await tail_events(self.redis, self.venue, self.recent.maxlen or 40):
+            self.recent.append(event)
+        self.last_event = self.recent[-1]["id"] if self.recent else "0-0"
+
+    def _add_event(self, event: dict[str, str]) -> None:
+        self.recent.append(event)
+        if event.get("event") in DUPLICATE_EVENTS:
+            self.duplicates.append(event)
+        self.last_event = event["id"]
+
+
+def make_board_app(board: Board) -> web.Application:
+    """The board's aiohttp app: the page, its assets, ``/events`` (SSE) and ``/snapshot.json``."""
+
+    async def asset(request: web.Request) -> web.Response:
+        name = ASSETS[request.path]
+        body = resources.files("agent").joinpath("board", name).read_bytes()
+        kind = CONTENT_TYPES[name.rsplit(".", 1)[1]]
+        return web.Response(body=body, content_type=kind, charset="utf-8", headers={"Cache-Control": "no-cache"})
+
+    async def snapshot(_request: web.Request) -> web.Response:
+        return web.json_response(board.snapshot)
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        )
+        await resp.prepare(request)
+        seen = -1
+        try:
+            while not board.closing.is_set():
+                if board.version != seen:
+                    seen = board.version
+                    payload = json.dumps(board.snapshot, ensure_ascii=False, separators=(",", ":"))
+                    await resp.write(f"data: {payload}\n\n".encode())
+                    continue
+                await board.next_version(seen, KEEPALIVE)
+                if board.version == seen:
+                    await resp.write(b": keepalive\n\n")
+        except ConnectionError:
+            pass  # the viewer went away (phone locked, tab closed)
+        return resp
+
+    async def start_poller(app: web.Application) -> None:
+        app[POLLER] = asyncio.create_task(board.run(), name="board-poller")
+
+    async def stop_streams(_app: web.Application) -> None:
+        # Open SSE streams never end by themselves: wake them so the server can shut down.
+        board.closing.set()
+        async with board.changed:
+            board.changed.notify_all()
+
+    async def stop_poller(app: web.Application) -> None:
+        app[POLLER].cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await app[POLLER]
+
+    app = web.Application()
+    for path in ASSETS:
+        app.router.add_get(path, asset)
+    app.router.add_get("/events", events)
+    app.router.add_get("/snapshot.json", snapshot)
+    app.on_startup.append(start_poller)
+    app.on_shutdown.append(stop_streams)
+    app.on_cleanup.append(stop_poller)
+    return app
+
+
+async def serve_board(redis: Redis, venue: str, host: str, port: int, interval: float = 0.5) -> None:
+    """Serve the board until cancelled; prints the address it listens on (port 0 picks a free one)."""
+    runner = web.AppRunner(make_board_app(Board(redis, venue, interval)), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        bound = runner.addresses[0][1] if runner.addresses else port
+        shown = f"[{host}]" if ":" in host else host
+        # stdout, not the log: the CLI's one line for the operator (and for tests that start it on port 0).
+        print(f"board for venue {venue} on http://{shown}:{bound}/", flush=True)  # noqa: T201
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

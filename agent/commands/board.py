@@ -1,0 +1,40 @@
+"""``board``: serve the venue's live fleet board (one page, pushed updates) for the check-in team's phones."""
+
+from __future__ import annotations
+
+import contextlib
+
+import click
+
+from agent.cli import Target, fail, fleet_options, run_async
+
+
+@click.command()
+@fleet_options
+@click.option(
+    "--listen",
+    default="127.0.0.1:8080",
+    show_default=True,
+    help="host:port to serve on; 0.0.0.0:8080 lets phones on the venue network open it (port 0 = any free port).",
+)
+@click.option("--interval", default=0.5, show_default=True, help="How often Redis is read, seconds.")
+def board(target: Target, listen: str, interval: float) -> None:
+    """A live page of every printer, the pool, the DLQ, recent events and badges that may exist twice."""
+    from agent.board import serve_board
+    from agent.http import split_listen
+
+    try:
+        host, port = split_listen(listen)
+    except ValueError:
+        fail(f"--listen: expected host:port, got {listen!r}")
+        return
+
+    async def serve() -> None:
+        redis = target.client()
+        try:
+            await serve_board(redis, target.venue, host, port, interval)
+        finally:
+            await redis.aclose()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        run_async(serve())

@@ -1,0 +1,185 @@
+"""The fleet board: its app with aiohttp's test client, and the real page in headless Chromium (Selenium)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from aiohttp.test_utils import TestClient, TestServer
+from redis.asyncio import Redis
+
+from agent.board import Board, make_board_app
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer, free_port
+from drivers.sim import SimControl
+from tests.core.test_agent import running_agent, wait_until
+from tests.venue.browser import start_chromium
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def make_maybe_duplicate(store: Store, job_id: str, ghost: str, where: str) -> None:
+    """A real 'may exist twice': printer ``ghost`` lost track of the badge mid-print and released it as unknown."""
+    job = parse_job({"attendee_id": job_id, "name": "Zoë Ağaoğlu", "printer": ghost})
+    await store.enqueue(job.job_id, job.payload(), job.printer)
+    taken = await store.take(ghost)
+    assert taken is not None and taken[1] == job_id
+    begun = await store.begin(ghost, where, job_id)
+    assert begun.kind == "print"
+    assert await store.release(ghost, where, job_id, "unknown", "label jam while printing", 3) == "released"
+
+
+@contextmanager
+def board_process(url: str, venue: str) -> Iterator[str]:
+    """``badge-agent board`` as the operator runs it, on a free port; yields its address."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "board", "--redis", url, "--venue", venue, "--listen", "127.0.0.1:0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline() if proc.stdout else ""))
+        reader.start()
+        reader.join(30)
+        assert lines and "http://" in lines[0], f"board did not start: {proc.poll()} {lines}"
+        yield lines[0].split(" on ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def test_board_app_serves_page_snapshot_and_pushes_updates(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    await make_maybe_duplicate(store, "dup-1", "ghost", "Hall Z, desk 9")
+    async with (
+        running_agent(tmp_path, venue, redis_server.url, print_time=0.01) as agent,
+        TestClient(TestServer(make_board_app(Board(redis, venue, interval=0.1)))) as client,
+    ):
+        await wait_until(lambda: agent.printed == 1)
+        page = await client.get("/")
+        assert page.status == 200 and page.content_type == "text/html"
+        assert "/board.js" in await page.text()
+        for asset, kind in (("/board.js", "text/javascript"), ("/board.css", "text/css")):
+            resp = await client.get(asset)
+            assert resp.status == 200 and resp.content_type == kind
+
+        async def duplicate_listed_and_count_beaten() -> bool:
+            snap = await (await client.get("/snapshot.json")).json()
+            printed = [p["printed"] for p in snap.get("printers", []) if p["name"] == "desk-1"]
+            return printed == [1] and any(d["job_id"] == "dup-1" for d in snap.get("duplicates", []))
+
+        await wait_until(duplicate_listed_and_count_beaten)
+        snap = await (await client.get("/snapshot.json")).json()
+        dup = next(d for d in snap["duplicates"] if d["job_id"] == "dup-1")
+        assert dup["event"] == "maybe_duplicate" and "ghost (Hall Z, desk 9)" in dup["reason"]
+        desk = next(p for p in snap["printers"] if p["name"] == "desk-1")
+        assert desk["state"] == "ready" and desk["printed"] == 1 and desk["location"] == "desk of desk-1"
+
+        # The stream: the current snapshot at once, then a new one when something changes.
+        resp = await client.get("/events")
+        assert resp.headers["Content-Type"] == "text/event-stream"
+        first = json.loads((await resp.content.readuntil(b"\n\n"))[len(b"data: ") :])
+        assert any(p["name"] == "desk-1" for p in first["printers"])
+        SimControl(tmp_path / "desk-1.control.json").set_fault("media_out")
+        async with asyncio.timeout(15):
+            while True:
+                chunk = await resp.content.readuntil(b"\n\n")
+                if chunk.startswith(b"data: "):
+                    snap = json.loads(chunk[len(b"data: ") :])
+                    if next(p for p in snap["printers"] if p["name"] == "desk-1")["state"] == "device_down":
+                        break
+        resp.close()
+
+
+async def test_board_says_when_redis_is_unreachable() -> None:
+    board = Board(Redis(port=free_port(), socket_connect_timeout=0.2), "nowhere", interval=0.05)
+    task = asyncio.create_task(board.run())
+    try:
+        await wait_until(lambda: "Redis unreachable" in str(board.snapshot.get("error")), 10)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await board.redis.aclose()
+
+
+def card(driver: Any, name: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.CSS_SELECTOR, f'article[data-printer="{name}"]')
+
+
+async def test_board_in_chromium_shows_the_fleet_and_a_printer_going_down(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await make_maybe_duplicate(store, "dup-7", "ghost", "Hall Z, desk 9")
+    driver = await asyncio.to_thread(start_chromium, tmp_path / "chromium-profile")
+    try:
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        async with (
+            running_agent(tmp_path, venue, redis_server.url, "desk-1", print_time=0.01) as one,
+            # Markup in a location must show as text, never be parsed: locations and names reach the page.
+            running_agent(
+                tmp_path, venue, redis_server.url, "desk-2", print_time=0.01, printer__location="<i>Hall B</i> & co"
+            ) as two,
+        ):
+            # dup-7, printed again (by whichever desk took it first): now flagged maybe_duplicate.
+            await wait_until(lambda: one.printed + two.printed == 1)
+            with board_process(redis_server.url, venue) as url:
+                await asyncio.to_thread(driver.get, url)
+
+                def fleet_shown(d: Any) -> bool:
+                    try:
+                        return card(d, "desk-1").get_attribute("data-state") == "ready" and bool(card(d, "desk-2"))
+                    except Exception:  # noqa: BLE001  (not rendered yet)
+                        return False
+
+                await asyncio.to_thread(WebDriverWait(driver, 15).until, fleet_shown)
+                await asyncio.to_thread(driver.execute_script, "window.__sameDocument = 42;")
+                text = await asyncio.to_thread(lambda: driver.find_element("tag name", "body").text)
+                assert "desk of desk-1" in text and "<i>Hall B</i> & co" in text
+                assert "badge dup-7" in text and "ghost (Hall Z, desk 9)" in text  # the badge to pull, and where
+                assert "maybe_duplicate" in text  # in the recent events too
+                # Readable on a phone: nothing wider than the screen.
+                widths = await asyncio.to_thread(
+                    driver.execute_script, "return [document.documentElement.scrollWidth, window.innerWidth];"
+                )
+                assert widths[0] <= widths[1], widths
+
+                SimControl(tmp_path / "desk-2.control.json").set_fault("media_out")
+
+                async def down_in_redis() -> bool:
+                    raw = await redis.get(k.health("desk-2"))
+                    return raw is not None and json.loads(raw)["state"] == "device_down"
+
+                await wait_until(down_in_redis)
+                declared = time.monotonic()
+                # Pushed to the open page, no reload: within 3 s of the agent saying so.
+                await asyncio.to_thread(
+                    WebDriverWait(driver, 3).until,
+                    lambda d: card(d, "desk-2").get_attribute("data-state") == "device_down",
+                )
+                assert time.monotonic() - declared <= 3.5
+                down_card = await asyncio.to_thread(lambda: card(driver, "desk-2").text)
+                assert "printer down" in down_card and "out of labels" in down_card
+                assert await asyncio.to_thread(driver.execute_script, "return window.__sameDocument;") == 42
+                await asyncio.to_thread(driver.save_screenshot, str(tmp_path / "board.png"))
+    finally:
+        await asyncio.to_thread(driver.quit)
