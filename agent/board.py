@@ -76,9 +76,8 @@ class Board:
         """Wait until the snapshot is newer than ``seen``, the board closes, or ``timeout``; the current version."""
         async with self.changed:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    self.changed.wait_for(lambda: self.version != seen or self.closing.is_set()), timeout
-                )
+                async with asyncio.timeout(timeout):  # not wait_for: it can swallow a cancel on Python 3.11
+                    await self.changed.wait_for(lambda: self.version != seen or self.closing.is_set())
         return self.version
 
     async def poll(self) -> dict[str, Any]:

@@ -12,7 +12,6 @@ too, because the pings come from a task on that same loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -129,10 +128,10 @@ async def supervise(agent: Agent, notifier: Notifier) -> None:
                     fields["EXTEND_TIMEOUT_USEC"] = str(EXTEND_START_USEC)
             if fields:
                 notifier.send(**fields)
-            # Wake at once when a stop is asked: STOPPING must go out before shutdown cancels this task.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(agent.stopping.wait(), tick if not agent.stopping.is_set() else 0)
-            if agent.stopping.is_set() and "stopping" in sent_once:
+            if agent.stopping.is_set():
                 await asyncio.sleep(tick)
+            else:
+                # Wake at once when a stop is asked: STOPPING must go out before shutdown cancels this task.
+                await agent.sleep_unless_stopping(tick)
     finally:
         notifier.close()

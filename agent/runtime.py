@@ -102,6 +102,18 @@ class Agent:
     def stop(self) -> None:
         self.stopping.set()
 
+    async def sleep_unless_stopping(self, seconds: float) -> None:
+        """Sleep up to ``seconds``, waking at once when a stop is asked.
+
+        ``asyncio.wait`` rather than ``wait_for``: on Python 3.11 ``wait_for`` swallows a cancellation that arrives
+        as the awaited thing completes (fixed in 3.12), and a task that ignores its cancel hangs the shutdown.
+        """
+        waiter = asyncio.ensure_future(self.stopping.wait())
+        try:
+            await asyncio.wait({waiter}, timeout=seconds)
+        finally:
+            waiter.cancel()
+
     async def _finish(self, puller: asyncio.Task[None]) -> None:
         if not puller.done():
             # The pull loop checks `stopping` between badges; give the badge in progress its grace period.
@@ -114,10 +126,14 @@ class Agent:
                 await puller
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Bounded: a task that swallows its cancellation must not keep the badge hand-back below from running.
+        _, stuck = await asyncio.wait(self._tasks, timeout=5)
+        for task in stuck:
+            log.error("task did not stop when cancelled", extra=kv(task=task.get_name()))
         try:
             # Whatever in-flight still holds (a BLMOVE that landed as we cancelled it, a badge cut short) goes back.
-            await asyncio.wait_for(self._recover(stopping=True), timeout=10)
+            async with asyncio.timeout(10):
+                await self._recover(stopping=True)
             await self.store.leave(self.me, self._health("stopped"))
         except (RedisError, OSError, TimeoutError) as exc:
             log.error("could not hand back work at shutdown; peers will reclaim it", extra=kv(error=exc))
@@ -163,8 +179,7 @@ class Agent:
             await asyncio.sleep(min(0.05, self.timing.heartbeat_interval))
             return False
         if self.drained:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), self.timing.block_timeout)
+            await self.sleep_unless_stopping(self.timing.block_timeout)
             return False
         if self.device.ready.is_set():
             return True
@@ -225,7 +240,8 @@ class Agent:
             self.metrics.count_print("printed", time.monotonic() - send_started, kind, where)
             log.info("printed", extra=kv(job=job_id, attempt=begun.attempts, confirm=kind, maybe_also_at=where))
             return
-        outcome: ReleaseOutcome = "failed"
+        # Nothing reached the printer: the printer failed, not the badge, so the job keeps its attempts.
+        outcome: ReleaseOutcome = "failed" if result.sent else "unsent"
         if result.outcome is Outcome.UNKNOWN:
             outcome = "unknown"
             await self._cancel_device()
@@ -242,7 +258,8 @@ class Agent:
         try:
             async with self.io_lock:
                 # The driver watches its own timeout; ours is the backstop for a driver that hangs.
-                return await asyncio.wait_for(self.driver.print(data, badge, timeout), timeout + 5)
+                async with asyncio.timeout(timeout + 5):
+                    return await self.driver.print(data, badge, timeout)
         except TimeoutError:
             return PrintResult(Outcome.UNKNOWN, f"printer gave no outcome within {timeout + 5:g} s")
         except DriverError as exc:
@@ -306,7 +323,8 @@ class Agent:
         """Clear the printer's buffer before a badge leaves it, so it never prints a job handed to a peer."""
         try:
             async with self.io_lock:
-                await asyncio.wait_for(self.driver.cancel(), self.config.printer.driver.io_timeout + 2)
+                async with asyncio.timeout(self.config.printer.driver.io_timeout + 2):
+                    await self.driver.cancel()
         except (DriverError, TimeoutError) as exc:
             log.error("could not clear the printer's buffer; it may print a released badge later", extra=kv(error=exc))
 
@@ -390,7 +408,9 @@ class Agent:
             started = time.monotonic()
             self.alive["heartbeat"] = started
             try:
-                beat = await asyncio.wait_for(self.store.beat(self.me, self._health(), ttl_ms, first), interval * 2)
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the shutdown's cancel (see below).
+                async with asyncio.timeout(interval * 2):
+                    beat = await self.store.beat(self.me, self._health(), ttl_ms, first)
             except (RedisError, OSError, TimeoutError) as exc:
                 if self.beating_since is not None:
                     log.warning("heartbeat failed; retrying every %.1f s", interval, extra=kv(error=exc))

@@ -71,11 +71,16 @@ class DeviceStatus:
 
 @dataclass(frozen=True)
 class PrintResult:
-    """The tri-state outcome of one badge and the evidence behind it."""
+    """The tri-state outcome of one badge and the evidence behind it.
+
+    ``sent`` is False when not one byte of the badge reached the printer (it was off, silent or refused): the
+    printer failed, not the job, so the attempt does not count towards the job's ``max_attempts``.
+    """
 
     outcome: Outcome
     reason: str = ""
     status: DeviceStatus | None = None
+    sent: bool = True
 
 
 @dataclass(frozen=True)

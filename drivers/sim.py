@@ -125,7 +125,10 @@ class SimDriver(Driver):
     async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
         fault = self.control.fault()
         if fault == "power_off":
-            return PrintResult(Outcome.FAILED, "printer unreachable: nothing was sent")
+            state, reason = FAULTS[fault]
+            return PrintResult(
+                Outcome.FAILED, f"{reason}: nothing was sent", DeviceStatus(state, (reason,)), sent=False
+            )
         if self.control.fails(badge.attendee_id):
             return PrintResult(
                 Outcome.FAILED, "label jammed at the feed: nothing printed", DeviceStatus(DeviceState.READY)

@@ -86,7 +86,7 @@ class LanguageDriver(Driver):
                 refusal = await self._before_send()
             except DriverError as exc:
                 offline = DeviceStatus(DeviceState.OFFLINE, (str(exc),))
-                return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline)
+                return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline, sent=False)
             if refusal is not None:
                 return refusal
             try:
@@ -102,11 +102,10 @@ class LanguageDriver(Driver):
     def refuse(status: DeviceStatus | None, busy_is_refusal: bool = False) -> PrintResult | None:
         """The ``failed`` result for a printer that cannot take a badge now (silent, faulted), else None."""
         if status is None:
-            return PrintResult(
-                Outcome.FAILED, f"nothing sent: {NO_ANSWER}", DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
-            )
+            silent = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
+            return PrintResult(Outcome.FAILED, f"nothing sent: {NO_ANSWER}", silent, sent=False)
         if status.faulted or (busy_is_refusal and status.busy):
-            return PrintResult(Outcome.FAILED, f"nothing sent: printer {status.describe()}", status)
+            return PrintResult(Outcome.FAILED, f"nothing sent: printer {status.describe()}", status, sent=False)
         return None
 
     @abc.abstractmethod

@@ -76,7 +76,8 @@ class ZplDriver(LanguageDriver):
         refusal = self.refuse(None if before is None else zs.to_device_status(before))
         if refusal is None and before is not None and (before.formats_in_buffer or before.labels_remaining):
             status = zs.to_device_status(before)
-            return PrintResult(Outcome.FAILED, "nothing sent: the printer still holds an earlier label", status)
+            why = "nothing sent: the printer still holds an earlier label"
+            return PrintResult(Outcome.FAILED, why, status, sent=False)
         return refusal
 
     async def _watch(self, deadline: float) -> PrintResult:

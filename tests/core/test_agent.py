@@ -235,3 +235,24 @@ async def test_the_happy_path_costs_at_most_three_round_trips_per_badge(
     window = commands[begins[0] : confirms[-1] + 1]
     assert len(window) <= 3 * n - 1, window
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
+
+
+async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """Nothing reached the printer: the printer failed, not the badge. Jobs wait for a printer, never die of it."""
+    store = Store(redis, venue)
+    k = Keys(venue)
+    control = SimControl(tmp_path / "desk-1.control.json")
+    ids = await enqueue_many(store, 2)
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01, jobs__max_attempts=1):
+        await wait_until(lambda: _state_is(redis, k, ids[0], b"printed"))
+        control.set_fault("power_off")
+        more = await enqueue_many(store, 3, "later")
+        await asyncio.sleep(1.0)  # many probe intervals with the power off
+        assert await redis.llen(k.dlq) == 0
+        for job_id in more:
+            assert await redis.hget(k.job(job_id), "attempts") == b"0"
+        control.set_fault(None)
+        await wait_until(lambda: _eq(printed_count(redis, venue), 5))
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids + more}
