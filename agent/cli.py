@@ -55,7 +55,7 @@ class Target:
     def client(self) -> Redis:
         from agent.connection import make_redis
 
-        return make_redis(self.redis_config, block_timeout=5.0)
+        return make_redis(self.redis_config, block_timeout=5.0, retries=8)  # a failover is a pause, not an error
 
 
 def fleet_options(func: Callable[..., Any]) -> Callable[..., Any]:

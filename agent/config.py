@@ -38,12 +38,113 @@ class PrinterConfig(_Strict):
         return value
 
 
+def _host_port(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{value!r} must be host:port, e.g. 10.0.0.5:26379")
+    return value
+
+
+def _existing_file(value: Path | None) -> Path | None:
+    if value is not None and not value.is_file():
+        raise ValueError(f"{value} does not exist or is not a file")
+    return value
+
+
+class TlsConfig(_Strict):
+    """TLS to Redis (and to the Sentinels). The server's certificate and host name are always checked.
+
+    There is deliberately no switch to turn verification off: on a network shared with exhibitors and guests, an
+    unchecked certificate is no better than plain text.
+    """
+
+    #: The venue CA that signed the Redis servers' certificates; unset = the system's trusted CAs.
+    ca_file: Path | None = None
+    #: A client certificate and its key, for a Redis with ``tls-auth-clients yes``.
+    cert_file: Path | None = None
+    key_file: Path | None = None
+
+    @field_validator("ca_file", "cert_file", "key_file")
+    @classmethod
+    def _files(cls, value: Path | None) -> Path | None:
+        return _existing_file(value)
+
+    @model_validator(mode="after")
+    def _pair(self) -> TlsConfig:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("give cert_file and key_file together (a client certificate and its key)")
+        return self
+
+
+class SentinelConfig(_Strict):
+    """Redis Sentinel: the agent asks the sentinels which server is the master, and follows every change."""
+
+    master: str = Field(min_length=1, max_length=200)
+    nodes: list[str] = Field(min_length=1)
+    #: Credentials of the sentinels themselves (``requirepass``/ACL in sentinel.conf); the data servers use the
+    #: ``redis.username``/``password_*`` fields.
+    username: str | None = None
+    password_file: Path | None = None
+    password_env: str | None = None
+    #: How often the sentinels are asked who the master is: a failover is followed within this, without an error.
+    poll_interval: float = Field(default=0.25, ge=0.05, le=5)
+    db: int = Field(default=0, ge=0, le=15)
+
+    @field_validator("nodes")
+    @classmethod
+    def _nodes(cls, value: list[str]) -> list[str]:
+        return [_host_port(v) for v in value]
+
+    @field_validator("password_file")
+    @classmethod
+    def _pw_file(cls, value: Path | None) -> Path | None:
+        return _existing_file(value)
+
+    @model_validator(mode="after")
+    def _one_password_source(self) -> SentinelConfig:
+        if self.password_file and self.password_env:
+            raise ValueError("give password_file or password_env, not both")
+        if self.password_env is not None and self.password_env not in os.environ:
+            raise ValueError(f"password_env: environment variable {self.password_env} is not set")
+        return self
+
+    def password(self) -> str | None:
+        """The sentinels' password from the file or environment variable (never logged)."""
+        if self.password_file is not None:
+            return self.password_file.read_text(encoding="utf-8").strip()
+        if self.password_env is not None:
+            return os.environ.get(self.password_env)
+        return None
+
+    def addresses(self) -> list[tuple[str, int]]:
+        return [(host.strip("[]"), int(port)) for host, _, port in (n.rpartition(":") for n in self.nodes)]
+
+
+class ClusterConfig(_Strict):
+    """Redis Cluster (one Redis for many venues): a few nodes to start from; the rest are discovered."""
+
+    nodes: list[str] = Field(min_length=1)
+
+    @field_validator("nodes")
+    @classmethod
+    def _nodes(cls, value: list[str]) -> list[str]:
+        return [_host_port(v) for v in value]
+
+    def addresses(self) -> list[tuple[str, int]]:
+        return [(host.strip("[]"), int(port)) for host, _, port in (n.rpartition(":") for n in self.nodes)]
+
+
 class RedisConfig(_Strict):
     url: str = "redis://127.0.0.1:6379/0"
     username: str | None = None
     password_file: Path | None = None
     password_env: str | None = None
     connect_timeout: float = Field(default=2.0, gt=0, le=60)
+    #: Instead of ``url``: a Sentinel-managed master, or a Redis Cluster.
+    sentinel: SentinelConfig | None = None
+    cluster: ClusterConfig | None = None
+    #: TLS settings; with ``url`` they need ``rediss://``; with ``sentinel``/``cluster`` they turn TLS on.
+    tls: TlsConfig | None = None
 
     @field_validator("url")
     @classmethod
@@ -57,7 +158,28 @@ class RedisConfig(_Strict):
     def _one_password_source(self) -> RedisConfig:
         if self.password_file and self.password_env:
             raise ValueError("give password_file or password_env, not both")
+        chosen = [name for name in ("sentinel", "cluster") if getattr(self, name) is not None]
+        if "url" in self.model_fields_set:
+            chosen.insert(0, "url")
+        if len(chosen) > 1:
+            raise ValueError(f"give one of url, sentinel or cluster, not {' and '.join(chosen)}")
+        if self.tls is not None and chosen in ([], ["url"]) and urlsplit(self.url).scheme != "rediss":
+            raise ValueError("tls is set but the url is not rediss:// (TLS would silently be off)")
         return self
+
+    @property
+    def mode(self) -> Literal["url", "sentinel", "cluster"]:
+        if self.sentinel is not None:
+            return "sentinel"
+        if self.cluster is not None:
+            return "cluster"
+        return "url"
+
+    @property
+    def uses_tls(self) -> bool:
+        if self.mode == "url":
+            return urlsplit(self.url).scheme == "rediss"
+        return self.tls is not None
 
     def password(self) -> str | None:
         """The password from the file or environment variable named in the config (never logged)."""
@@ -68,7 +190,12 @@ class RedisConfig(_Strict):
         return None
 
     def safe_url(self) -> str:
-        """The URL with any password replaced, for logs and summaries."""
+        """Where Redis is, with any password replaced, for logs and summaries."""
+        tls = " (tls)" if self.uses_tls else ""
+        if self.sentinel is not None:
+            return f"sentinel master {self.sentinel.master} via {', '.join(self.sentinel.nodes)}{tls}"
+        if self.cluster is not None:
+            return f"cluster via {', '.join(self.cluster.nodes)}{tls}"
         parts = urlsplit(self.url)
         if parts.password is None:
             return self.url
@@ -230,16 +357,24 @@ def _template_problems(driver: DriverConfig) -> list[str]:
 
 
 def secret_warnings(path: Path, config: AgentConfig) -> list[str]:
-    """Files holding a secret that others can read."""
+    """Files holding a secret that every user of the machine can read.
+
+    Group-readable is fine: the recommended set-up is root-owned, mode 0640, group ``badge-agent`` (docs/venue.md).
+    """
+    redis = config.redis
+    candidates = [(path, "config")] if urlsplit(redis.url).password else []
+    if redis.password_file is not None:
+        candidates.append((redis.password_file, "redis.password_file"))
+    if redis.sentinel is not None and redis.sentinel.password_file is not None:
+        candidates.append((redis.sentinel.password_file, "redis.sentinel.password_file"))
+    if redis.tls is not None and redis.tls.key_file is not None:
+        candidates.append((redis.tls.key_file, "redis.tls.key_file"))
     warnings = []
-    candidates = [(path, "config")] if urlsplit(config.redis.url).password else []
-    if config.redis.password_file is not None:
-        candidates.append((config.redis.password_file, "redis.password_file"))
     for file, what in candidates:
         try:
             mode = file.stat().st_mode
         except OSError:
             continue
-        if mode & (stat.S_IRGRP | stat.S_IROTH):
-            warnings.append(f"{what} {file} holds a secret and is readable by others (chmod 600 it)")
+        if mode & stat.S_IROTH:
+            warnings.append(f"{what} {file} holds a secret and every user can read it (chmod 640 or 600)")
     return warnings

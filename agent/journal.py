@@ -81,6 +81,10 @@ class Journal:
         """The epoch under which this printer printed ``job_id``, if it did recently."""
         return self._printed.get(job_id)
 
+    def recent_prints(self, n: int) -> list[tuple[str, int]]:
+        """The last ``n`` jobs printed here, with their epochs (for re-confirming after a Redis failover)."""
+        return list(self._printed.items())[-n:]
+
     def open_entries(self) -> list[Entry]:
         return list(self._open.values())
 

@@ -18,7 +18,7 @@ from redis.exceptions import RedisError
 
 from agent import __version__
 from agent.config import AgentConfig
-from agent.connection import make_redis, wait_for_redis
+from agent.connection import make_redis, master_changes, wait_for_redis
 from agent.device import DeviceMonitor
 from agent.errors import JobError
 from agent.http import serve as serve_http
@@ -31,6 +31,8 @@ from agent.protocol.store import ReleaseOutcome, Store
 from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
 
 log = logging.getLogger("agent")
+
+RECONFIRM_AFTER_FAILOVER = 100  # recent prints confirmed again after the master moved (~ a few seconds of printing)
 
 
 class Agent:
@@ -61,6 +63,7 @@ class Agent:
         self.last_beat_ok = 0.0  # monotonic time of the last acknowledged heartbeat
         self.beating_since: float | None = None
         self.needs_recovery = True
+        self.master_changes = 0  # Sentinel: how often we followed the master; each move means recovering
         self.redis_errors = 0
         self.drained = False  # an operator ordered this printer out of service
         self.reclaimed = 0
@@ -148,6 +151,9 @@ class Agent:
         while not self.stopping.is_set():
             self.alive["pull"] = time.monotonic()
             try:
+                if master_changes(self.redis) != self.master_changes:
+                    self.master_changes = master_changes(self.redis)
+                    self.needs_recovery = True
                 if self.needs_recovery:
                     await self._recover()
                 if not await self._wait_ready():
@@ -371,6 +377,12 @@ class Agent:
                 await self.store.confirm(self.me, self.location, entry.job_id, entry.epoch)
             if entry.job_id not in held:
                 self.journal.record(entry.job_id, entry.epoch, "closed")
+        if self.master_changes and not stopping:
+            # A failover can lose a confirm together with the take before it (docs/redis.md): the job is back in the
+            # pool of the new master and a peer would print it again, unflagged. Confirming our recent prints again
+            # is a no-op where Redis kept them; otherwise it settles the job, or flags the peer's copy as a duplicate.
+            for job_id, epoch in self.journal.recent_prints(RECONFIRM_AFTER_FAILOVER):
+                await self.store.confirm(self.me, self.location, job_id, epoch)
         self.needs_recovery = False
 
     # -- liveness ------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import click
 
 
 def register(group: click.Group) -> None:
-    from agent.commands import board, demo, enqueue, ops, sim, status
+    from agent.commands import acl, board, demo, enqueue, ops, sim, status
 
     group.add_command(enqueue.enqueue)
     group.add_command(status.status)
@@ -18,3 +18,4 @@ def register(group: click.Group) -> None:
     group.add_command(ops.dlq)
     group.add_command(sim.sim)
     group.add_command(board.board)
+    group.add_command(acl.acl)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -11,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agent.cli import Target, fail, fleet_options, run_async
-from agent.errors import JobError
+from agent.errors import JobError, UserError
 from agent.jobs import Job, ignored_fields, parse_job, read_rows, sniff_format
 from agent.protocol.store import Store
 
@@ -82,9 +83,14 @@ async def _enqueue_rows(
         # Rows go to stdout (to keep or grep); the bar is on stderr and only where stderr is a terminal.
         out.print(f"row {number}: {text}", markup=False)
 
+    accepted: list[Job] = []  # enqueued by us in this run: checked on the current master at the end
+
     async def flush(batch: list[tuple[int, Job]]) -> None:
         if not batch:
             return
+        if store.scripts.shebang is None:
+            # Load it now: a pipeline cannot fall back on NOSCRIPT (a Cluster node, a new master).
+            await store.scripts.prepare("enqueue")
         async with redis.pipeline(transaction=False) as pipe:
             for _, job in batch:
                 k = store.keys
@@ -98,6 +104,7 @@ async def _enqueue_rows(
         for (number, job), (added, state) in zip(batch, replies, strict=True):
             if added:
                 counts["enqueued"] += 1
+                accepted.append(job)
                 if not quiet:
                     report(number, f"enqueued {job.job_id}" + (f" (pinned to {job.printer})" if job.printer else ""))
             else:
@@ -129,8 +136,39 @@ async def _enqueue_rows(
                     await flush(batch)
                     batch = []
             await flush(batch)
+        await verify_on_master(store, accepted, err)
     finally:
         await redis.aclose()
     if ignored:
         err.print(f"note: ignored fields not used on badges: {', '.join(sorted(ignored))}", markup=False)
     return counts
+
+
+async def verify_on_master(store: Store, jobs: list[Job], err: Console, rounds: int = 5) -> None:
+    """Only what the current master holds counts as enqueued; anything a failover lost is enqueued again.
+
+    A Sentinel failover can lose the last writes acknowledged by the old master (replication is asynchronous).
+    Enqueueing is idempotent on the job id, so sending a lost job again is safe; one that was already taken and
+    printed in the meantime still has its job hash and is left alone.
+    """
+    pending = jobs
+    for attempt in range(rounds):
+        missing: list[Job] = []
+        for start in range(0, len(pending), BATCH):
+            chunk = pending[start : start + BATCH]
+            async with store.redis.pipeline(transaction=False) as pipe:
+                for job in chunk:
+                    pipe.exists(store.keys.job(job.job_id))
+                found = await pipe.execute()
+            missing += [job for job, present in zip(chunk, found, strict=True) if not present]
+        if not missing:
+            return
+        err.print(
+            f"note: {len(missing)} job(s) were lost by a Redis failover; enqueueing them again",
+            markup=False,
+        )
+        for job in missing:
+            await store.enqueue(job.job_id, job.payload(), job.printer)
+        pending = missing
+        await asyncio.sleep(0.2 * (attempt + 1))
+    raise UserError(f"{len(pending)} job(s) could not be confirmed on the Redis master; run the same enqueue again")

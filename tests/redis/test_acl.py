@@ -1,0 +1,157 @@
+"""ACL: every agent runs its whole flow under its generated user; the kiosk user enqueues and reads, nothing more."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError, ResponseError
+
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+from tests.conftest import write_agent_config
+from tests.core.helpers import assert_each_unfinished_job_in_one_list, print_log_copies
+from tests.core.test_agent import printed_count, wait_until
+from tests.core.test_process import agent_process
+from tests.redis.helpers import badge_agent, create_user
+
+
+def _user_url(server: RedisServer, user: str, password_file: Path) -> str:
+    return f"redis://{user}:{password_file.read_text().strip()}@127.0.0.1:{server.port}/0"
+
+
+@pytest.mark.timeout(90)
+async def test_agents_run_their_whole_flow_under_generated_users(tmp_path: Path, venue: str) -> None:
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    admin = Redis.from_url(server.url)
+    try:
+        await admin.execute_command("ACL", "SETUSER", "default", "off")  # nobody gets in without a user
+        admin_pw = "admin-secret"
+        await admin.execute_command("ACL", "SETUSER", "admin", "on", f">{admin_pw}", "~*", "&*", "+@all")
+        await admin.aclose()
+        admin = Redis.from_url(f"redis://admin:{admin_pw}@127.0.0.1:{server.port}/0")
+        users = {}
+        for printer in ("p1", "p2"):
+            users[printer] = await create_user(admin, venue, tmp_path / f"{printer}.pw", printer)
+        kiosk = await create_user(admin, venue, tmp_path / "kiosk.pw")
+        kiosk_env = {**os.environ, "BADGE_REDIS_URL": _user_url(server, kiosk, tmp_path / "kiosk.pw")}
+        kiosk_env["BADGE_VENUE"] = venue
+
+        # The desk enqueues through the real CLI under the kiosk user: 30 to the pool, 10 pinned to p2.
+        rows = [{"attendee_id": f"a{i}", "name": f"Attendee {i}"} for i in range(30)]
+        (tmp_path / "jobs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        result = badge_agent("enqueue", "-f", str(tmp_path / "jobs.jsonl"), "-q", env=kiosk_env)
+        assert result.returncode == 0 and "enqueued 30" in result.stdout, result.stdout + result.stderr
+        pinned = [{"attendee_id": f"b{i}", "name": f"Pinned {i}"} for i in range(10)]
+        (tmp_path / "pinned.jsonl").write_text("".join(json.dumps(r) + "\n" for r in pinned))
+        result = badge_agent("enqueue", "-f", str(tmp_path / "pinned.jsonl"), "--printer", "p2", "-q", env=kiosk_env)
+        assert result.returncode == 0 and "enqueued 10" in result.stdout, result.stdout + result.stderr
+        ids = [f"a{i}" for i in range(30)] + [f"b{i}" for i in range(10)]
+
+        configs = {
+            p: write_agent_config(
+                tmp_path / f"{p}.yaml",
+                venue,
+                f"redis://127.0.0.1:{server.port}/0",
+                p,
+                print_time=0.05 if p == "p1" else 0.4,
+                redis__username=users[p],
+                redis__password_file=str(tmp_path / f"{p}.pw"),
+                timing__affinity_wait=0.5,
+            )
+            for p in ("p1", "p2")
+        }
+        with agent_process(configs["p1"]) as p1, agent_process(configs["p2"]) as p2:
+            await wait_until(lambda: _at_least(printed_count(admin, venue), 3), timeout=20)
+            # p2 dies holding work: p1 sweeps, reclaims its held and pinned jobs (and steals) under its own user.
+            p2.send_signal(signal.SIGKILL)
+            p2.wait()
+            await wait_until(lambda: _at_least(printed_count(admin, venue), 40), timeout=40)
+            # The kiosk user reads status.
+            status = badge_agent("status", "--json", env=kiosk_env)
+            assert status.returncode == 0, status.stderr
+            p1.send_signal(signal.SIGTERM)  # the clean leave (MULTI/EXEC) too
+            assert await asyncio.to_thread(p1.wait, 45) == 0
+        copies = print_log_copies(tmp_path / "p1.prints.jsonl", tmp_path / "p2.prints.jsonl")
+        assert set(copies) == set(ids)
+        twice = [j for j, n in copies.items() if n > 1]
+        for job_id in twice:  # p2 was killed mid-print: a second copy is allowed only when flagged
+            assert await admin.hget(Keys(venue).job(job_id), "maybe_duplicate") == b"1"
+        await assert_each_unfinished_job_in_one_list(admin, venue, ids)
+        assert int(await admin.hget(Keys(venue).stats, "reclaimed") or 0) >= 1
+        for p in ("p1", "p2"):
+            log = configs[p].with_suffix(".log").read_text()
+            assert "NOPERM" not in log and "Traceback" not in log, log[-3000:]
+        # Redis logs every refused command and key: none for the agents' and the desk's whole flow.
+        assert await admin.execute_command("ACL", "LOG") == []
+    finally:
+        await admin.aclose()
+        server.stop()
+
+
+async def _at_least(value: object, n: int) -> bool:
+    return await value >= n  # type: ignore[misc,operator]
+
+
+async def test_kiosk_user_cannot_claim_or_confirm_and_agents_stay_in_their_venue(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    other = venue + "-other"
+    kiosk = await create_user(redis, venue, tmp_path / "kiosk.pw")
+    agent = await create_user(redis, venue, tmp_path / "p1.pw", "p1")
+    as_kiosk = Redis(port=redis_server.port, username=kiosk, password=(tmp_path / "kiosk.pw").read_text().strip())
+    as_agent = Redis(port=redis_server.port, username=agent, password=(tmp_path / "p1.pw").read_text().strip())
+    k = Keys(venue)
+    try:
+        kiosk_store = Store(as_kiosk, venue)
+        job = parse_job({"attendee_id": "k1", "name": "Kiosk Guest"})
+        assert await kiosk_store.enqueue(job.job_id, job.payload(), None) == (True, "queued")
+        # Claiming: the take script, and the blocking pop, are refused before anything moves.
+        with pytest.raises(NoPermissionError):
+            await kiosk_store.take("p1")
+        with pytest.raises(NoPermissionError):
+            await kiosk_store.wait_pool("p1", 0.1)
+        assert await redis.lrange(k.pool, 0, -1) == [b"k1"]
+        # Confirming: refused too, and the completion gate is not written.
+        with pytest.raises(NoPermissionError):
+            await kiosk_store.confirm("p1", "desk", "k1", 1)
+        assert await redis.exists(k.done("k1")) == 0
+        assert await redis.hget(k.job("k1"), "state") == b"queued"
+        with pytest.raises(NoPermissionError):
+            await as_kiosk.set(k.done("k1"), "p1")
+
+        # The agent does its job in its venue ...
+        agent_store = Store(as_agent, venue)
+        assert await agent_store.take("p1") == ("pool", "k1")
+        begun = await agent_store.begin("p1", "desk", "k1")
+        assert begun.kind == "print"
+        assert (await agent_store.confirm("p1", "desk", "k1", begun.epoch))[0] == "printed"
+        # ... and nothing in another venue: its real scripts and plain reads are refused there.
+        await Store(redis, other).enqueue("x1", parse_job({"attendee_id": "x1", "name": "X"}).payload(), None)
+        foreign = Store(as_agent, other)
+        for attempt in (
+            foreign.take("p1"),
+            foreign.enqueue("x2", "{}", None),
+            foreign.beat("p1", {}, 1000, True),
+            foreign.inflight("p1"),
+            as_agent.hgetall(Keys(other).job("x1")),
+        ):
+            with pytest.raises(NoPermissionError):
+                await attempt
+        assert await redis.lrange(Keys(other).pool, 0, -1) == [b"x1"]
+        # Nor anything outside the protocol.
+        for cmd in (("FLUSHALL",), ("CONFIG", "GET", "*"), ("KEYS", "*"), ("ACL", "LIST")):
+            with pytest.raises(ResponseError):
+                await as_agent.execute_command(*cmd)
+    finally:
+        await as_kiosk.aclose()
+        await as_agent.aclose()
+        await redis.execute_command("ACL", "DELUSER", kiosk, agent)
