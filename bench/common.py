@@ -1,0 +1,214 @@
+"""Shared pieces of the benchmark scripts: a private redis-server, agent configs, statistics, tables and JSON output.
+
+Every script starts its own redis-server (the real one, on loopback) in a temporary folder and removes it at the end,
+so nothing here touches a Redis or a printer that already exists on the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from redis.asyncio import Redis
+
+from agent.redis_server import RedisServer
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+
+@contextmanager
+def redis_server(appendonly: bool = False, fsync: str = "everysec") -> Iterator[RedisServer]:
+    """A private redis-server on a loopback port, gone when the block ends.
+
+    The benches default to no AOF: they measure the agent's own cost, not the disk's. Scripts that care about the
+    production setting (``appendfsync always``) ask for it and say so in their output.
+    """
+    with tempfile.TemporaryDirectory(prefix="badge-bench-redis-") as tmp:
+        server = RedisServer(Path(tmp), appendonly=appendonly, fsync=fsync)
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+def agent_config(
+    path: Path,
+    venue: str,
+    redis_url: str,
+    name: str,
+    print_time: float,
+    print_log: bool = True,
+    journal: bool = True,
+    timing: dict[str, float] | None = None,
+    http: str | None = None,
+    log_level: str = "info",
+) -> Path:
+    """Write one agent's YAML on a simulated printer; its control file, print log and journal sit beside it."""
+    driver: dict[str, Any] = {
+        "language": "sim",
+        "transport": "sim",
+        "print_time": print_time,
+        "control_file": str(path.parent / f"{name}.control.json"),
+    }
+    if print_log:
+        driver["print_log"] = str(path.parent / f"{name}.prints.jsonl")
+    config: dict[str, Any] = {
+        "venue": venue,
+        "printer": {"name": name, "location": f"desk of {name}", "driver": driver},
+        "redis": {"url": redis_url},
+        "timing": timing or {},
+        "http": {"listen": http},
+        "log": {"level": log_level},
+    }
+    if journal:
+        config["journal"] = str(path.parent / f"{name}.journal")
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def agent_process(config: Path) -> subprocess.Popen[bytes]:
+    """``badge-agent run -c CONFIG`` as its own process, its log next to the config."""
+    with config.with_suffix(".log").open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "agent", "run", "-c", str(config)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    """SIGTERM (the agent's clean stop), SIGKILL if it does not go."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def read_print_log(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a line being written right now
+    return out
+
+
+async def command_counts(redis: Redis) -> dict[str, int]:
+    """``INFO commandstats`` as {command: calls}."""
+    info = await redis.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in info.items()}
+
+
+async def redis_cpu(redis: Redis) -> float:
+    """Seconds of CPU the redis-server has used (user + sys), from ``INFO cpu``."""
+    info = await redis.info("cpu")
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+
+# -- statistics -----------------------------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..100): a value that was actually observed."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """min / median / max, the form every comparison is quoted in."""
+    if not values:
+        return {"min": math.nan, "median": math.nan, "max": math.nan, "n": 0}
+    return {"min": min(values), "median": statistics.median(values), "max": max(values), "n": len(values)}
+
+
+def fmt(value: float, digits: int = 2) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "-"
+    return f"{value:.{digits}f}"
+
+
+def fmt_spread(s: dict[str, float], digits: int = 2, unit: str = "") -> str:
+    return f"{fmt(s['min'], digits)} / {fmt(s['median'], digits)} / {fmt(s['max'], digits)}{unit}"
+
+
+def table(title: str, better: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table with its title and which way is better, as printed by every bench."""
+    cells = [[str(h) for h in header]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = [f"## {title}", f"({better})"]
+    for n, row in enumerate(cells):
+        lines.append(
+            "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def verdict(ok: bool) -> str:
+    return "MET" if ok else "MISSED"
+
+
+# -- output ---------------------------------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+        if m := re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M):
+            model = m.group(1).strip()
+    except OSError:
+        pass
+    try:
+        redis_version = subprocess.run(
+            [RedisServer(Path(tempfile.gettempdir())).executable, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        redis_version = ""
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "python": platform.python_version(),
+        "redis": redis_version,
+        "kernel": platform.release(),
+    }
+
+
+def write_results(name: str, data: dict[str, Any]) -> Path:
+    """``bench/results/<name>.json`` with the machine it ran on."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps({"bench": name, "machine": machine(), **data}, indent=2, default=str) + "\n")
+    return path

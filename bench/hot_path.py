@@ -1,0 +1,336 @@
+"""Hot path: Redis round trips per badge, and badges per second of one agent on an instant simulated printer,
+side by side with (a) a bare redis-py asyncio loop doing the design's three round trips (the floor) and (b) saq,
+one worker, concurrency 1, no-op jobs.
+
+Run: .venv/bin/python bench/hot_path.py [--badges N] [--repeats R]
+Prints two tables and writes bench/results/hot_path.json.
+
+Throughput: N jobs are queued first, then the consumer starts; the rate is (N-1) / (last first-byte - first
+first-byte), so start-up and shutdown are not counted for anyone. The systems take turns within each repeat, and
+each comparison is the ratio inside one repeat, quoted as min / median / max over the repeats.
+
+Round trips: a separate, smaller run per system under MONITOR (which slows Redis, hence not during the timed runs).
+Every command a client sent between the first and the last first-byte is counted, per badge; commands Lua runs
+inside a script (tagged ``lua``) are not. Each agent Store call on the hot path is one command and one round trip;
+saq pipelines some of its commands, so its count is commands, an upper bound on its round trips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import re
+import socket
+import tempfile
+import threading
+import time
+from collections import Counter
+from hashlib import sha1
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+
+from agent.config import load_config
+from agent.jobs import parse_job
+from agent.logs import KeyValueFormatter
+from agent.protocol.keys import Keys
+from agent.protocol.scripts import SCRIPT_NAMES, script_source
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+from agent.runtime import Agent
+from bench.common import (
+    agent_config,
+    command_counts,
+    fmt,
+    fmt_spread,
+    redis_server,
+    spread,
+    table,
+    verdict,
+    write_results,
+)
+from bench.stamp import StampDriver
+
+SYSTEMS = ("agent", "agent, journal in memory", "bare loop", "saq")
+SHA_NAMES = {sha1(script_source(n).encode()).hexdigest(): n for n in SCRIPT_NAMES}
+
+
+class Monitor:
+    """MONITOR on its own socket: (unix time, client, command, first argument) of every command clients send."""
+
+    LINE = re.compile(r'^\+?([\d.]+) \[\d+ ([^\]]+)\] "(\w+)"(?: "([^"]*)")?')
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(b"MONITOR\r\n")
+        self.lines: list[str] = []
+        self._stop = False
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        buf = b""
+        while not self._stop:
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            *lines, buf = buf.split(b"\r\n")
+            self.lines += [line.decode("utf-8", "replace") for line in lines]
+
+    def close(self) -> list[tuple[float, str, str, str]]:
+        self._stop = True
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        self.thread.join(2)
+        out = []
+        for line in self.lines:
+            if m := self.LINE.match(line):
+                out.append((float(m.group(1)), m.group(2), m.group(3).lower(), m.group(4) or ""))
+        return out
+
+
+def count_window(
+    commands: list[tuple[float, str, str, str]], start: float, end: float, exclude: set[str]
+) -> Counter[str]:
+    """Commands clients sent in [start, end] (wall clock), Lua-internal ones and our own client's left out."""
+    counts: Counter[str] = Counter()
+    for ts, client, cmd, arg in commands:
+        if client == "lua" or client in exclude or not start <= ts <= end:
+            continue
+        counts[f"evalsha {SHA_NAMES.get(arg, arg[:8])}" if cmd == "evalsha" else cmd] += 1
+    return counts
+
+
+async def wait_for(check: Any, timeout: float) -> None:
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.002)
+
+
+# -- the three consumers --------------------------------------------------------------------------------------------
+
+
+async def fill_venue(redis: Redis, venue: str, n: int) -> None:
+    store = Store(redis, venue)
+    for i in range(n):
+        job = parse_job({"attendee_id": f"A-{i}", "name": f"Attendee {i}", "company": "Expo"})
+        await store.enqueue(job.job_id, job.payload(), None)
+
+
+async def run_agent(server: RedisServer, tmp: Path, tag: str, n: int, journal: bool) -> dict[str, Any]:
+    """One real Agent, in this process, on an instant simulated printer (print_time 0, no print log)."""
+    redis = Redis.from_url(server.url)
+    venue = f"hot-{tag}"
+    await fill_venue(redis, venue, n)
+    # A folder per run: the journal remembers printed job ids, and every run reuses the same ids.
+    (tmp / venue).mkdir()
+    config = load_config(agent_config(tmp / venue / "desk-1.yaml", venue, server.url, "desk-1", 0.0, False, journal))
+    stamps: list[float] = []
+    driver = StampDriver("desk-1", 0.0, stamps)
+    agent = Agent(config, driver)
+    before = await command_counts(redis)
+    task = asyncio.create_task(agent.run())
+    try:
+        await wait_for(lambda: agent.printed >= n, 120)
+    finally:
+        agent.stop()
+        await asyncio.wait_for(task, 30)
+    after = await command_counts(redis)
+    await redis.aclose()
+    # Lua cannot call EVALSHA or BLMOVE, so these two counters are exactly what the agent sent of them.
+    sent = sum(after.get(c, 0) - before.get(c, 0) for c in ("evalsha", "blmove"))
+    return {"stamps": stamps, "wall": driver.wall, "evalsha_blmove_per_badge": sent / n}
+
+
+async def run_bare(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
+    """The floor: take (LMOVE), begin (read the payload), confirm (LREM from in-flight) as plain commands."""
+    redis = Redis.from_url(server.url)
+    k = Keys(f"bare-{tag}")
+    await fill_venue(redis, f"bare-{tag}", n)
+    stamps: list[float] = []
+    wall: list[float] = []
+    inflight = k.inflight("desk-1")
+    while True:
+        raw = await redis.lmove(k.pool, inflight, "RIGHT", "LEFT")
+        if raw is None:
+            break
+        job_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+        await redis.hget(k.job(job_id), "payload")
+        stamps.append(time.perf_counter())
+        wall.append(time.time())
+        await redis.lrem(inflight, 1, job_id)
+    await redis.aclose()
+    return {"stamps": stamps, "wall": wall}
+
+
+async def run_saq(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
+    """saq: one worker, concurrency 1, a no-op job function that only notes when it was called."""
+    from saq import Queue, Worker  # imported here: only this bench needs it
+
+    stamps: list[float] = []
+    wall: list[float] = []
+
+    async def noop(ctx: Any) -> None:
+        stamps.append(time.perf_counter())
+        wall.append(time.time())
+
+    queue = Queue.from_url(server.url, name=f"saq-{tag}")
+    await queue.connect()
+    for _ in range(n):
+        await queue.enqueue("noop")
+    worker = Worker(queue, functions=[("noop", noop)], concurrency=1)
+    task = asyncio.create_task(worker.start())
+    try:
+        await wait_for(lambda: len(stamps) >= n, 120)
+        await asyncio.sleep(0.05)  # let the last job's completion reach Redis
+    finally:
+        await worker.stop()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await queue.disconnect()
+    return {"stamps": stamps, "wall": wall}
+
+
+async def run_one(system: str, server: RedisServer, tmp: Path, tag: str, n: int) -> dict[str, Any]:
+    if system == "agent":
+        return await run_agent(server, tmp, tag, n, journal=True)
+    if system == "agent, journal in memory":
+        return await run_agent(server, tmp, tag, n, journal=False)
+    if system == "bare loop":
+        return await run_bare(server, tag, n)
+    return await run_saq(server, tag, n)
+
+
+def rate(stamps: list[float]) -> float:
+    return (len(stamps) - 1) / (stamps[-1] - stamps[0])
+
+
+async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="badge-bench-hot-") as tmpdir, redis_server() as server:
+        tmp = Path(tmpdir)
+        # The agent logs one line per badge, as in production; to a file here (journald's cost is not ours to add).
+        handler = logging.FileHandler(tmp / "bench.log")
+        handler.setFormatter(KeyValueFormatter(True))
+        logging.getLogger().handlers[:] = [handler]
+        logging.getLogger().setLevel(logging.INFO)
+
+        # Warm-up: imports, connection pools and the server's script cache (a first EVALSHA answered NOSCRIPT costs
+        # one SCRIPT LOAD once per Redis start, not per badge).
+        for i, system in enumerate(SYSTEMS):
+            await run_one(system, server, tmp, f"warm-{i}", 50)
+
+        # Round trips per badge, under MONITOR.
+        own = Redis.from_url(server.url)
+        own_addr = str((await own.client_info())["addr"])
+        round_trips: dict[str, dict[str, Any]] = {}
+        for system in SYSTEMS:
+            monitor = Monitor(server.port)
+            await asyncio.sleep(0.05)
+            out = await run_one(system, server, tmp, f"mon-{len(round_trips)}", monitor_n)
+            commands = monitor.close()
+            counts = count_window(commands, out["wall"][0], out["wall"][-1], {own_addr})
+            badges = len(out["wall"]) - 1  # badges whose whole cycle lies between the first and last first-byte
+            round_trips[system] = {
+                "per_badge": sum(counts.values()) / badges,
+                "by_command": {c: v / badges for c, v in counts.most_common()},
+            }
+        await own.aclose()
+
+        # Badges per second, the systems taking turns within each repeat.
+        rates: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+        server_counted: list[float] = []
+        for r in range(repeats):
+            for system in SYSTEMS:
+                out = await run_one(system, server, tmp, f"r{r}-{SYSTEMS.index(system)}", n)
+                rates[system].append(rate(out["stamps"]))
+                if system == "agent":
+                    server_counted.append(out["evalsha_blmove_per_badge"])
+    vs_saq = [a / s for a, s in zip(rates["agent"], rates["saq"], strict=True)]
+    vs_bare = [a / b for a, b in zip(rates["agent"], rates["bare loop"], strict=True)]
+    vs_bare_mem = [a / b for a, b in zip(rates["agent, journal in memory"], rates["bare loop"], strict=True)]
+    return {
+        "badges": n,
+        "repeats": repeats,
+        "monitor_badges": monitor_n,
+        "redis": "appendonly no (the agent's cost, not the disk's)",
+        "round_trips": round_trips,
+        "agent_evalsha_blmove_per_badge_commandstats": spread(server_counted),
+        "badges_per_second": {s: spread(v) for s, v in rates.items()},
+        "raw_badges_per_second": rates,
+        "ratio_agent_vs_saq": spread(vs_saq),
+        "ratio_agent_vs_bare": spread(vs_bare),
+        "ratio_agent_journal_in_memory_vs_bare": spread(vs_bare_mem),
+        "targets": {
+            "round_trips_le_3": round_trips["agent"]["per_badge"] <= 3,
+            "agent_ge_1_5x_saq": spread(vs_saq)["median"] >= 1.5,
+            "agent_ge_60pct_bare": spread(vs_bare)["median"] >= 0.6,
+        },
+    }
+
+
+def report(res: dict[str, Any]) -> str:
+    rt = res["round_trips"]
+    rows = []
+    for system, data in rt.items():
+        top = ", ".join(f"{c} {v:.2f}" for c, v in list(data["by_command"].items())[:5])
+        rows.append([system, fmt(data["per_badge"]), top])
+    out = [
+        table(
+            f"Hot path: Redis commands per badge (MONITOR, {res['monitor_badges']} badges, Lua-internal excluded)",
+            "lower is better; target for the agent <= 3",
+            ["system", "per badge", "breakdown"],
+            rows,
+        ),
+        f"agent, server-counted EVALSHA+BLMOVE per badge over the timed runs (INFO commandstats, incl. heartbeats): "
+        f"{fmt_spread(res['agent_evalsha_blmove_per_badge_commandstats'])}",
+        "",
+    ]
+    bps = res["badges_per_second"]
+    rows = [[s, fmt_spread(v, 0)] for s, v in bps.items()]
+    out.append(
+        table(
+            f"Hot path: badges per second, one consumer, instant printer ({res['badges']} badges x "
+            f"{res['repeats']} repeats, {res['redis']})",
+            "higher is better; min / median / max over repeats",
+            ["system", "badges/s"],
+            rows,
+        )
+    )
+    t = res["targets"]
+    rows = [
+        ["agent / saq", fmt_spread(res["ratio_agent_vs_saq"]), ">= 1.5", verdict(t["agent_ge_1_5x_saq"])],
+        ["agent / bare loop", fmt_spread(res["ratio_agent_vs_bare"]), ">= 0.60", verdict(t["agent_ge_60pct_bare"])],
+        ["agent (journal in memory) / bare loop", fmt_spread(res["ratio_agent_journal_in_memory_vs_bare"]), "", ""],
+        ["agent round trips per badge", fmt(rt["agent"]["per_badge"]), "<= 3", verdict(t["round_trips_le_3"])],
+    ]
+    out.append("")
+    out.append(
+        table(
+            "Hot path: ratios within each repeat",
+            "higher is better for ratios; min / median / max; target judged on the median",
+            ["comparison", "ratio", "target", ""],
+            rows,
+        )
+    )
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--badges", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--monitor-badges", type=int, default=300)
+    args = parser.parse_args()
+    res = asyncio.run(main_async(args.badges, args.repeats, args.monitor_badges))
+    print(report(res))
+    print(f"\nwritten: {write_results('hot_path', res)}")
+
+
+if __name__ == "__main__":
+    main()
