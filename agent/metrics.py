@@ -91,7 +91,7 @@ class _StateCollector(Collector):
         self.agent = agent
 
     def collect(self) -> Iterator[Metric]:
-        from agent.http import LOOPS, problems, stale_loops
+        from agent.liveness import LOOPS, problems, stale_loops
 
         a = self.agent
         now = time.monotonic()

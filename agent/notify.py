@@ -73,7 +73,7 @@ class Notifier:
 
 def status_line(agent: Agent) -> str:
     """One line for ``systemctl status``: state, why, and the count so far."""
-    from agent.http import problems
+    from agent.liveness import problems
 
     health = agent._health()
     line = f"{health['state']}; printed {health['printed']}"
@@ -90,7 +90,7 @@ async def supervise(agent: Agent, notifier: Notifier) -> None:
 
     Runs until the agent's shutdown cancels it; says STOPPING as soon as the agent is asked to stop.
     """
-    from agent.http import stale_loops
+    from agent.liveness import stale_loops
 
     tick = 1.0 if notifier.watchdog_sec is None else min(1.0, notifier.watchdog_sec / 3)
     sent_once: set[str] = set()

@@ -21,7 +21,6 @@ from agent.config import AgentConfig
 from agent.connection import make_redis, master_changes, wait_for_redis
 from agent.device import DeviceMonitor
 from agent.errors import JobError
-from agent.http import serve as serve_http
 from agent.jobs import job_from_payload
 from agent.journal import Journal
 from agent.logs import kv
@@ -91,6 +90,9 @@ class Agent:
             asyncio.create_task(supervise(self, Notifier()), name="systemd"),
         ]
         if self.config.http.listen:
+            # Imported only when asked for: aiohttp is ~11 MB of a Pi's memory an agent with http off never needs.
+            from agent.http import serve as serve_http
+
             self._tasks.append(asyncio.create_task(serve_http(self, self.config.http.listen), name="http"))
         puller = asyncio.create_task(self._pull_loop(), name="pull")
         stop_wait = asyncio.create_task(self.stopping.wait(), name="stop-wait")
@@ -143,6 +145,7 @@ class Agent:
         async with self.io_lock:
             await self.driver.aclose()
         await self.redis.aclose()
+        self.journal.close()
         log.info("agent stopped", extra=kv(printer=self.me, printed=self.printed))
 
     # -- pulling and printing ------------------------------------------------------------------------------------
@@ -227,7 +230,8 @@ class Agent:
             )
             self.metrics.released.labels("unsent", released).inc()
             return
-        self.journal.record(job_id, begun.epoch, "sending")
+        # fsync in a worker thread: a Pi's SD card can take tens of ms, and the heartbeat must not wait for it.
+        await asyncio.to_thread(self.journal.record, job_id, begun.epoch, "sending")
         self.current = job_id
         self.sending = True
         send_started = time.monotonic()
@@ -239,7 +243,7 @@ class Agent:
         if result.status is not None:
             await self.device.observe(result.status)
         if result.outcome is Outcome.PRINTED:
-            self.journal.record(job_id, begun.epoch, "printed")
+            await asyncio.to_thread(self.journal.record, job_id, begun.epoch, "printed")
             kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
             self.journal.record(job_id, begun.epoch, "closed")
             self.printed += 1
