@@ -22,7 +22,7 @@ from agent.connection import make_redis, master_changes, wait_for_redis
 from agent.device import DeviceMonitor
 from agent.errors import JobError
 from agent.jobs import job_from_payload
-from agent.journal import Journal
+from agent.journal import Journal, Stage
 from agent.logs import kv
 from agent.metrics import AgentMetrics
 from agent.notify import Notifier, supervise
@@ -217,7 +217,7 @@ class Agent:
         try:
             job = job_from_payload(begun.payload)
             badge = job.badge()
-            data = await asyncio.to_thread(self.driver.render, badge)
+            data = await self._render(badge)
         except (JobError, RenderError) as exc:
             await self.store.dead_letter(self.me, job_id, str(exc))
             log.error("job dead-lettered", extra=kv(job=job_id, reason=exc))
@@ -230,8 +230,7 @@ class Agent:
             )
             self.metrics.released.labels("unsent", released).inc()
             return
-        # fsync in a worker thread: a Pi's SD card can take tens of ms, and the heartbeat must not wait for it.
-        await asyncio.to_thread(self.journal.record, job_id, begun.epoch, "sending")
+        await self._journal(job_id, begun.epoch, "sending")
         self.current = job_id
         self.sending = True
         send_started = time.monotonic()
@@ -243,7 +242,7 @@ class Agent:
         if result.status is not None:
             await self.device.observe(result.status)
         if result.outcome is Outcome.PRINTED:
-            await asyncio.to_thread(self.journal.record, job_id, begun.epoch, "printed")
+            await self._journal(job_id, begun.epoch, "printed")
             kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
             self.journal.record(job_id, begun.epoch, "closed")
             self.printed += 1
@@ -262,6 +261,18 @@ class Agent:
         self.metrics.released.labels(outcome, released).inc()
         self.journal.record(job_id, begun.epoch, "closed")
         log.warning("badge not confirmed; released", extra=kv(job=job_id, outcome=result.outcome, reason=result.reason))
+
+    async def _journal(self, job_id: str, epoch: int, stage: Stage) -> None:
+        if self.journal.path is None:
+            self.journal.record(job_id, epoch, stage)
+        else:
+            # fsync in a worker thread: a Pi's SD card can take tens of ms, and the heartbeat must not wait for it.
+            await asyncio.to_thread(self.journal.record, job_id, epoch, stage)
+
+    async def _render(self, badge: Badge) -> bytes:
+        if self.driver.render_is_cheap:
+            return self.driver.render(badge)
+        return await asyncio.to_thread(self.driver.render, badge)  # drawing a badge is CPU work: off the loop
 
     async def _print(self, data: bytes, badge: Any) -> PrintResult:
         timeout = self.config.printer.driver.print_timeout
@@ -321,7 +332,7 @@ class Agent:
         """After the printer comes back: one test badge must print before real badges do."""
         badge = Badge("test-print", "TEST-PRINT", "Test print", self.me, "printer check")
         try:
-            data = await asyncio.to_thread(self.driver.render, badge)
+            data = await self._render(badge)
         except RenderError as exc:
             log.error("test print cannot be rendered", extra=kv(error=exc))
             return False

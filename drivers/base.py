@@ -116,6 +116,10 @@ class Driver(abc.ABC):
     #: A short human description for logs and ``check-config`` ("ZPL over TCP 10.0.0.5:9100").
     description: str = ""
 
+    #: True when ``render`` is trivial and may run on the event loop (the simulated printer); real badges are
+    #: drawn in a worker thread.
+    render_is_cheap: bool = False
+
     async def __aenter__(self) -> Driver:
         await self.open()
         return self

@@ -76,6 +76,8 @@ class SimControl:
 class SimDriver(Driver):
     """A simulated printer: ``print_time`` seconds per badge, faults from the control file."""
 
+    render_is_cheap = True  # one json.dumps
+
     def __init__(
         self,
         printer_name: str,
