@@ -76,16 +76,37 @@ class TlsConfig(_Strict):
         return self
 
 
-class SentinelConfig(_Strict):
-    """Redis Sentinel: the agent asks the sentinels which server is the master, and follows every change."""
+class _Credentials(_Strict):
+    """A username and a password read from a file or an environment variable, never written in the YAML."""
 
-    master: str = Field(min_length=1, max_length=200)
-    nodes: list[str] = Field(min_length=1)
-    #: Credentials of the sentinels themselves (``requirepass``/ACL in sentinel.conf); the data servers use the
-    #: ``redis.username``/``password_*`` fields.
     username: str | None = None
     password_file: Path | None = None
     password_env: str | None = None
+
+    @model_validator(mode="after")
+    def _one_password_source(self) -> _Credentials:
+        if self.password_file and self.password_env:
+            raise ValueError("give password_file or password_env, not both")
+        return self
+
+    def password(self) -> str | None:
+        """The password from the file or environment variable named in the config (never logged)."""
+        if self.password_file is not None:
+            return self.password_file.read_text(encoding="utf-8").strip()
+        if self.password_env is not None:
+            return os.environ.get(self.password_env)
+        return None
+
+
+class SentinelConfig(_Credentials):
+    """Redis Sentinel: the agent asks the sentinels which server is the master, and follows every change.
+
+    Its credentials are the sentinels' own (``requirepass``/ACL in sentinel.conf); the data servers use
+    ``redis.username``/``password_*``.
+    """
+
+    master: str = Field(min_length=1, max_length=200)
+    nodes: list[str] = Field(min_length=1)
     #: How often the sentinels are asked who the master is: a failover is followed within this, without an error.
     poll_interval: float = Field(default=0.25, ge=0.05, le=5)
     db: int = Field(default=0, ge=0, le=15)
@@ -101,20 +122,10 @@ class SentinelConfig(_Strict):
         return _existing_file(value)
 
     @model_validator(mode="after")
-    def _one_password_source(self) -> SentinelConfig:
-        if self.password_file and self.password_env:
-            raise ValueError("give password_file or password_env, not both")
+    def _env_is_set(self) -> SentinelConfig:
         if self.password_env is not None and self.password_env not in os.environ:
             raise ValueError(f"password_env: environment variable {self.password_env} is not set")
         return self
-
-    def password(self) -> str | None:
-        """The sentinels' password from the file or environment variable (never logged)."""
-        if self.password_file is not None:
-            return self.password_file.read_text(encoding="utf-8").strip()
-        if self.password_env is not None:
-            return os.environ.get(self.password_env)
-        return None
 
     def addresses(self) -> list[tuple[str, int]]:
         return [(host.strip("[]"), int(port)) for host, _, port in (n.rpartition(":") for n in self.nodes)]
@@ -134,11 +145,8 @@ class ClusterConfig(_Strict):
         return [(host.strip("[]"), int(port)) for host, _, port in (n.rpartition(":") for n in self.nodes)]
 
 
-class RedisConfig(_Strict):
+class RedisConfig(_Credentials):
     url: str = "redis://127.0.0.1:6379/0"
-    username: str | None = None
-    password_file: Path | None = None
-    password_env: str | None = None
     connect_timeout: float = Field(default=2.0, gt=0, le=60)
     #: Instead of ``url``: a Sentinel-managed master, or a Redis Cluster.
     sentinel: SentinelConfig | None = None
@@ -155,9 +163,7 @@ class RedisConfig(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _one_password_source(self) -> RedisConfig:
-        if self.password_file and self.password_env:
-            raise ValueError("give password_file or password_env, not both")
+    def _one_way_to_connect(self) -> RedisConfig:
         chosen = [name for name in ("sentinel", "cluster") if getattr(self, name) is not None]
         if "url" in self.model_fields_set:
             chosen.insert(0, "url")
@@ -180,14 +186,6 @@ class RedisConfig(_Strict):
         if self.mode == "url":
             return urlsplit(self.url).scheme == "rediss"
         return self.tls is not None
-
-    def password(self) -> str | None:
-        """The password from the file or environment variable named in the config (never logged)."""
-        if self.password_file is not None:
-            return self.password_file.read_text(encoding="utf-8").strip()
-        if self.password_env is not None:
-            return os.environ.get(self.password_env)
-        return None
 
     def safe_url(self) -> str:
         """Where Redis is, with any password replaced, for logs and summaries."""

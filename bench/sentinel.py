@@ -1,0 +1,174 @@
+"""Redis failover under Sentinel, as the agents see it: master SIGKILLed -> next badge confirmed, over many kills.
+
+Topology: 1 master + 2 replicas (AOF, fsync always) and 3 sentinels (down-after 1000 ms) on loopback, three real
+``badge-agent run`` processes on simulated printers (0.1 s a badge). Each round kills the current master with
+SIGKILL, times until the ``printed`` counter on the new master moves (a badge confirmed through it), then restarts
+the old master (Sentinel makes it a replica) and waits until both replicas are in sync before the next round.
+At the end every enqueued badge (each acknowledged by Redis) must be printed: lost = acknowledged but not printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from agent.config import RedisConfig
+from agent.connection import make_redis
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from bench.common import agent_config, agent_process, fmt, percentile, spread, stop_process, table, write_results
+from tests.redis.topology import SentinelSetup
+
+PRINTERS = ("s1", "s2", "s3")
+VENUE = "bench-sentinel"
+
+
+async def _master_port(setup: SentinelSetup) -> int:
+    client = Redis(port=setup.sentinels[0].port)
+    try:
+        _, port = await client.sentinel_get_master_addr_by_name(setup.name)
+        return int(port)
+    finally:
+        await client.aclose()
+
+
+async def _replication_ok(setup: SentinelSetup) -> bool:
+    """Every server answers, exactly one is master, and each replica's link to it is up."""
+    master = await _master_port(setup)
+    for server in setup.servers:
+        client = Redis(port=server.port)
+        try:
+            info = await client.info("replication")
+        except (RedisError, OSError):
+            return False
+        finally:
+            await client.aclose()
+        if server.port != master and (info.get("master_port") != master or info.get("master_link_status") != "up"):
+            return False
+    return True
+
+
+async def _until(check: Any, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{check.__name__} not true within {timeout:g} s")
+        await asyncio.sleep(0.05)
+
+
+async def main_async(rounds: int, badges: int) -> dict[str, Any]:
+    root = Path(tempfile.mkdtemp(prefix="bench-sentinel-"))
+    setup = SentinelSetup(root / "redis")
+    setup.start()
+    client = make_redis(RedisConfig.model_validate({"sentinel": {"master": setup.name, "nodes": setup.nodes}}), 1.0)
+    store = Store(client, VENUE)
+    k = Keys(VENUE)
+    procs = []
+    times: list[float] = []
+    try:
+        await _until(lambda: _replication_ok(setup), 30)
+        ids = []
+        for i in range(badges):
+            job = parse_job({"attendee_id": f"S-{i}", "name": f"Guest {i}"})
+            await store.enqueue(job.job_id, job.payload(), None)
+            ids.append(job.job_id)
+        redis_section = {"sentinel": {"master": setup.name, "nodes": setup.nodes}}
+        for name in PRINTERS:
+            path = agent_config(root / f"{name}.yaml", VENUE, "redis://unused", name, 0.1)
+            data = yaml.safe_load(path.read_text())
+            data["redis"] = redis_section  # the agents find the master through the sentinels, like the desk
+            path.write_text(yaml.safe_dump(data))
+            procs.append(agent_process(path))
+
+        async def printed() -> int:
+            try:
+                return int(await client.hget(k.stats, "printed") or 0)
+            except (RedisError, OSError):
+                return -1
+
+        async def some_printed() -> bool:
+            return await printed() >= 10
+
+        await _until(some_printed, 30)
+        for _ in range(rounds):
+            old = setup.by_port(await _master_port(setup))
+            before = await printed()
+            killed = time.monotonic()
+            old.kill()
+
+            async def moved(base: int = before) -> bool:
+                return await printed() > base
+
+            await _until(moved, 30)
+            times.append(time.monotonic() - killed)
+            old.start()
+            await _until(lambda: _replication_ok(setup), 30)
+
+        async def all_printed() -> bool:
+            try:
+                async with client.pipeline(transaction=False) as pipe:
+                    for job_id in ids:
+                        pipe.hget(k.job(job_id), "state")
+                    states = await pipe.execute()
+            except (RedisError, OSError):
+                return False
+            return all(s in (b"printed", b"dead") for s in states)
+
+        await _until(all_printed, 120)
+        states = []
+        async with client.pipeline(transaction=False) as pipe:
+            for job_id in ids:
+                pipe.hget(k.job(job_id), "state")
+            states = await pipe.execute()
+        lost = sum(1 for s in states if s != b"printed")
+        return {"failover_s": times, "badges": badges, "lost": lost}
+    finally:
+        for proc in procs:
+            stop_process(proc)
+        await client.aclose()
+        setup.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=10, help="master kills (default 10)")
+    parser.add_argument("--badges", type=int, default=600, help="badges enqueued before the first kill")
+    args = parser.parse_args()
+    result = asyncio.run(main_async(args.rounds, args.badges))
+    t = result["failover_s"]
+    s = spread(t)
+    print(
+        table(
+            f"Sentinel failover: master SIGKILLed -> next badge confirmed ({len(t)} kills, down-after 1000 ms)",
+            "lower is better; s",
+            ["measure", "n", "min", "median", "max", "p90"],
+            [
+                [
+                    "kill -> badge confirmed on the new master",
+                    len(t),
+                    fmt(s["min"]),
+                    fmt(s["median"]),
+                    fmt(s["max"]),
+                    fmt(percentile(t, 90)),
+                ]
+            ],
+        )
+    )
+    print(
+        f"badges acknowledged {result['badges']}, lost {result['lost']} (target 0); target p90 <= 5 s: "
+        f"{'MET' if percentile(t, 90) <= 5 and result['lost'] == 0 else 'MISSED'}"
+    )
+    print(f"written: {write_results('sentinel', result)}")
+
+
+if __name__ == "__main__":
+    main()
