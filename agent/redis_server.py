@@ -36,6 +36,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def kill_process(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGKILL a child process (if it still runs) and reap it."""
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def stop_process(proc: subprocess.Popen[bytes] | None, timeout: float = 10.0) -> None:
+    """SIGTERM (a clean stop), then SIGKILL if it is not gone within ``timeout`` seconds."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            kill_process(proc)
+
+
 class RedisServer:
     """One redis-server process in ``directory``, on a unix socket and a loopback TCP port."""
 
@@ -91,18 +108,10 @@ class RedisServer:
 
     def kill(self) -> None:
         """SIGKILL: what a crash or a pulled plug does (AOF keeps what was fsynced)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        kill_process(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
     def restart(self) -> None:
         self.kill()

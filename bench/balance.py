@@ -44,6 +44,7 @@ from redis.asyncio import Redis
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
+from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
@@ -52,7 +53,6 @@ from bench.common import (
     read_print_log,
     redis_server,
     spread,
-    stop_process,
     table,
     verdict,
     write_results,
@@ -290,7 +290,7 @@ async def run_real(url: str, tmp: Path, repeat: int, arrivals: list[Arrival]) ->
         cut_short = sum(1 for log in logs for e in read_print_log(log) if not e["complete"])
     finally:
         for proc in procs:
-            stop_process(proc)
+            stop_process(proc, 15)
         await redis.aclose()
     real_arrivals = [Arrival(enqueued[a.job_id], a.job_id, a.lane) for a in arrivals]
     return {

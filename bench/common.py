@@ -93,17 +93,6 @@ def agent_process(config: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def stop_process(proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
-    """SIGTERM (the agent's clean stop), SIGKILL if it does not go."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def read_print_log(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []

@@ -28,6 +28,7 @@ from redis.asyncio import Redis
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
+from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
@@ -36,7 +37,6 @@ from bench.common import (
     read_print_log,
     redis_server,
     spread,
-    stop_process,
     table,
     verdict,
     write_results,
@@ -115,7 +115,7 @@ class Venue:
 
     async def close(self) -> None:
         for proc in self.procs:
-            stop_process(proc)
+            stop_process(proc, 15)
         await self.redis.aclose()
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
-from agent.redis_server import free_port
+from agent.redis_server import free_port, stop_process
 from bench.common import (
     ROOT,
     agent_config,
@@ -36,7 +36,6 @@ from bench.common import (
     fmt_spread,
     redis_server,
     spread,
-    stop_process,
     table,
     verdict,
     write_results,
@@ -112,7 +111,7 @@ async def main_async(agents: int, idle: float) -> dict[str, Any]:
             mem = {k: rss_mb(p.pid) for k, p in procs.items()}
         finally:
             for p in procs.values():
-                stop_process(p)
+                stop_process(p, 15)
             await redis.aclose()
     names = [f"desk-{i}" for i in range(agents)]
     agent_rss = spread([mem[n]["VmRSS"] for n in names])

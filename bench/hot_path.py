@@ -20,10 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import re
-import socket
 import tempfile
-import threading
 import time
 from collections import Counter
 from hashlib import sha1
@@ -52,47 +49,10 @@ from bench.common import (
     write_results,
 )
 from bench.stamp import StampDriver
+from tests.core.helpers import Monitor
 
 SYSTEMS = ("agent", "agent, journal in memory", "bare loop", "saq")
 SHA_NAMES = {sha1(script_source(n).encode()).hexdigest(): n for n in SCRIPT_NAMES}
-
-
-class Monitor:
-    """MONITOR on its own socket: (unix time, client, command, first argument) of every command clients send."""
-
-    LINE = re.compile(r'^\+?([\d.]+) \[\d+ ([^\]]+)\] "(\w+)"(?: "([^"]*)")?')
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.sendall(b"MONITOR\r\n")
-        self.lines: list[str] = []
-        self._stop = False
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self) -> None:
-        buf = b""
-        while not self._stop:
-            try:
-                chunk = self.sock.recv(1 << 16)
-            except OSError:
-                return
-            if not chunk:
-                return
-            buf += chunk
-            *lines, buf = buf.split(b"\r\n")
-            self.lines += [line.decode("utf-8", "replace") for line in lines]
-
-    def close(self) -> list[tuple[float, str, str, str]]:
-        self._stop = True
-        self.sock.shutdown(socket.SHUT_RDWR)
-        self.sock.close()
-        self.thread.join(2)
-        out = []
-        for line in self.lines:
-            if m := self.LINE.match(line):
-                out.append((float(m.group(1)), m.group(2), m.group(3).lower(), m.group(4) or ""))
-        return out
 
 
 def count_window(

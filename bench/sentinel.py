@@ -25,6 +25,7 @@ from agent.connection import make_redis
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
+from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
@@ -32,7 +33,6 @@ from bench.common import (
     percentile,
     read_print_log,
     spread,
-    stop_process,
     table,
     write_results,
 )
@@ -42,18 +42,9 @@ PRINTERS = ("s1", "s2", "s3")
 VENUE = "bench-sentinel"
 
 
-async def _master_port(setup: SentinelSetup) -> int:
-    client = Redis(port=setup.sentinels[0].port)
-    try:
-        _, port = await client.sentinel_get_master_addr_by_name(setup.name)
-        return int(port)
-    finally:
-        await client.aclose()
-
-
 async def _replication_ok(setup: SentinelSetup) -> bool:
     """Every server answers, exactly one is master, and each replica's link to it is up."""
-    master = await _master_port(setup)
+    master = await setup.master_port()
     for server in setup.servers:
         client = Redis(port=server.port)
         try:
@@ -115,7 +106,7 @@ async def main_async(rounds: int, badges: int) -> dict[str, Any]:
         await _until(some_printed, 30)
         for _ in range(rounds):
             await check_in(badges // 2)  # the rush goes on: the printers are busy at every kill
-            old = setup.by_port(await _master_port(setup))
+            old = setup.by_port(await setup.master_port())
             before = await printed()
             killed = time.monotonic()
             old.kill()
@@ -146,7 +137,7 @@ async def main_async(rounds: int, badges: int) -> dict[str, Any]:
             states = await pipe.execute()
         lost = sum(1 for s in states if s != b"printed")
         for proc in procs:
-            stop_process(proc)
+            stop_process(proc, 15)
         copies: dict[str, int] = {}
         for name in PRINTERS:
             for entry in read_print_log(root / f"{name}.prints.jsonl"):
@@ -167,7 +158,7 @@ async def main_async(rounds: int, badges: int) -> dict[str, Any]:
         }
     finally:
         for proc in procs:
-            stop_process(proc)
+            stop_process(proc, 15)
         await client.aclose()
         setup.stop()
 

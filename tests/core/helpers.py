@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import socket
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -49,3 +52,44 @@ def print_log_copies(*logs: Path, complete_only: bool = True) -> Counter[str]:
             if entry["complete"] or not complete_only:
                 copies[entry["job_id"]] += 1
     return copies
+
+
+class Monitor:
+    """MONITOR on its own socket: (unix time, client, command, first argument) of every command clients send.
+
+    Lua-internal calls come with the client ``lua``; the tests and bench/hot_path count round trips with it.
+    """
+
+    LINE = re.compile(r'^\+?([\d.]+) \[\d+ ([^\]]+)\] "(\w+)"(?: "([^"]*)")?')
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(b"MONITOR\r\n")
+        self.lines: list[str] = []
+        self._stop = False
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        buf = b""
+        while not self._stop:
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            *lines, buf = buf.split(b"\r\n")
+            self.lines += [line.decode("utf-8", "replace") for line in lines]
+
+    def close(self) -> list[tuple[float, str, str, str]]:
+        self._stop = True
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        self.thread.join(2)
+        out = []
+        for line in self.lines:
+            if m := self.LINE.match(line):
+                out.append((float(m.group(1)), m.group(2), m.group(3).lower(), m.group(4) or ""))
+        return out

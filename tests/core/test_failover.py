@@ -18,7 +18,7 @@ from drivers.sim import SimControl
 from tests.conftest import write_agent_config
 from tests.core.helpers import assert_each_unfinished_job_in_one_list, print_log_copies
 from tests.core.test_agent import _eq, _state_is, enqueue_many, printed_count, running_agent, wait_until
-from tests.core.test_process import agent_process
+from tests.core.test_process import _at_least, agent_process
 
 
 async def events_of(redis: Redis, venue: str, kind: str) -> list[dict[str, str]]:
@@ -181,7 +181,7 @@ async def test_a_redis_restart_reclaims_nothing_from_live_agents(tmp_path: Path,
             server.start()
             await asyncio.sleep(2.0)
             ids = await _enqueue_retrying(store, 9)
-            await wait_until(lambda: _at_least_printed(redis, venue, 9), timeout=20)
+            await wait_until(lambda: _at_least(printed_count(redis, venue), 9), timeout=20)
             assert await _all_beating(redis, venue, 3)
             for proc in (a, b, c):
                 proc.send_signal(signal.SIGTERM)
@@ -207,13 +207,6 @@ async def _enqueue_retrying(store: Store, n: int) -> list[str]:
 async def _all_beating(redis: Redis, venue: str, n: int) -> bool:
     try:
         return len(await redis.zrange(Keys(venue).hb, 0, -1)) == n
-    except RedisConnectionError:
-        return False
-
-
-async def _at_least_printed(redis: Redis, venue: str, n: int) -> bool:
-    try:
-        return await printed_count(redis, venue) >= n
     except RedisConnectionError:
         return False
 

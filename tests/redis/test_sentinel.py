@@ -51,15 +51,6 @@ async def _ready(setup: SentinelSetup) -> bool:
     return True
 
 
-async def _master_port(setup: SentinelSetup) -> int:
-    client = Redis(port=setup.sentinels[0].port)
-    try:
-        _, port = await client.sentinel_get_master_addr_by_name(setup.name)
-        return int(port)
-    finally:
-        await client.aclose()
-
-
 def _printed_lines(tmp_path: Path) -> int:
     return sum(len(p.read_text().splitlines()) for p in tmp_path.glob("*.prints.jsonl"))
 
@@ -97,7 +88,7 @@ async def test_agents_follow_every_failover_and_every_badge_prints(tmp_path: Pat
             await wait_until(lambda: _printed_lines(tmp_path) >= 20, timeout=20)
 
             # 1. kill -9 of the master, while a desk is enqueueing through the CLI.
-            old = setup.by_port(await _master_port(setup))
+            old = setup.by_port(await setup.master_port())
             killed = time.monotonic()
             old.kill()
             rows = "".join(json.dumps({"attendee_id": f"late{i}", "name": f"Late {i}"}) + "\n" for i in range(20))
@@ -109,7 +100,7 @@ async def test_agents_follow_every_failover_and_every_badge_prints(tmp_path: Pat
             enqueued = await desk
             assert enqueued.returncode == 0 and "enqueued 20" in enqueued.stdout, enqueued.stdout + enqueued.stderr
             ids += [f"late{i}" for i in range(20)]
-            new_port = await _master_port(setup)
+            new_port = await setup.master_port()
             assert new_port != old.port
             # An operator fails over only once the replicas have caught up with the new master (docs/redis.md).
             await wait_until(lambda: _replicas_in_sync(setup, new_port, old.port), timeout=20)
@@ -180,7 +171,7 @@ async def _manual_failover(setup: SentinelSetup) -> float:
 
 
 async def _changed(setup: SentinelSetup, port: int) -> bool:
-    return await _master_port(setup) != port
+    return await setup.master_port() != port
 
 
 async def _all_final(client: Redis, venue: str, ids: list[str]) -> bool:

@@ -7,7 +7,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from agent.redis_server import find_redis_server, free_port
+from redis.asyncio import Redis
+
+from agent.redis_server import find_redis_server, free_port, kill_process, stop_process
 
 
 class Node:
@@ -45,18 +47,10 @@ class Node:
             wait_port(self.port, timeout, self)
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        kill_process(self.proc)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
     def log(self) -> str:
         try:
@@ -117,6 +111,15 @@ class SentinelSetup:
     def stop(self) -> None:
         for node in [*self.sentinels, *self.servers]:
             node.stop()
+
+    async def master_port(self) -> int:
+        """The port the sentinels name as master right now."""
+        client = Redis(port=self.sentinels[0].port)
+        try:
+            _, port = await client.sentinel_get_master_addr_by_name(self.name)
+            return int(port)
+        finally:
+            await client.aclose()
 
     def by_port(self, port: int) -> Node:
         return next(s for s in self.servers if s.port == port)
