@@ -48,14 +48,20 @@ async def snapshot_violations(redis: Redis, venue: str, ids: list[str]) -> list[
             pipe.hget(k.job(job_id), "state")
         replies = await pipe.execute()
     where: dict[str, int] = {}
-    for members in replies[: len(lists)]:
+    waiting: set[str] = set()  # in the pool or a pinned queue: would be handed to a printer
+    for name, members in zip(lists, replies[: len(lists)], strict=True):
         for raw in members:
             where[raw.decode()] = where.get(raw.decode(), 0) + 1
+            if ":inflight:" not in name:
+                waiting.add(raw.decode())
     problems = []
     for job_id, state in zip(ids, replies[len(lists) :], strict=True):
         final = state in (b"printed", b"dead")
         count = where.get(job_id, 0)
-        if (final and count) or (not final and count != 1):
+        # DESIGN: every job that is not printed or dead is in exactly one list. A printed one is never waiting for
+        # a printer; it may still sit in the in-flight list of a printer that took it before a woken zombie
+        # confirmed it — that printer is printing a second copy, and its own confirm (or release) settles it.
+        if (not final and count != 1) or (final and (job_id in waiting or count > 1)):
             problems.append(f"{job_id} state={state!r} in {count} lists")
     return problems
 
