@@ -1,7 +1,7 @@
-"""The agent's local journal: what it sent to its printer, on disk before Redis hears of it.
+"""The agent's local journal: what it sent to its printer, written before Redis hears of it.
 
 Redis can lose a reply (a restart, a failover, a cut cable) and the agent can crash between the printer finishing a
-badge and ``confirm``. The journal closes both gaps: ``sending`` is fsynced before the first byte goes to the
+badge and ``confirm``. The journal closes both gaps: ``sending`` is written before the first byte goes to the
 printer, ``printed`` as soon as the printer proves the badge came out. After a restart or reconnect the agent reads
 it to confirm a badge that did print instead of leaving it ambiguous.
 
@@ -9,9 +9,19 @@ It also remembers the last ``history`` badges this printer confirmed: if Redis l
 lost its last writes, a failover to a replica that had not received it) and the job comes back, the agent confirms
 it again instead of printing a second copy.
 
-The file is append-only JSON lines, fsynced per record, and rewritten down to the open records and the history once
-it grows past ``max_records``, so it stays small on a Pi's SD card. A missing path keeps the journal in memory (it
-then covers reconnects, not crashes).
+Durability without an fsync per badge. A record handed to the kernel (``write``) survives the agent crashing, being
+killed or restarted: only the machine going down (power cut, kernel panic) can lose what was not yet synced. So the
+file remembers the Linux boot it was written under. Started in the same boot, the agent trusts the journal
+completely, exactly as if every record had been fsynced. Started after a reboot, the last second or so of records
+may be missing, so a job still held in in-flight without a record is treated as maybe printed (staff are told where
+to look) rather than as never sent. The agent syncs the file about once a second off the hot path (``sync``), which
+bounds what a reboot can take with it, and spares a Pi's SD card two flushes per badge. Where the boot cannot be
+identified (no ``/proc/sys/kernel/random/boot_id``), every ``sending`` and ``printed`` record is synced before the
+agent goes on (``syncs_each_record``).
+
+The file is append-only JSON lines, rewritten down to the open records and the history once it grows past
+``max_records``, so it stays small. A missing path keeps the journal in memory (it then covers reconnects, not
+crashes).
 """
 
 from __future__ import annotations
@@ -19,14 +29,28 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
 log = logging.getLogger(__name__)
 
 Stage = Literal["sending", "printed", "closed", "history"]
+
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def current_boot_id() -> str | None:
+    """This Linux boot's random id, or None where the system does not tell."""
+    try:
+        return BOOT_ID.read_text(encoding="ascii").strip() or None
+    except OSError:
+        return None
+
+
+THIS_BOOT = current_boot_id()  # fixed for the life of a process
 
 
 @dataclass(frozen=True)
@@ -37,25 +61,43 @@ class Entry:
 
 
 class Journal:
-    def __init__(self, path: Path | None, max_records: int = 2000, history: int = 500) -> None:
+    def __init__(
+        self, path: Path | None, max_records: int = 2000, history: int = 500, boot_id: str | None = THIS_BOOT
+    ) -> None:
+        """``boot_id``: this machine's boot (tests pass another to play a reboot, None for a system without one)."""
         self.path = path
         self.max_records = max_records
         self.history = history
+        self.boot_id = boot_id
+        # True when the file was last written under another boot: its unsynced tail may be gone (see module doc).
+        self.after_reboot = False
         self._open: dict[str, Entry] = {}
         self._printed: OrderedDict[str, int] = OrderedDict()
         self._records = 0
         self._file: TextIO | None = None  # kept open: one open() per record was a third of a badge's cost
+        self._dirty = False
+        # Syncs run in a worker thread; the lock keeps a compaction from closing the file under one.
+        self._lock = threading.Lock()
         if path is not None:
             self._load(path)
+
+    @property
+    def syncs_each_record(self) -> bool:
+        """True when ``sending`` and ``printed`` must be synced before going on: the boot cannot be told."""
+        return self.path is not None and self.boot_id is None
 
     def _load(self, path: Path) -> None:
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             return
+        last_boot: str | None = None
         for line in lines:
             try:
                 raw = json.loads(line)
+                if "boot" in raw:
+                    last_boot = str(raw["boot"])
+                    continue
                 entry = Entry(str(raw["job"]), int(raw["epoch"]), raw["stage"])
             except (ValueError, KeyError, TypeError):
                 # A torn last line from a power cut: the records before it are whole, this one never happened.
@@ -63,6 +105,9 @@ class Journal:
                 continue
             self._apply(entry)
         self._records = len(lines)
+        # Written under another boot (or before boots were recorded): its unsynced tail may be gone. Without a
+        # boot id every record that matters was synced, so the file is complete whatever happened.
+        self.after_reboot = bool(lines) and self.boot_id is not None and last_boot != self.boot_id
 
     def _apply(self, entry: Entry) -> None:
         if entry.stage in ("printed", "history"):
@@ -90,32 +135,61 @@ class Journal:
         return list(self._open.values())
 
     def record(self, job_id: str, epoch: int, stage: Stage) -> None:
-        entry = Entry(job_id, epoch, stage)
-        self._apply(entry)
+        """Write a record and, unless it is "closed", sync it before returning (recovery's rare path)."""
+        self.write(job_id, epoch, stage)
+        if stage != "closed":
+            self.sync()
+
+    def write(self, job_id: str, epoch: int, stage: Stage) -> None:
+        """Hand a record to the kernel: from now on it survives the agent crashing (a reboot: see module doc)."""
+        self._apply(Entry(job_id, epoch, stage))
         if self.path is None:
             return
         if self._records >= self.max_records:
-            self._compact(self.path)
+            self._compact(self.path)  # the rewrite holds this record and is synced
             return
         if self._file is None:
             self._file = self.path.open("a", encoding="utf-8")
-        self._file.write(json.dumps({"job": job_id, "epoch": epoch, "stage": stage}) + "\n")
+            if self.boot_id is not None:
+                self._write_line({"boot": self.boot_id})  # every record after this line was written in this boot
+        self._write_line({"job": job_id, "epoch": epoch, "stage": stage})
+
+    def _write_line(self, line: dict[str, Any]) -> None:
+        assert self._file is not None
+        self._file.write(json.dumps(line) + "\n")
         self._file.flush()
-        if stage != "closed":
-            # "sending" must be on disk before the first byte goes out, "printed" before Redis hears of it. A lost
-            # "closed" costs nothing: replaying "printed" re-confirms under the same epoch, which is a no-op.
-            os.fdatasync(self._file.fileno())
+        self._dirty = True
         self._records += 1
 
+    @property
+    def dirty(self) -> bool:
+        """True when records were written since the last sync."""
+        return self._dirty
+
+    def sync(self) -> None:
+        """Make every record written so far durable (fdatasync). Safe to call from a worker thread."""
+        with self._lock:
+            if self._file is None or not self._dirty:
+                return
+            self._dirty = False  # before the sync: a record written during it is left dirty for the next one
+            try:
+                os.fdatasync(self._file.fileno())
+            except OSError:
+                self._dirty = True
+                raise
+
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self.sync()
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
 
     def _compact(self, path: Path) -> None:
         self.close()
         tmp = path.with_name(path.name + ".tmp")
-        lines = [{"job": j, "epoch": epoch, "stage": "history"} for j, epoch in self._printed.items()]
+        lines: list[dict[str, Any]] = [{"boot": self.boot_id}] if self.boot_id is not None else []
+        lines += [{"job": j, "epoch": epoch, "stage": "history"} for j, epoch in self._printed.items()]
         lines += [{"job": e.job_id, "epoch": e.epoch, "stage": e.stage} for e in self._open.values()]
         with tmp.open("w", encoding="utf-8") as fh:
             for line in lines:

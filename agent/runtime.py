@@ -69,6 +69,9 @@ class Agent:
         self._peers: list[str] = []
         self._peers_read = -1e9
         self._last_steal_check = 0.0
+        # What the take pipelined with the last confirm moved into in-flight, and whether it found both lists empty.
+        self._next: tuple[str, str] | None = None
+        self._took_nothing = False
         self._tasks: list[asyncio.Task[None]] = []
         # Monotonic time each loop last started an iteration: the watchdog and /healthz check they are all fresh.
         self.alive: dict[str, float] = {}
@@ -87,6 +90,7 @@ class Agent:
             asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
             asyncio.create_task(self.device.run(busy=self._probe_tick), name="probe"),
             asyncio.create_task(self._sweep_loop(), name="sweep"),
+            asyncio.create_task(self._journal_sync_loop(), name="journal"),
             asyncio.create_task(supervise(self, Notifier()), name="systemd"),
         ]
         if self.config.http.listen:
@@ -158,10 +162,18 @@ class Agent:
                     self.master_changes = master_changes(self.redis)
                     self.needs_recovery = True
                 if self.needs_recovery:
+                    self._next, self._took_nothing = None, False  # recovery settles whatever in-flight holds
                     await self._recover()
+                if self._next is not None and (self.drained or not self.device.ready.is_set()):
+                    await self._put_back_next()
                 if not await self._wait_ready():
                     continue
-                taken = await self.store.take(self.me)
+                if self._took_nothing:
+                    self._took_nothing = False
+                    taken = None
+                else:
+                    taken = self._next or await self.store.take(self.me)
+                    self._next = None
                 if taken is not None and taken[0] == "drained":
                     self.drained = True
                     continue
@@ -180,6 +192,16 @@ class Agent:
                 self.needs_recovery = True
                 log.warning("redis unavailable; will recover before taking more work", extra=kv(error=exc))
                 await wait_for_redis(self.redis, self.timing.heartbeat_interval, self.stopping)
+
+    async def _put_back_next(self) -> None:
+        """The printer stopped being ready after the next job was taken: give it back rather than sit on it."""
+        if self._next is None or self.stopping.is_set() or not self._lease_ok():
+            # Stopping: the shutdown hands back what in-flight holds. No lease: the job stays held; peers reclaim it
+            # if they declare us dead, and begin checks it is still ours before anything is printed.
+            return
+        job_id, self._next = self._next[1], None
+        why = "drained by an operator" if self.drained else "printer not ready"
+        await self.store.release(self.me, self.location, job_id, "unsent", why, self.config.jobs.max_attempts)
 
     async def _wait_ready(self) -> bool:
         """Wait until the printer may be sent a badge and our lease is fresh (or we are stopping). True when ready."""
@@ -223,14 +245,17 @@ class Agent:
             log.error("job dead-lettered", extra=kv(job=job_id, reason=exc))
             self.metrics.dead_lettered.inc()
             return
+        # Recorded before the lease is checked: where each record is synced, a slow card can stall here, and that
+        # must not open a gap between the check and the first byte in which peers declare us dead and take the job.
+        await self._journal(job_id, begun.epoch, "sending")
         if self.stopping.is_set() or not self._lease_ok():
             why = "agent stopping" if self.stopping.is_set() else "agent lost contact with Redis before sending"
+            self.journal.write(job_id, begun.epoch, "closed")  # nothing was sent: no "maybe printed" on recovery
             released = await self.store.release(
                 self.me, self.location, job_id, "unsent", why, self.config.jobs.max_attempts
             )
             self.metrics.released.labels("unsent", released).inc()
             return
-        await self._journal(job_id, begun.epoch, "sending")
         self.current = job_id
         self.sending = True
         send_started = time.monotonic()
@@ -243,8 +268,8 @@ class Agent:
             await self.device.observe(result.status)
         if result.outcome is Outcome.PRINTED:
             await self._journal(job_id, begun.epoch, "printed")
-            kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
-            self.journal.record(job_id, begun.epoch, "closed")
+            kind, where = await self._confirm(job_id, begun.epoch)
+            self.journal.write(job_id, begun.epoch, "closed")
             self.printed += 1
             self.metrics.count_print("printed", time.monotonic() - send_started, kind, where)
             log.info("printed", extra=kv(job=job_id, attempt=begun.attempts, confirm=kind, maybe_also_at=where))
@@ -263,11 +288,40 @@ class Agent:
         log.warning("badge not confirmed; released", extra=kv(job=job_id, outcome=result.outcome, reason=result.reason))
 
     async def _journal(self, job_id: str, epoch: int, stage: Stage) -> None:
-        if self.journal.path is None:
-            self.journal.record(job_id, epoch, stage)
+        """Record a stage before acting on it. Written is enough on Linux (see agent/journal.py); else synced."""
+        self.journal.write(job_id, epoch, stage)
+        if self.journal.syncs_each_record:
+            # A worker thread: a Pi's SD card can take tens of ms, and the heartbeat must not wait for it.
+            await asyncio.to_thread(self.journal.sync)
+
+    async def _journal_sync_loop(self) -> None:
+        """Sync the journal about once a second, off the hot path: bounds what a reboot can take from it."""
+        while True:
+            await asyncio.sleep(self.timing.heartbeat_interval)
+            if self.journal.dirty:
+                try:
+                    await asyncio.to_thread(self.journal.sync)
+                except OSError as exc:
+                    log.error("could not sync the journal to disk", extra=kv(error=exc))
+
+    async def _confirm(self, job_id: str, epoch: int) -> tuple[str, str]:
+        """Confirm a printed badge; when the printer can take another, ``take`` rides in the same round trip."""
+        ready_for_more = (
+            not self.stopping.is_set()
+            and not self.drained
+            and not self.needs_recovery
+            and self.device.ready.is_set()
+            and self._lease_ok()
+            and master_changes(self.redis) == self.master_changes
+        )
+        if not ready_for_more:
+            return await self.store.confirm(self.me, self.location, job_id, epoch)
+        confirmed, taken = await self.store.confirm_then_take(self.me, self.location, job_id, epoch)
+        if taken is not None and taken[0] == "drained":
+            self.drained = True  # the operator's order reached take before the heartbeat
         else:
-            # fsync in a worker thread: a Pi's SD card can take tens of ms, and the heartbeat must not wait for it.
-            await asyncio.to_thread(self.journal.record, job_id, epoch, stage)
+            self._next, self._took_nothing = taken, taken is None
+        return confirmed
 
     async def _render(self, badge: Badge) -> bytes:
         if self.driver.render_is_cheap:
@@ -379,6 +433,19 @@ class Agent:
                 )
                 self.journal.record(job_id, entry.epoch, "closed")
                 log.warning("released a badge interrupted mid-print as maybe printed", extra=kv(job=job_id))
+            elif entry is None and self.journal.after_reboot:
+                # The machine went down since the journal was last written: a "sending" record younger than the
+                # last sync may be lost with it, so no record is no proof that nothing was sent.
+                await self._cancel_device()
+                await self.store.release(
+                    self.me,
+                    self.location,
+                    job_id,
+                    "unknown",
+                    "the agent's computer restarted while it held this badge",
+                    self.config.jobs.max_attempts,
+                )
+                log.warning("released a badge held across a reboot as maybe printed", extra=kv(job=job_id))
             elif stopping or not self.device.ready.is_set():
                 why = "agent stopped before sending" if stopping else "printer not ready"
                 await self.store.release(self.me, self.location, job_id, "unsent", why, self.config.jobs.max_attempts)
@@ -392,6 +459,7 @@ class Agent:
                 await self.store.confirm(self.me, self.location, entry.job_id, entry.epoch)
             if entry.job_id not in held:
                 self.journal.record(entry.job_id, entry.epoch, "closed")
+        self.journal.after_reboot = False  # what in-flight held across the reboot is settled; trust it from now
         if self.master_changes and not stopping:
             # A failover can lose a confirm together with the take before it (docs/redis.md): the job is back in the
             # pool of the new master and a peer would print it again, unflagged. Confirming our recent prints again

@@ -1,6 +1,6 @@
 """Hot path: Redis round trips per badge, and badges per second of one agent on an instant simulated printer,
-side by side with (a) a bare redis-py asyncio loop doing the design's three round trips (the floor) and (b) saq,
-one worker, concurrency 1, no-op jobs.
+side by side with (a) a bare redis-py asyncio loop making the same round trips with plain commands (the floor of
+the design) and (b) saq, one worker, concurrency 1, no-op jobs.
 
 Run: .venv/bin/python bench/hot_path.py [--badges N] [--repeats R]
 Prints two tables and writes bench/results/hot_path.json.
@@ -9,10 +9,10 @@ Throughput: N jobs are queued first, then the consumer starts; the rate is (N-1)
 first-byte), so start-up and shutdown are not counted for anyone. The systems take turns within each repeat, and
 each comparison is the ratio inside one repeat, quoted as min / median / max over the repeats.
 
-Round trips: a separate, smaller run per system under MONITOR (which slows Redis, hence not during the timed runs).
-Every command a client sent between the first and the last first-byte is counted, per badge; commands Lua runs
-inside a script (tagged ``lua``) are not. Each agent Store call on the hot path is one command and one round trip;
-saq pipelines some of its commands, so its count is commands, an upper bound on its round trips.
+Commands and round trips: a separate, smaller run per system under MONITOR (which slows Redis, hence not during the
+timed runs). Commands: every command a client sent between the first and the last first-byte, per badge; commands
+Lua runs inside a script (tagged ``lua``) are not. Round trips: the consumer's writes to its socket over the same
+stretch (one per command or pipeline), counted in the client (``RoundTrips``), heartbeats left out.
 """
 
 from __future__ import annotations
@@ -49,10 +49,11 @@ from bench.common import (
     write_results,
 )
 from bench.stamp import StampDriver
-from tests.core.helpers import Monitor
+from tests.core.helpers import Monitor, RoundTrips
 
 SYSTEMS = ("agent", "agent, journal in memory", "bare loop", "saq")
-SHA_NAMES = {sha1(script_source(n).encode()).hexdigest(): n for n in SCRIPT_NAMES}
+SHA_OF = {n: sha1(script_source(n).encode()).hexdigest() for n in SCRIPT_NAMES}
+SHA_NAMES = {sha: n for n, sha in SHA_OF.items()}
 
 
 def count_window(
@@ -94,6 +95,7 @@ async def run_agent(server: RedisServer, tmp: Path, tag: str, n: int, journal: b
     stamps: list[float] = []
     driver = StampDriver("desk-1", 0.0, stamps)
     agent = Agent(config, driver)
+    trips = RoundTrips(agent.redis)
     before = await command_counts(redis)
     task = asyncio.create_task(agent.run())
     try:
@@ -105,28 +107,33 @@ async def run_agent(server: RedisServer, tmp: Path, tag: str, n: int, journal: b
     await redis.aclose()
     # Lua cannot call EVALSHA or BLMOVE, so these two counters are exactly what the agent sent of them.
     sent = sum(after.get(c, 0) - before.get(c, 0) for c in ("evalsha", "blmove"))
-    return {"stamps": stamps, "wall": driver.wall, "evalsha_blmove_per_badge": sent / n}
+    beat = SHA_OF["beat"].encode()
+    trips_between = trips.between(stamps[0], stamps[-1], excluding=beat)
+    return {"stamps": stamps, "wall": driver.wall, "evalsha_blmove_per_badge": sent / n, "trips": trips_between}
 
 
 async def run_bare(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
-    """The floor: take (LMOVE), begin (read the payload), confirm (LREM from in-flight) as plain commands."""
+    """The floor: the agent's round trips as plain commands. Begin = read the payload; confirm = LREM from
+    in-flight, pipelined with the next take (LMOVE), as the agent pipelines its confirm and take scripts."""
     redis = Redis.from_url(server.url)
+    trips = RoundTrips(redis)
     k = Keys(f"bare-{tag}")
     await fill_venue(redis, f"bare-{tag}", n)
     stamps: list[float] = []
     wall: list[float] = []
     inflight = k.inflight("desk-1")
-    while True:
-        raw = await redis.lmove(k.pool, inflight, "RIGHT", "LEFT")
-        if raw is None:
-            break
+    raw = await redis.lmove(k.pool, inflight, "RIGHT", "LEFT")
+    while raw is not None:
         job_id = raw.decode() if isinstance(raw, bytes) else str(raw)
         await redis.hget(k.job(job_id), "payload")
         stamps.append(time.perf_counter())
         wall.append(time.time())
-        await redis.lrem(inflight, 1, job_id)
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.lrem(inflight, 1, job_id)
+            pipe.lmove(k.pool, inflight, "RIGHT", "LEFT")
+            _, raw = await pipe.execute()
     await redis.aclose()
-    return {"stamps": stamps, "wall": wall}
+    return {"stamps": stamps, "wall": wall, "trips": trips.between(stamps[0], stamps[-1])}
 
 
 async def run_saq(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
@@ -141,6 +148,7 @@ async def run_saq(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
         wall.append(time.time())
 
     queue = Queue.from_url(server.url, name=f"saq-{tag}")
+    trips = RoundTrips(queue.redis)
     await queue.connect()
     for _ in range(n):
         await queue.enqueue("noop")
@@ -154,7 +162,7 @@ async def run_saq(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await queue.disconnect()
-    return {"stamps": stamps, "wall": wall}
+    return {"stamps": stamps, "wall": wall, "trips": trips.between(stamps[0], stamps[-1])}
 
 
 async def run_one(system: str, server: RedisServer, tmp: Path, tag: str, n: int) -> dict[str, Any]:
@@ -197,7 +205,8 @@ async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
             counts = count_window(commands, out["wall"][0], out["wall"][-1], {own_addr})
             badges = len(out["wall"]) - 1  # badges whose whole cycle lies between the first and last first-byte
             round_trips[system] = {
-                "per_badge": sum(counts.values()) / badges,
+                "per_badge": out["trips"] / badges,
+                "commands_per_badge": sum(counts.values()) / badges,
                 "by_command": {c: v / badges for c, v in counts.most_common()},
             }
         await own.aclose()
@@ -239,12 +248,13 @@ def report(res: dict[str, Any]) -> str:
     rows = []
     for system, data in rt.items():
         top = ", ".join(f"{c} {v:.2f}" for c, v in list(data["by_command"].items())[:5])
-        rows.append([system, fmt(data["per_badge"]), top])
+        rows.append([system, fmt(data["per_badge"]), fmt(data["commands_per_badge"]), top])
     out = [
         table(
-            f"Hot path: Redis commands per badge (MONITOR, {res['monitor_badges']} badges, Lua-internal excluded)",
-            "lower is better; target for the agent <= 3",
-            ["system", "per badge", "breakdown"],
+            f"Hot path: Redis round trips and commands per badge ({res['monitor_badges']} badges; round trips "
+            "counted at the client's socket, commands by MONITOR, Lua-internal excluded)",
+            "lower is better; target for the agent <= 3 round trips",
+            ["system", "round trips", "commands", "commands by name"],
             rows,
         ),
         f"agent, server-counted EVALSHA+BLMOVE per badge over the timed runs (INFO commandstats, incl. heartbeats): "

@@ -12,10 +12,11 @@ Redis (whose script cache is empty) costs one extra round trip once, not an erro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -55,6 +56,9 @@ def _no_shebang_support(exc: ResponseError) -> bool:
     # Redis 6.2: "Error compiling script (new function): user_script:1: unexpected symbol near '#'".
     text = str(exc)
     return "compiling script" in text and "'#'" in text
+
+
+ScriptCall = tuple[str, list[bytes], list[bytes | int]]  # script name, KEYS, ARGV
 
 
 class _Mode:
@@ -103,6 +107,30 @@ class Scripts:
 
     def __getitem__(self, name: str) -> VenueScript:
         return self._scripts[name]
+
+    async def run_together(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """Run several scripts in ONE round trip, in order: a pipeline, not a transaction.
+
+        Each script stays its own atomic step; only the network wait is shared. A server that lost its script cache
+        (restarted, failed over) answers NOSCRIPT for a script that then did not run: that one runs again on its
+        own, after the others, so callers only combine steps whose replies stay meaningful in either order. Any
+        other error reply is raised, as a single call would.
+        """
+        if self._mode.shebang is None:  # which source this server takes is learnt by a first single call
+            return [await self[name](keys=keys, args=args) for name, keys, args in calls]
+        pipe = self._redis.pipeline(transaction=False)
+        for name, keys, args in calls:
+            pipe.execute_command("EVALSHA", self[name].current.sha, len(keys), *keys, *args)
+        replies = await pipe.execute(raise_on_error=False)
+        out = []
+        for (name, keys, args), reply in zip(calls, replies, strict=True):
+            if isinstance(reply, NoScriptError):
+                out.append(await self[name](keys=keys, args=args))
+            elif isinstance(reply, Exception):
+                raise reply
+            else:
+                out.append(reply)
+        return out
 
     @property
     def shebang(self) -> bool | None:

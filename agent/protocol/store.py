@@ -13,7 +13,7 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
-from agent.protocol.scripts import Scripts
+from agent.protocol.scripts import ScriptCall, Scripts
 
 ReleaseOutcome = Literal["failed", "unknown", "unsent"]
 
@@ -30,6 +30,14 @@ def dec(raw: bytes | str | int | None) -> str:
     if isinstance(raw, bytes):
         return raw.decode("utf-8", "surrogateescape")
     return str(raw)
+
+
+def _call(name: str, keys: list[str], args: list[str | int]) -> ScriptCall:
+    return name, [enc(k) for k in keys], [enc(a) if isinstance(a, str) else a for a in args]
+
+
+def _taken(reply: Any) -> tuple[str, str] | None:
+    return (dec(reply[0]), dec(reply[1])) if reply else None
 
 
 @dataclass(frozen=True)
@@ -72,9 +80,8 @@ class Store:
         self.events_maxlen = events_maxlen
 
     async def _run(self, name: str, keys: list[str], args: list[str | int]) -> Any:
-        return await self.scripts[name](
-            keys=[enc(k) for k in keys], args=[enc(a) if isinstance(a, str) else a for a in args]
-        )
+        _, bkeys, bargs = _call(name, keys, args)
+        return await self.scripts[name](keys=bkeys, args=bargs)
 
     # -- producers -----------------------------------------------------------------------------------------------
 
@@ -89,13 +96,14 @@ class Store:
 
     # -- the hot path --------------------------------------------------------------------------------------------
 
+    def _take(self, me: str) -> ScriptCall:
+        k = self.keys
+        return _call("take", [k.queue(me), k.pool, k.inflight(me), k.control(me)], [])
+
     async def take(self, me: str) -> tuple[str, str] | None:
         """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None."""
-        k = self.keys
-        reply = await self._run("take", [k.queue(me), k.pool, k.inflight(me), k.control(me)], [])
-        if not reply:
-            return None
-        return dec(reply[0]), dec(reply[1])
+        name, keys, args = self._take(me)
+        return _taken(await self.scripts[name](keys=keys, args=args))
 
     async def wait_pool(self, me: str, timeout: float) -> str | None:
         """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives."""
@@ -116,15 +124,34 @@ class Store:
             return Begun(kind, bytes(reply[1]), int(reply[2]), int(reply[3]), dec(reply[4]))
         return Begun(kind, detail=dec(reply[1]) if len(reply) > 1 else "")
 
-    async def confirm(self, me: str, location: str, job_id: str, epoch: int) -> tuple[str, str]:
-        """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first)."""
+    def _confirm(self, me: str, location: str, job_id: str, epoch: int) -> ScriptCall:
         k = self.keys
-        reply = await self._run(
+        return _call(
             "confirm",
             [k.inflight(me), k.job(job_id), k.done(job_id), k.events, k.pool, k.stats],
             [job_id, me, location, str(epoch), self.events_maxlen],
         )
+
+    async def confirm(self, me: str, location: str, job_id: str, epoch: int) -> tuple[str, str]:
+        """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first)."""
+        name, keys, args = self._confirm(me, location, job_id, epoch)
+        reply = await self.scripts[name](keys=keys, args=args)
         return dec(reply[0]), dec(reply[1])
+
+    async def confirm_then_take(
+        self, me: str, location: str, job_id: str, epoch: int
+    ) -> tuple[tuple[str, str], tuple[str, str] | None]:
+        """``confirm`` this badge and ``take`` the next job in one round trip (two atomic steps, in this order).
+
+        The hot path's round trip saver: a printer that just proved a badge is ready for the next one. Returns the
+        confirm reply and what ``take`` moved into in-flight (None when both lists were empty).
+        """
+        confirmed, taken = await self.scripts.run_together([self._confirm(me, location, job_id, epoch), self._take(me)])
+        nxt = _taken(taken)
+        if nxt is not None and nxt == ("held", job_id):
+            # The confirm had to be reloaded (NOSCRIPT) and ran after take, which saw this very job still held.
+            nxt = None
+        return (dec(confirmed[0]), dec(confirmed[1])), nxt
 
     async def release(
         self, me: str, location: str, job_id: str, outcome: ReleaseOutcome, reason: str, max_attempts: int

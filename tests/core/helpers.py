@@ -6,8 +6,10 @@ import json
 import re
 import socket
 import threading
+import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -93,3 +95,30 @@ class Monitor:
             if m := self.LINE.match(line):
                 out.append((float(m.group(1)), m.group(2), m.group(3).lower(), m.group(4) or ""))
         return out
+
+
+class RoundTrips:
+    """Every round trip a client makes, seen from the client: one per command or pipeline written to the socket.
+
+    MONITOR shows commands, not round trips (a pipeline's commands arrive one by one); this counts the writes. Each
+    entry is (``time.perf_counter()``, the start of the bytes sent), so callers can window them and tell scripts
+    apart by their SHA. Install before the client opens its connections.
+    """
+
+    def __init__(self, redis: Redis) -> None:
+        self.sent: list[tuple[float, bytes]] = []
+        pool = redis.connection_pool
+        base: Any = pool.connection_class
+        sent = self.sent
+
+        class Counting(base):  # type: ignore[misc]
+            async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+                head = command if isinstance(command, bytes | str) else b"".join(command[:3])
+                sent.append((time.perf_counter(), head[:200] if isinstance(head, bytes) else head[:200].encode()))
+                await super().send_packed_command(command, check_health)
+
+        pool.connection_class = Counting
+
+    def between(self, start: float, end: float, *, excluding: bytes = b"") -> int:
+        """Round trips sent in [start, end] (perf_counter), leaving out those whose head contains ``excluding``."""
+        return sum(1 for t, head in self.sent if start <= t <= end and not (excluding and excluding in head))

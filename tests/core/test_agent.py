@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from hashlib import sha1
@@ -21,7 +22,7 @@ from agent.runtime import Agent
 from drivers import build_driver
 from drivers.sim import SimControl
 from tests.conftest import write_agent_config
-from tests.core.helpers import Monitor, assert_each_unfinished_job_in_one_list, print_log_copies
+from tests.core.helpers import Monitor, RoundTrips, assert_each_unfinished_job_in_one_list, print_log_copies
 
 
 @asynccontextmanager
@@ -97,20 +98,23 @@ async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
     await redis.lpush(k.pool, "badjson")
     await redis.hset(k.job("noname"), mapping={"payload": json.dumps({"attendee_id": "x"}), "state": "queued"})
     await redis.lpush(k.pool, "noname")
+    huge = json.dumps({"attendee_id": "huge", "name": "x" * 5000})  # past the size enqueue allows
+    await redis.hset(k.job("huge"), mapping={"payload": huge, "state": "queued"})
+    await redis.lpush(k.pool, "huge")
     # A name with a character no font has: cannot be rendered, never retried.
     unrenderable = parse_job({"attendee_id": "norender", "name": "Ghost \U000e0fff"})
     await store.enqueue(unrenderable.job_id, unrenderable.payload(), None)
     ids += await enqueue_many(store, 3, "after")
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
         await wait_until(lambda: _eq(printed_count(redis, venue), 6))
-        await wait_until(lambda: _eq(redis.llen(k.dlq), 4))
-    reasons = {
-        j: (await redis.hget(k.job(j), "error")).decode() for j in ("pushed-by-hand", "badjson", "noname", "norender")
-    }
+        await wait_until(lambda: _eq(redis.llen(k.dlq), 5))
+    bad = ("pushed-by-hand", "badjson", "noname", "norender", "huge")
+    reasons = {j: (await redis.hget(k.job(j), "error")).decode() for j in bad}
     assert "no job record" in reasons["pushed-by-hand"]
     assert "not valid JSON" in reasons["badjson"]
     assert "name is required" in reasons["noname"]
     assert "U+E0FFF" in reasons["norender"]
+    assert "larger than 4096" in reasons["huge"]
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
 
 
@@ -172,37 +176,74 @@ async def _state_is(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
     return await redis.hget(k.job(job_id), "state") == state
 
 
-async def test_the_happy_path_costs_at_most_three_round_trips_per_badge(
+async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
+    """begin, then confirm with the next take riding in its round trip: 2 round trips, 3 commands a badge."""
     store = Store(redis, venue)
-    sha = {name: sha1(script_source(name).encode()).hexdigest() for name in ("beat", "begin", "confirm")}
+    sha = {name: sha1(script_source(name).encode()).hexdigest() for name in ("beat", "sweep", "begin", "confirm")}
+    control = SimControl(tmp_path / "desk-1.control.json")
     n = 20
-    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0):
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0) as agent:
+        trips = RoundTrips(agent.redis)  # before the agent's first connection: it counts them all
         # One badge first: a server meets each script once (NOSCRIPT, then SCRIPT LOAD); that is not the hot path,
         # and without this warm-up the count would depend on which tests ran before on the same server.
         await enqueue_many(store, 1, "warm-up")
         await wait_until(lambda: _eq(printed_count(redis, venue), 1))
+        # All badges wait in the pool before the printer is ready again, so every take finds one.
+        control.set_fault("paused")
+        await wait_until(lambda: not agent.device.ready.is_set())
+        ids = await enqueue_many(store, n)
         monitor = Monitor(redis_server.port)
         await asyncio.sleep(0.1)
-        ids = await enqueue_many(store, n)
+        mark = len(trips.sent)
+        control.set_fault(None)
         await wait_until(lambda: _eq(printed_count(redis, venue), n + 1))
         await asyncio.sleep(0.1)
         seen = monitor.close()
     own = (await redis.client_info())["addr"]
+    once_a_second = (sha["beat"], sha["sweep"])  # heartbeats and the sweep run once a second, not once a badge
     commands = [
         (command, first_arg)
         for _, client, command, first_arg in seen
-        # Lua-internal calls are not round trips; our own client is the test; heartbeats are per second, not badge.
-        if client not in ("lua", own) and first_arg != sha["beat"]
+        # Lua-internal calls are not sent by a client; our own client is the test.
+        if client not in ("lua", own) and first_arg not in once_a_second
     ]
     begins = [i for i, c in enumerate(commands) if c[1] == sha["begin"]]
     confirms = [i for i, c in enumerate(commands) if c[1] == sha["confirm"]]
     assert len(begins) == n and len(confirms) == n
-    # From the first begin to the last confirm: 3 per badge, minus the BLMOVE that brought the first one.
-    window = commands[begins[0] : confirms[-1] + 1]
-    assert len(window) <= 3 * n - 1, window
+    # From the first begin to the last confirm: take, begin, confirm a badge, less the take of the first one.
+    assert len(commands[begins[0] : confirms[-1] + 1]) == 3 * n - 1, commands
+    # Round trips over the same stretch, counted at the agent's socket: begin, then confirm + the next take.
+    sends = [head for _, head in trips.sent[mark:] if not any(s.encode() in head for s in once_a_second)]
+    first = next(i for i, head in enumerate(sends) if sha["begin"].encode() in head)
+    last = max(i for i, head in enumerate(sends) if sha["confirm"].encode() in head)
+    assert last - first + 1 == 2 * n, [head[:80] for head in sends[first : last + 1]]
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ["warm-up0", *ids]}
+
+
+async def test_a_job_taken_with_the_last_confirm_goes_back_when_the_printer_stops_being_ready(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """The take that rides with a confirm can land just as a probe finds the printer paused: the job must not sit in
+    this printer's in-flight list until the printer is back."""
+    store = Store(redis, venue)
+    k = Keys(venue)
+    ids = await enqueue_many(store, 3)
+    config = load_config(write_agent_config(tmp_path / "desk-1.yaml", venue, redis_server.url, "desk-1"))
+    agent = Agent(config, build_driver(config.printer.driver, "desk-1"))
+    agent.last_beat_ok = time.monotonic()  # a fresh lease, as a beating agent has
+    taken = await agent.store.take("desk-1")
+    assert taken == ("pool", ids[0])
+    agent._next = taken
+    agent.device.ready.clear()  # the probe found the printer paused
+    await agent._put_back_next()
+    assert agent._next is None
+    assert await redis.llen(k.inflight("desk-1")) == 0
+    assert await redis.lindex(k.pool, -1) == ids[0].encode()  # at the front: next out, by any printer
+    job = await redis.hgetall(k.job(ids[0]))
+    assert job[b"state"] == b"queued" and job[b"attempts"] == b"0" and job[b"maybe_printed"] == b"0"
+    await agent.redis.aclose()
 
 
 async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(

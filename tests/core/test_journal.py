@@ -1,0 +1,128 @@
+"""The journal: written records survive the agent dying; after a reboot, what was held is treated as maybe printed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from agent.journal import THIS_BOOT, Journal
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+from tests.core.helpers import print_log_copies
+from tests.core.test_agent import enqueue_many, running_agent, wait_until
+
+
+def test_written_records_are_read_back_by_the_next_process_of_the_same_boot(tmp_path: Path) -> None:
+    path = tmp_path / "j"
+    journal = Journal(path, boot_id="boot-1")
+    journal.write("a", 1, "sending")
+    journal.write("b", 1, "sending")
+    journal.write("b", 1, "printed")
+    # No sync, no close: the process "dies" here. The kernel still holds what was written.
+    again = Journal(path, boot_id="boot-1")
+    assert not again.after_reboot
+    entry = again.lookup("a")
+    assert entry is not None and entry.stage == "sending"
+    assert again.printed_here("b") == 1
+
+
+def test_a_journal_from_another_boot_may_have_lost_its_tail(tmp_path: Path) -> None:
+    path = tmp_path / "j"
+    Journal(path, boot_id="boot-1").write("a", 1, "sending")
+    assert Journal(path, boot_id="boot-2").after_reboot
+    assert not Journal(tmp_path / "new", boot_id="boot-2").after_reboot  # nothing was written: nothing lost
+
+
+def test_records_written_before_boots_were_recorded_count_as_after_a_reboot(tmp_path: Path) -> None:
+    path = tmp_path / "j"
+    path.write_text(json.dumps({"job": "a", "epoch": 1, "stage": "sending"}) + "\n", encoding="utf-8")
+    assert Journal(path, boot_id="boot-1").after_reboot
+
+
+def test_without_a_boot_id_every_record_that_matters_is_synced(tmp_path: Path) -> None:
+    unknown = Journal(tmp_path / "j", boot_id=None)
+    assert unknown.syncs_each_record
+    unknown.write("a", 1, "sending")
+    # Synced records are complete whatever happened to the machine: no reboot rule.
+    assert not Journal(tmp_path / "j", boot_id=None).after_reboot
+    assert not Journal(tmp_path / "k", boot_id="boot-1").syncs_each_record
+    assert not Journal(None, boot_id=None).syncs_each_record
+
+
+def test_sync_clears_dirty_and_compaction_keeps_the_boot(tmp_path: Path) -> None:
+    path = tmp_path / "j"
+    journal = Journal(path, max_records=10, boot_id="boot-1")
+    journal.write("a", 1, "sending")
+    assert journal.dirty
+    journal.sync()
+    assert not journal.dirty
+    for i in range(20):
+        journal.write(f"p{i}", 1, "printed")
+        journal.write(f"p{i}", 1, "closed")
+    journal.close()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 25  # compacted
+    again = Journal(path, boot_id="boot-1")
+    assert not again.after_reboot
+    assert again.printed_here("p19") == 1 and again.lookup("a") is not None
+
+
+def test_the_machine_has_a_boot_id() -> None:
+    # The CI runs on Linux; without a boot id the agent falls back to a sync per record (tested above).
+    assert THIS_BOOT
+
+
+async def _hold_in_inflight(redis: Redis, venue: str, tmp_path: Path, boot: str) -> str:
+    """A job the agent had taken (moved into its in-flight list) when its machine went down, and a journal file that
+    was last written under ``boot`` and holds nothing about that job."""
+    store = Store(redis, venue)
+    k = Keys(venue)
+    (job_id,) = await enqueue_many(store, 1, "held")
+    assert await redis.lmove(k.pool, k.inflight("desk-1"), "RIGHT", "LEFT") == job_id.encode()
+    lines = [
+        {"boot": boot},
+        {"job": "older", "epoch": 1, "stage": "printed"},
+        {"job": "older", "epoch": 1, "stage": "closed"},
+    ]
+    (tmp_path / "desk-1.journal").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return job_id
+
+
+async def test_a_badge_held_across_a_reboot_is_reprinted_flagged(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """Its "sending" record may have been lost with the machine: staff are told where to look for a first copy."""
+    job_id = await _hold_in_inflight(redis, venue, tmp_path, "an-earlier-boot")
+    k = Keys(venue)
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0) as agent:
+        await wait_until(lambda: _state(redis, k, job_id, b"printed"))
+        assert not agent.journal.after_reboot  # settled once, then trusted
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"maybe_printed"] == b"1" and b"desk-1" in job[b"maybe_printed_where"]
+    assert job[b"maybe_duplicate"] == b"1"
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {job_id: 1}
+
+
+async def test_a_badge_held_when_only_the_agent_died_is_printed_without_a_flag(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """Same boot: the journal is complete, and it says nothing was sent."""
+    assert THIS_BOOT is not None
+    job_id = await _hold_in_inflight(redis, venue, tmp_path, THIS_BOOT)
+    k = Keys(venue)
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0) as agent:
+        await wait_until(lambda: _state(redis, k, job_id, b"printed"))
+        # The sync task makes the records durable within about a heartbeat interval, off the hot path.
+        await wait_until(lambda: not agent.journal.dirty, timeout=5)
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"maybe_printed"] == b"0" and job[b"maybe_duplicate"] == b"0"
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {job_id: 1}
+
+
+async def _state(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
+    await asyncio.sleep(0)
+    return await redis.hget(k.job(job_id), "state") == state
