@@ -66,8 +66,6 @@ class Agent:
         self.redis_errors = 0
         self.drained = False  # an operator ordered this printer out of service
         self.reclaimed = 0
-        self._peers: list[str] = []
-        self._peers_read = -1e9
         self._last_steal_check = 0.0
         # What the take pipelined with the last confirm moved into in-flight, and whether it found both lists empty.
         self._next: tuple[str, str] | None = None
@@ -343,25 +341,25 @@ class Agent:
     async def _steal(self) -> str | None:
         """Idle: take a pinned job another printer has left waiting longer than ``affinity_wait``."""
         now = time.monotonic()
-        # Looking costs one read per printer, so an idle agent looks a few times per affinity window, not constantly.
+        # A look is one read of the venue's pinned index; a few looks per affinity window steal a job at most a fifth
+        # of the window late, and keep an idle venue's reads at one per agent every couple of seconds.
         if now - self._last_steal_check < max(self.timing.block_timeout, self.timing.affinity_wait / 5):
             return None
         self._last_steal_check = now
-        if now - self._peers_read > 10:
-            self._peers = list(await self.store.printers())
-            self._peers_read = now
-        stolen = await self.store.steal(self.me, int(self.timing.affinity_wait * 1000), self._peers)
+        stolen = await self.store.steal(self.me, int(self.timing.affinity_wait * 1000))
         if stolen is not None:
             log.info("took a pinned job its printer left waiting", extra=kv(job=stolen))
         return stolen
 
     async def _sweep_loop(self) -> None:
-        """Reclaim the work of peers that stopped beating. One agent per interval sweeps (a short lease).
+        """Reclaim the work of peers that stopped beating. One agent per half interval sweeps (a short lease).
 
         Only an agent that has itself beaten without a break for the whole dead-after window sweeps: after a Redis
         restart every heartbeat looks old at once, and live peers need that long to beat again (no reclaim storm).
         """
-        interval = self.timing.heartbeat_interval
+        # Twice per heartbeat interval: a silent peer is found at most half an interval after its dead-after window
+        # ends, so detection stays within dead-after + 1 s even when sweeps and deaths fall badly (issue 7).
+        interval = self.timing.heartbeat_interval / 2
         dead_ms = int(self.timing.dead_after * 1000)
         while True:
             await asyncio.sleep(interval)

@@ -1,20 +1,22 @@
 """Scale: 500 agents against one Redis: commands per second and Redis CPU idle and printing, and death detection.
 
-Run: .venv/bin/python -m bench.scale [--agents 500] [--venues 10] [--window 8]
+Run: .venv/bin/python -m bench.scale [--agents 500] [--venues 10] [--single-venue-agents 500] [--window 8]
 Prints a table and writes bench/results/scale.json.
 
 500 full agent processes do not fit on a 2-core machine next to Redis, so this runs a lighter loop per agent in one
 process that makes the agent's real Redis calls through ``Store``, on the agent's schedule at default timings:
-``beat`` every second; ``sweep`` every second once beating for the dead-after window (and ``reclaim`` of what it
-returns); the pull loop's ``take``, the idle ``steal`` look (``printers`` every 10 s, then one LINDEX per peer, at
-most every 2 s) and ``BLMOVE pool`` for 1 s; on a job ``begin``, a 2 s simulated print, ``confirm``. No printer
-probes, journal or HTTP: they do not touch Redis. Redis figures come from the server: ``INFO stats``
-total_commands_processed (Lua-internal calls included) and ``INFO cpu`` (used_cpu_sys + used_cpu_user) deltas.
+``beat`` every second; ``sweep`` every half second once beating for the dead-after window (and ``reclaim`` of what it
+returns); the pull loop's ``take``, the idle ``steal`` look (one ZRANGE of the venue's pinned index, at most every
+2 s, and the steal script only for a job old enough) and ``BLMOVE pool`` for 1 s; on a job ``begin``, a 2 s
+simulated print, ``confirm`` with the next ``take`` in the same pipeline. No printer probes, journal or HTTP: they
+do not touch Redis. Redis figures come from the server: ``INFO stats`` total_commands_processed (Lua-internal calls
+included) and ``INFO cpu`` (used_cpu_sys + used_cpu_user) deltas.
 
-Shapes: 10 venues of 50 agents, and one venue of 200 (where the steal look is 199 reads per idle agent; at 500
-in one venue it is 499, about 125,000 reads a second for the fleet, more than this one process can send).
-Death detection: three agents (in different venues) stop dead at a random moment; the time from their last
-acknowledged heartbeat, and from the stop, to a peer's reclaim removing them from the heartbeat set.
+Shapes: 10 venues of 50 agents, and one venue of 500 (until the pinned index, each idle look read every peer's
+queue: 499 reads per look, ~125,000 a second for that venue). While printing, one job in five is pinned to a
+printer of its venue, so the index is written and emptied at the rush's rate. Death detection: three agents stop
+dead at a random moment; the time from their last acknowledged heartbeat, and from the stop, to a peer's reclaim
+removing them from the heartbeat set.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ DEAD_AFTER = 3.0
 BLOCK = 1.0
 AFFINITY = 10.0
 PRINT = 2.0
+PINNED_SHARE = 0.2  # of the jobs fed while printing
 
 
 async def quiet(loop: Coroutine[Any, Any, None]) -> None:
@@ -59,8 +62,6 @@ class LiteAgent:
         self.last_beat = 0.0
         self.beating_since: float | None = None
         self.printed = 0
-        self.peers: list[str] = []
-        self.peers_read = -1e9
         self.last_steal = 0.0
         self.tasks: list[asyncio.Task[None]] = []
         self.falls_behind = 0
@@ -93,19 +94,23 @@ class LiteAgent:
 
     async def sweep_loop(self) -> None:
         while True:
-            await asyncio.sleep(HB)
+            await asyncio.sleep(HB / 2)  # the agent sweeps twice per heartbeat interval
             if self.beating_since is None or time.monotonic() - self.beating_since < DEAD_AFTER:
                 continue
-            for victim in await self.store.sweep(self.me, int(DEAD_AFTER * 1000), int(HB * 1000)):
+            for victim in await self.store.sweep(self.me, int(DEAD_AFTER * 1000), int(HB / 2 * 1000)):
                 if victim != self.me:
                     await self.store.reclaim(victim, self.me, int(DEAD_AFTER * 1000))
 
     async def pull_loop(self) -> None:
         while self.beating_since is None:
             await asyncio.sleep(0.05)
+        taken: tuple[str, str] | None = None
+        took_nothing = False  # the take that rode with the last confirm found both lists empty
         while True:
-            taken = await self.store.take(self.me)
+            if not took_nothing and taken is None:
+                taken = await self.store.take(self.me)
             job_id = taken[1] if taken is not None and taken[0] != "drained" else None
+            taken, took_nothing = None, False
             if job_id is None:
                 job_id = await self.steal()
             if job_id is None:
@@ -114,7 +119,9 @@ class LiteAgent:
                 begun = await self.store.begin(self.me, "bench", job_id)
                 if begun.kind == "print":
                     await asyncio.sleep(PRINT)
-                    await self.store.confirm(self.me, "bench", job_id, begun.epoch)
+                    # As the agent does: the next take rides in the confirm's round trip.
+                    _, taken = await self.store.confirm_then_take(self.me, "bench", job_id, begun.epoch)
+                    took_nothing = taken is None
                     self.printed += 1
 
     async def steal(self) -> str | None:
@@ -122,10 +129,7 @@ class LiteAgent:
         if now - self.last_steal < max(BLOCK, AFFINITY / 5):
             return None
         self.last_steal = now
-        if now - self.peers_read > 10:
-            self.peers = list(await self.store.printers())
-            self.peers_read = now
-        return await self.store.steal(self.me, int(AFFINITY * 1000), self.peers)
+        return await self.store.steal(self.me, int(AFFINITY * 1000))
 
 
 async def server_load(redis: Redis, seconds: float) -> dict[str, float]:
@@ -148,7 +152,8 @@ async def run_shape(url: str, agents: int, venues: int, window: float, kills: in
         progress(f"{len(fleet)} agents in {venues} venue(s): idle measured")
         # Printing: keep every printer busy, as at a rush (each job takes a 2 s print).
         stores = {v: Store(redis, v) for v in {venue for venue, _ in names}}
-        feeding = asyncio.create_task(feed(stores, len(fleet) / PRINT * 1.1, window + 3))
+        printers = {v: [name for venue, name in names if venue == v] for v in stores}
+        feeding = asyncio.create_task(feed(stores, printers, len(fleet) / PRINT * 1.1, window + 3))
         await asyncio.sleep(3.0)
         out["printing"] = await server_load(redis, window)
         progress("printing measured")
@@ -173,15 +178,18 @@ def progress(text: str) -> None:
     print(f"  scale: {text}", file=sys.stderr, flush=True)
 
 
-async def feed(stores: dict[str, Store], per_second: float, seconds: float) -> None:
+async def feed(stores: dict[str, Store], printers: dict[str, list[str]], per_second: float, seconds: float) -> None:
     n = 0
     t0 = time.monotonic()
     venues = list(stores)
+    rng = random.Random(7)  # the same pins in every run
     while time.monotonic() - t0 < seconds:
         due = int((time.monotonic() - t0) * per_second)
         while n < due:
-            job = parse_job({"attendee_id": f"S-{n}", "name": f"Attendee {n}"})
-            await stores[venues[n % len(venues)]].enqueue(job.job_id, job.payload(), None)
+            venue = venues[n % len(venues)]
+            pin = rng.choice(printers[venue]) if rng.random() < PINNED_SHARE else None
+            job = parse_job({"attendee_id": f"S-{n}", "name": f"Attendee {n}", "printer": pin})
+            await stores[venue].enqueue(job.job_id, job.payload(), job.printer)
             n += 1
         await asyncio.sleep(0.01)
 
@@ -264,9 +272,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=500)
     parser.add_argument("--venues", type=int, default=10)
     parser.add_argument("--window", type=float, default=8.0)
-    # One venue of 500 makes every idle agent read 499 pinned queues every 2 s: more than one Python process can
-    # send on this machine, so the single-venue shape is smaller by default (see bench/README.md).
-    parser.add_argument("--single-venue-agents", type=int, default=200)
+    parser.add_argument("--single-venue-agents", type=int, default=500)
     args = parser.parse_args()
     res = asyncio.run(main_async(args.agents, args.venues, args.window, args.single_venue_agents))
     print(report(res))

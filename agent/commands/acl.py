@@ -6,8 +6,8 @@ command a Lua script calls too, so the command list is read from the scripts the
 new ``redis.call`` in a script cannot be forgotten here.
 
 The kiosk user may enqueue and read status, nothing more: it has no ``LMOVE``/``BLMOVE``/``LREM`` and may write only
-job hashes, the pool, pinned queues, events and counters, so it can neither claim nor confirm a badge (running the
-``take`` or ``confirm`` script as the kiosk user ends in NOPERM before anything is written).
+job hashes, the pool, pinned queues and their index, events and counters, so it can neither claim nor confirm a badge
+(running the ``take`` or ``confirm`` script as the kiosk user ends in NOPERM before anything is written).
 
 The password never appears: it is read from (or created in, mode 0600) ``--password-file`` and the line carries only
 its SHA-256 (``#<hex>``), as ``ACL SETUSER`` allows.
@@ -73,7 +73,7 @@ def setuser_rules(venue: str, password_sha256: str, kiosk: bool) -> list[str]:
     rules = ["reset", "on", f"#{password_sha256}"]
     if kiosk:
         # Write only where enqueueing writes; read the rest of the venue (Redis >= 7 key selectors).
-        writable = [k.job("*"), k.pool, k.queue("*"), k.events, k.stats]
+        writable = [k.job("*"), k.pool, k.queue("*"), k.pinned, k.events, k.stats]
         rules += [f"%RW~{pattern}" for pattern in writable] + [f"%R~{k.prefix}*"]
         commands = kiosk_commands()
     else:

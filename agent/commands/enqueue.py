@@ -93,10 +93,8 @@ async def _enqueue_rows(
             await store.scripts.prepare("enqueue")
         async with redis.pipeline(transaction=False) as pipe:
             for _, job in batch:
-                k = store.keys
-                where = k.queue(job.printer) if job.printer else k.pool
                 await store.scripts["enqueue"](
-                    keys=[k.job(job.job_id), where, k.events, k.stats],
+                    keys=store.enqueue_keys(job.job_id, job.printer),
                     args=[job.job_id, job.payload(), job.printer or "", store.events_maxlen],
                     client=pipe,
                 )

@@ -1,5 +1,5 @@
 -- enqueue: add one badge job, idempotent on job_id.
--- KEYS[1] job:<id>   KEYS[2] pool or q:<printer> (where it waits)   KEYS[3] events   KEYS[4] stats
+-- KEYS[1] job:<id>   KEYS[2] pool or q:<printer> (where it waits)   KEYS[3] events   KEYS[4] stats   KEYS[5] pinned
 -- ARGV[1] job_id   ARGV[2] payload (JSON)   ARGV[3] pinned printer or ""   ARGV[4] events maxlen
 -- Returns {1, "queued"} when added, {0, <state>} when the job_id already exists (nothing changes).
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -12,6 +12,10 @@ redis.call('HSET', KEYS[1], 'payload', ARGV[2], 'state', 'queued', 'printer', ''
   'attempts', 0, 'epoch', 0, 'enqueued_ms', now, 'reclaims', 0, 'maybe_printed', 0, 'maybe_duplicate', 0)
 -- New jobs go in on the left; agents take from the right: oldest first.
 redis.call('LPUSH', KEYS[2], ARGV[1])
+if ARGV[3] ~= '' then
+  -- Indexed by when it arrived, so idle peers find the oldest pinned job of the venue without reading every queue.
+  redis.call('ZADD', KEYS[5], now, ARGV[3] .. '|' .. ARGV[1])
+end
 redis.call('HINCRBY', KEYS[4], 'enqueued', 1)
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'event', 'enqueued', 'job_id', ARGV[1], 'printer', ARGV[3])
 return {1, 'queued'}

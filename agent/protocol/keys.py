@@ -49,6 +49,16 @@ class Keys:
         return self.prefix + "printers"
 
     @property
+    def pinned(self) -> str:
+        """Index of every job waiting in a pinned queue: ``<printer>|<job id>`` -> its ``enqueued_ms`` (server time).
+
+        The scripts that push to or pop from a ``q:<printer>`` update it in the same step, so it always holds exactly
+        the jobs of all pinned queues: an idle agent finds the venue's oldest pinned job with one ZRANGE, not one read
+        per peer. Printer names cannot contain ``|``, so the first ``|`` splits a member.
+        """
+        return self.prefix + "pinned"
+
+    @property
     def sweep_lease(self) -> str:
         """Who sweeps for dead peers this interval (one sweeper per venue)."""
         return self.prefix + "sweep"
@@ -71,3 +81,14 @@ class Keys:
 
     def done(self, job_id: str) -> str:
         return f"{self.prefix}done:{job_id}"
+
+
+def pinned_member(printer: str, job_id: str) -> str:
+    """The member of ``Keys.pinned`` for a job waiting in ``q:<printer>`` (the scripts build the same string)."""
+    return f"{printer}|{job_id}"
+
+
+def split_pinned_member(member: str) -> tuple[str, str]:
+    """(printer, job id) of a ``Keys.pinned`` member."""
+    printer, _, job_id = member.partition("|")
+    return printer, job_id

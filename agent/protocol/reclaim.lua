@@ -1,7 +1,7 @@
 -- reclaim: take back everything a dead printer's agent held and put it at the front of the pool.
 -- KEYS[1] hb   KEYS[2] inflight:<victim>   KEYS[3] q:<victim>   KEYS[4] pool   KEYS[5] health:<victim>
--- KEYS[6] events   KEYS[7] stats   KEYS[8] printers   KEYS[9] job:<held id> and KEYS[10] done:<held id> (only when
--- the caller saw a held job)
+-- KEYS[6] events   KEYS[7] stats   KEYS[8] printers   KEYS[9] pinned   KEYS[10] job:<held id> and
+-- KEYS[11] done:<held id> (only when the caller saw a held job)
 -- ARGV[1] victim   ARGV[2] dead after (ms), or "force" to skip the staleness check   ARGV[3] held id or ""
 -- ARGV[4] who reclaims   ARGV[5] events maxlen   ARGV[6] dead-health TTL (ms)
 -- Staleness is re-checked here, atomically, so a peer that beat since the sweep is left alone. Running it twice,
@@ -31,25 +31,28 @@ local function event(...)
 end
 -- Pinned jobs first, so that the held job, pushed last, ends up the very next one taken.
 local pinned = 0
-while redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT') do
+local id = redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT')
+while id do
+  redis.call('ZREM', KEYS[9], victim .. '|' .. id)
   pinned = pinned + 1
+  id = redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT')
 end
 if held ~= '' then
   redis.call('LREM', KEYS[2], 0, held)
-  if redis.call('EXISTS', KEYS[10]) == 0 then
-    local state = redis.call('HGET', KEYS[9], 'state')
+  if redis.call('EXISTS', KEYS[11]) == 0 then
+    local state = redis.call('HGET', KEYS[10], 'state')
     local maybe = 0
     if state == 'printing' then
       -- It may be on paper at the dead printer: say where, so a later print elsewhere is flagged for staff.
       maybe = 1
-      local prior = redis.call('HGET', KEYS[9], 'maybe_printed_where') or ''
+      local prior = redis.call('HGET', KEYS[10], 'maybe_printed_where') or ''
       if prior == '' then prior = where elseif not string.find(prior, where, 1, true) then prior = prior .. '; ' .. where end
-      redis.call('HSET', KEYS[9], 'maybe_printed', 1, 'maybe_printed_where', prior)
+      redis.call('HSET', KEYS[10], 'maybe_printed', 1, 'maybe_printed_where', prior)
     end
     redis.call('RPUSH', KEYS[4], held)
     if state then
-      redis.call('HSET', KEYS[9], 'state', 'queued', 'printer', '')
-      redis.call('HINCRBY', KEYS[9], 'reclaims', 1)
+      redis.call('HSET', KEYS[10], 'state', 'queued', 'printer', '')
+      redis.call('HINCRBY', KEYS[10], 'reclaims', 1)
     end
     redis.call('HINCRBY', KEYS[7], 'reclaimed', 1)
     event('event', 'reclaimed', 'job_id', held, 'printer', victim, 'location', location, 'by', by,

@@ -1,9 +1,12 @@
 -- steal: an idle printer takes the oldest job pinned to another printer once it has waited affinity_wait.
--- KEYS[1] q:<owner>   KEYS[2] inflight:<me>   KEYS[3] job:<id>   KEYS[4] events   KEYS[5] ctl:<me>
--- ARGV[1] me   ARGV[2] owner   ARGV[3] id (the caller saw it oldest in q:<owner>)   ARGV[4] affinity wait (ms)
--- ARGV[5] events maxlen
--- Returns {"stolen", id}, or {"no", why} when it is not old enough, no longer oldest, or we hold/are drained.
+-- KEYS[1] q:<owner>   KEYS[2] inflight:<me>   KEYS[3] job:<id>   KEYS[4] events   KEYS[5] ctl:<me>   KEYS[6] pinned
+-- ARGV[1] me   ARGV[2] owner   ARGV[3] id (the caller saw it in the pinned index; it must be oldest in q:<owner>)
+-- ARGV[4] affinity wait (ms)   ARGV[5] events maxlen
+-- Returns {"stolen", id}, or {"no", why}: busy, drained (we hold a job or are drained), young (not old enough), moved
+-- (no longer oldest in q:<owner>) or stale (not in q:<owner> at all: someone edited the queue by hand; the index entry
+-- is dropped, so one hand edit cannot make every idle look try it again).
 local id = ARGV[3]
+local member = ARGV[2] .. '|' .. id
 if redis.call('LLEN', KEYS[2]) > 0 then
   return {'no', 'busy'}
 end
@@ -11,6 +14,10 @@ if redis.call('GET', KEYS[5]) == 'drain' then
   return {'no', 'drained'}
 end
 if redis.call('LINDEX', KEYS[1], -1) ~= id then
+  if not redis.call('LPOS', KEYS[1], id) then
+    redis.call('ZREM', KEYS[6], member)
+    return {'no', 'stale'}
+  end
   return {'no', 'moved'}
 end
 local t = redis.call('TIME')
@@ -20,6 +27,7 @@ if now - since < tonumber(ARGV[4]) then
   return {'no', 'young'}
 end
 redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT')
+redis.call('ZREM', KEYS[6], member)
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'event', 'stolen', 'job_id', id, 'printer', ARGV[1],
   'from', ARGV[2], 'reason', 'waited ' .. (now - since) .. ' ms for ' .. ARGV[2])
 return {'stolen', id}

@@ -7,17 +7,20 @@ pool by hand round-trips exactly and can be dead-lettered instead of wedging the
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
+from agent.protocol.keys import Keys, split_pinned_member
 from agent.protocol.scripts import ScriptCall, Scripts
 
 ReleaseOutcome = Literal["failed", "unknown", "unsent"]
 
 EVENTS_MAXLEN = 100_000
+
+STEAL_LOOK = 16  # pinned-index entries read per idle look: the oldest few, enough to skip our own and a lost race
 
 
 def enc(text: str) -> bytes:
@@ -78,6 +81,9 @@ class Store:
         self.keys = Keys(venue)
         self.scripts = Scripts(redis)
         self.events_maxlen = events_maxlen
+        # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
+        # age on the server's clock (a Pi may have none) without asking the server for the time.
+        self._beat_clock: tuple[int, float] | None = None
 
     async def _run(self, name: str, keys: list[str], args: list[str | int]) -> Any:
         _, bkeys, bargs = _call(name, keys, args)
@@ -87,23 +93,26 @@ class Store:
 
     async def enqueue(self, job_id: str, payload: str, pinned: str | None) -> tuple[bool, str]:
         """Add a job unless its id exists. Returns (added, state)."""
-        k = self.keys
-        target = k.queue(pinned) if pinned else k.pool
         added, state = await self._run(
-            "enqueue", [k.job(job_id), target, k.events, k.stats], [job_id, payload, pinned or "", self.events_maxlen]
+            "enqueue", self.enqueue_keys(job_id, pinned), [job_id, payload, pinned or "", self.events_maxlen]
         )
         return bool(added), dec(state)
 
-    # -- the hot path --------------------------------------------------------------------------------------------
-
-    def _take(self, me: str) -> ScriptCall:
+    def enqueue_keys(self, job_id: str, pinned: str | None) -> list[str]:
+        """The ``enqueue`` script's KEYS, also for callers that queue it in a pipeline (the enqueue command)."""
         k = self.keys
-        return _call("take", [k.queue(me), k.pool, k.inflight(me), k.control(me)], [])
+        return [k.job(job_id), k.queue(pinned) if pinned else k.pool, k.events, k.stats, k.pinned]
+
+    # -- the hot path --------------------------------------------------------------------------------------------
 
     async def take(self, me: str) -> tuple[str, str] | None:
         """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None."""
-        name, keys, args = self._take(me)
-        return _taken(await self.scripts[name](keys=keys, args=args))
+        return _taken(await self._run("take", *self.take_call(me)))
+
+    def take_call(self, me: str) -> tuple[list[str], list[str | int]]:
+        """The ``take`` script's KEYS and ARGV: the one place they are spelled, for any caller that runs it."""
+        k = self.keys
+        return [k.queue(me), k.pool, k.inflight(me), k.control(me), k.pinned], [me]
 
     async def wait_pool(self, me: str, timeout: float) -> str | None:
         """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives."""
@@ -146,7 +155,9 @@ class Store:
         The hot path's round trip saver: a printer that just proved a badge is ready for the next one. Returns the
         confirm reply and what ``take`` moved into in-flight (None when both lists were empty).
         """
-        confirmed, taken = await self.scripts.run_together([self._confirm(me, location, job_id, epoch), self._take(me)])
+        confirmed, taken = await self.scripts.run_together(
+            [self._confirm(me, location, job_id, epoch), _call("take", *self.take_call(me))]
+        )
         nxt = _taken(taken)
         if nxt is not None and nxt == ("held", job_id):
             # The confirm had to be reloaded (NOSCRIPT) and ran after take, which saw this very job still held.
@@ -193,6 +204,7 @@ class Store:
                 str(health.get("location", "")),
             ],
         )
+        self._beat_clock = (int(reply[0]), time.monotonic())
         return Beat(int(reply[0]), bool(int(reply[1])), int(reply[2]), dec(reply[3]), dec(reply[4]))
 
     async def sweep(self, me: str, dead_after_ms: int, lease_ms: int, limit: int = 16) -> list[str]:
@@ -210,7 +222,8 @@ class Store:
         k = self.keys
         for _ in range(10):
             held = dec(await self.redis.lindex(enc(k.inflight(victim)), 0))
-            keys = [k.hb, k.inflight(victim), k.queue(victim), k.pool, k.health(victim), k.events, k.stats, k.printers]
+            keys = [k.hb, k.inflight(victim), k.queue(victim), k.pool, k.health(victim), k.events, k.stats]
+            keys += [k.printers, k.pinned]
             if held:
                 keys += [k.job(held), k.done(held)]
             reply = await self._run(
@@ -230,35 +243,46 @@ class Store:
                 return Reclaimed(kind, dec(reply[1]), int(reply[2])) if kind == "reclaimed" else Reclaimed(kind)
         return Reclaimed("retry")
 
-    async def steal(self, me: str, affinity_ms: int, owners: list[str]) -> str | None:
-        """Take the oldest pinned job of another printer that has waited ``affinity_ms``. Returns its id or None."""
+    async def steal(self, me: str, affinity_ms: int, look: int = STEAL_LOOK) -> str | None:
+        """Take the oldest pinned job of another printer that has waited ``affinity_ms``. Returns its id or None.
+
+        One ZRANGE on the venue's pinned index, whatever the number of printers; the ``steal`` script runs only for
+        a job that looks old enough on the server's clock, and re-checks everything itself.
+        """
         k = self.keys
-        others = [o for o in owners if o != me]
-        if not others:
-            return None
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for owner in others:
-                pipe.lindex(enc(k.queue(owner)), -1)
-            oldest = await pipe.execute()
-        for owner, raw in zip(others, oldest, strict=True):
-            if raw is None:
-                continue
-            job_id = dec(raw)
+        oldest = cast(list[tuple[bytes, float]], await self.redis.zrange(enc(k.pinned), 0, look - 1, withscores=True))
+        now = self._server_now_ms()
+        for raw, score in oldest:
+            owner, job_id = split_pinned_member(dec(raw))
+            if owner == me:
+                continue  # ours: `take` serves it
+            if now is not None and now - score < affinity_ms:
+                return None  # the oldest job a peer has waiting is not old enough, so none is
             reply = await self._run(
                 "steal",
-                [k.queue(owner), k.inflight(me), k.job(job_id), k.events, k.control(me)],
+                [k.queue(owner), k.inflight(me), k.job(job_id), k.events, k.control(me), k.pinned],
                 [me, owner, job_id, affinity_ms, self.events_maxlen],
             )
             if dec(reply[0]) == "stolen":
                 return job_id
+            if dec(reply[1]) not in ("moved", "stale"):
+                return None  # busy, drained, or young after all (no beat yet to judge by): nothing to try further
+            # Its owner or another peer took it since we looked: the next oldest may still be waiting.
         return None
+
+    def _server_now_ms(self) -> float | None:
+        """Redis time now, from the last heartbeat's server time plus the monotonic time since; None before one."""
+        if self._beat_clock is None:
+            return None
+        server_ms, at = self._beat_clock
+        return server_ms + (time.monotonic() - at) * 1000
 
     async def drain(self, printer: str, order: Literal["drain", "resume"], by: str) -> int:
         k = self.keys
         return int(
             await self._run(
                 "drain",
-                [k.control(printer), k.queue(printer), k.pool, k.events],
+                [k.control(printer), k.queue(printer), k.pool, k.events, k.pinned],
                 [printer, order, by, self.events_maxlen],
             )
         )
@@ -280,7 +304,9 @@ class Store:
 
     async def handback(self, me: str, reason: str) -> int:
         k = self.keys
-        return int(await self._run("handback", [k.queue(me), k.pool, k.events], [me, reason, self.events_maxlen]))
+        return int(
+            await self._run("handback", [k.queue(me), k.pool, k.events, k.pinned], [me, reason, self.events_maxlen])
+        )
 
     async def event(self, event: str, printer: str, **fields: str) -> None:
         """Write one audit event that goes with no other change (device_down, device_up, agent_stopped)."""

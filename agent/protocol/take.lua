@@ -1,8 +1,13 @@
 -- take: move the next job into this printer's in-flight list: its own pinned queue first, else the pool.
--- KEYS[1] q:<me>   KEYS[2] pool   KEYS[3] inflight:<me>   KEYS[4] ctl:<me>
+-- KEYS[1] q:<me>   KEYS[2] pool   KEYS[3] inflight:<me>   KEYS[4] ctl:<me>   KEYS[5] pinned
+-- ARGV[1] me
 -- Returns {"held", id} when in-flight already holds a job (a printer holds at most one), {"q"|"pool", id} when a job
 -- was moved, {"drained", ""} when an operator drained this printer, false when both lists are empty (the caller then
 -- blocks on BLMOVE pool).
+-- Refuse a caller that passes the keys of before the pinned index: it would move a pinned job and leave it indexed.
+if #KEYS < 5 or not ARGV[1] then
+  return redis.error_reply('take: needs KEYS[5] pinned and ARGV[1] the printer (Store.take_call)')
+end
 if redis.call('GET', KEYS[4]) == 'drain' then
   return {'drained', ''}
 end
@@ -12,6 +17,7 @@ if held then
 end
 local id = redis.call('LMOVE', KEYS[1], KEYS[3], 'RIGHT', 'LEFT')
 if id then
+  redis.call('ZREM', KEYS[5], ARGV[1] .. '|' .. id)
   return {'q', id}
 end
 id = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')

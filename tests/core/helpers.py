@@ -8,12 +8,13 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
+from agent.protocol.keys import Keys, split_pinned_member
 
 
 async def where_is(redis: Redis, venue: str) -> dict[str, list[str]]:
@@ -32,6 +33,8 @@ async def where_is(redis: Redis, venue: str) -> dict[str, list[str]]:
 
 
 async def assert_each_unfinished_job_in_one_list(redis: Redis, venue: str, job_ids: list[str]) -> None:
+    """DESIGN's invariant for these jobs, and the pinned index equal to the pinned queues."""
+    await assert_pinned_index_exact(redis, venue)
     k = Keys(venue)
     places = await where_is(redis, venue)
     for job_id in job_ids:
@@ -42,6 +45,47 @@ async def assert_each_unfinished_job_in_one_list(redis: Redis, venue: str, job_i
             assert job_id not in places, (job_id, state, places.get(job_id))
         else:
             assert len(places.get(job_id, [])) == 1, (job_id, state, places.get(job_id))
+
+
+def pinned_index_mismatch(index: Iterable[bytes], queues: dict[str, list[bytes]]) -> list[str]:
+    """How the pinned index differs from the pinned queues (printer -> ids in ``q:<printer>``); [] when exact.
+
+    Exact means: each (printer, id) waiting in a pinned queue is one member of the index, and the index has no other
+    member. An id twice in one queue is a mismatch too (a set cannot say it waits twice).
+    """
+    waiting: Counter[tuple[str, str]] = Counter(
+        (printer, raw.decode("utf-8", "surrogateescape")) for printer, ids in queues.items() for raw in ids
+    )
+    indexed = {split_pinned_member(raw.decode("utf-8", "surrogateescape")) for raw in index}
+    problems = [f"q:{p} holds {i} {n} times" for (p, i), n in sorted(waiting.items()) if n > 1]
+    problems += [f"q:{p} holds {i}, the index does not" for p, i in sorted(set(waiting) - indexed)]
+    problems += [f"the index holds {p}|{i}, q:{p} does not" for p, i in sorted(indexed - set(waiting))]
+    return problems
+
+
+async def pinned_index_problems(redis: Redis, venue: str) -> list[str]:
+    """Compare ``pinned`` with every ``q:<printer>`` of the venue (read in one MULTI), and each score with the job's
+    ``enqueued_ms``. [] when the index is exact."""
+    k = Keys(venue)
+    queue_keys = [key async for key in redis.scan_iter(match=f"{k.prefix}q:*")]
+    async with redis.pipeline(transaction=True) as pipe:
+        pipe.zrange(k.pinned, 0, -1, withscores=True)
+        for key in queue_keys:
+            pipe.lrange(key, 0, -1)
+        index, *lists = await pipe.execute()
+    queues = {key.decode().removeprefix(f"{k.prefix}q:"): ids for key, ids in zip(queue_keys, lists, strict=True)}
+    problems = pinned_index_mismatch([member for member, _ in index], queues)
+    for member, score in index:
+        _, job_id = split_pinned_member(member.decode())
+        enqueued = await redis.hget(k.job(job_id), "enqueued_ms")
+        if enqueued is None or int(enqueued) != score:
+            problems.append(f"{member.decode()} scored {score}, enqueued_ms {enqueued!r}")
+    return problems
+
+
+async def assert_pinned_index_exact(redis: Redis, venue: str) -> None:
+    problems = await pinned_index_problems(redis, venue)
+    assert problems == [], problems
 
 
 def print_log_copies(*logs: Path, complete_only: bool = True) -> Counter[str]:

@@ -22,7 +22,13 @@ from agent.runtime import Agent
 from drivers import build_driver
 from drivers.sim import SimControl
 from tests.conftest import write_agent_config
-from tests.core.helpers import Monitor, RoundTrips, assert_each_unfinished_job_in_one_list, print_log_copies
+from tests.core.helpers import (
+    Monitor,
+    RoundTrips,
+    assert_each_unfinished_job_in_one_list,
+    assert_pinned_index_exact,
+    print_log_copies,
+)
 
 
 @asynccontextmanager
@@ -146,6 +152,7 @@ async def test_a_printer_out_of_labels_releases_and_hands_back_and_prints_nothin
         # Declared down after 3 failed probes: its pinned jobs go to the pool for any printer.
         await wait_until(lambda: _eq(redis.llen(k.pool), 3))
         assert await redis.llen(k.queue("desk-1")) == 0
+        await assert_pinned_index_exact(redis, venue)  # handed back: out of the index too
         control.set_fault(None)
         await wait_until(lambda: _eq(printed_count(redis, venue), 3))
     kinds = [f[b"event"] for _, f in await redis.xrange(k.events)]

@@ -19,7 +19,7 @@ from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from drivers.sim import SimControl
 from tests.conftest import write_agent_config
-from tests.core.helpers import print_log_copies
+from tests.core.helpers import pinned_index_mismatch, print_log_copies
 from tests.core.test_agent import wait_until
 from tests.core.test_process import ROOT
 
@@ -38,15 +38,16 @@ def start(config: Path) -> subprocess.Popen[bytes]:
 
 
 async def snapshot_violations(redis: Redis, venue: str, ids: list[str]) -> list[str]:
-    """Read every list and every job state in one MULTI, so the picture is one instant of the venue."""
+    """Read every list, the pinned index and every job state in one MULTI: one instant of the venue."""
     k = Keys(venue)
     lists = [k.pool] + [k.queue(p) for p in PRINTERS] + [k.inflight(p) for p in PRINTERS]
     async with redis.pipeline(transaction=True) as pipe:
+        pipe.zrange(k.pinned, 0, -1)
         for name in lists:
             pipe.lrange(name, 0, -1)
         for job_id in ids:
             pipe.hget(k.job(job_id), "state")
-        replies = await pipe.execute()
+        index, *replies = await pipe.execute()
     where: dict[str, int] = {}
     waiting: set[str] = set()  # in the pool or a pinned queue: would be handed to a printer
     for name, members in zip(lists, replies[: len(lists)], strict=True):
@@ -54,7 +55,9 @@ async def snapshot_violations(redis: Redis, venue: str, ids: list[str]) -> list[
             where[raw.decode()] = where.get(raw.decode(), 0) + 1
             if ":inflight:" not in name:
                 waiting.add(raw.decode())
-    problems = []
+    # The pinned index holds exactly what the pinned queues hold: every script that moves a pinned job updates both.
+    queues = dict(zip(PRINTERS, replies[1 : 1 + len(PRINTERS)], strict=True))
+    problems = [f"pinned index: {p}" for p in pinned_index_mismatch(index, queues)]
     for job_id, state in zip(ids, replies[len(lists) :], strict=True):
         final = state in (b"printed", b"dead")
         count = where.get(job_id, 0)

@@ -16,7 +16,7 @@ from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from drivers.sim import SimControl
 from tests.conftest import write_agent_config
-from tests.core.helpers import assert_each_unfinished_job_in_one_list, print_log_copies
+from tests.core.helpers import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact, print_log_copies
 from tests.core.test_agent import _eq, _state_is, enqueue_many, printed_count, running_agent, wait_until
 from tests.core.test_process import _at_least, agent_process
 
@@ -127,6 +127,7 @@ async def test_kill_9_mid_print_a_peer_prints_the_held_and_pinned_jobs(
     v0 = await redis.hgetall(k.job("v0"))
     assert v0[b"maybe_duplicate"] == b"1" and b"victim (desk of victim)" in v0[b"maybe_printed_where"]
     assert [e["printer"] for e in await events_of(redis, venue, "agent_dead")] == ["victim"]
+    await assert_each_unfinished_job_in_one_list(redis, venue, ids)
 
 
 async def test_a_frozen_agent_never_prints_what_it_no_longer_owns_and_rejoins(
@@ -227,12 +228,14 @@ async def test_affinity_a_pinned_job_waits_then_an_idle_peer_steals_it(
         try:
             await asyncio.sleep(0.6)
             assert await redis.llen(k.queue("lane")) == 1  # still waiting for its own printer
+            await assert_pinned_index_exact(redis, venue)
             await wait_until(lambda: _eq(printed_count(redis, venue), 1), timeout=10)
         finally:
             keep_alive.cancel()
     stolen = await events_of(redis, venue, "stolen")
     assert len(stolen) == 1 and stolen[0]["job_id"] == "vip-1" and stolen[0]["from"] == "lane"
     assert print_log_copies(tmp_path / "idle.prints.jsonl") == {"vip-1": 1}
+    await assert_each_unfinished_job_in_one_list(redis, venue, ["vip-1"])
 
 
 async def _keep_beating(store: Store, name: str) -> None:

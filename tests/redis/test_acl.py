@@ -134,6 +134,12 @@ async def test_kiosk_user_cannot_claim_or_confirm_and_agents_stay_in_their_venue
         begun = await agent_store.begin("p1", "desk", "k1")
         assert begun.kind == "print"
         assert (await agent_store.confirm("p1", "desk", "k1", begun.epoch))[0] == "printed"
+        # A desk pins a job: the kiosk user writes the pinned index with it; the agent takes it out again.
+        pinned = parse_job({"attendee_id": "k2", "name": "Pinned Guest", "printer": "p1"})
+        assert await kiosk_store.enqueue(pinned.job_id, pinned.payload(), pinned.printer) == (True, "queued")
+        assert await redis.zrange(k.pinned, 0, -1) == [b"p1|k2"]
+        assert await agent_store.take("p1") == ("q", "k2")
+        assert await redis.exists(k.pinned) == 0
         # ... and nothing in another venue: its real scripts and plain reads are refused there.
         await Store(redis, other).enqueue("x1", parse_job({"attendee_id": "x1", "name": "X"}).payload(), None)
         foreign = Store(as_agent, other)
