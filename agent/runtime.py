@@ -419,31 +419,17 @@ class Agent:
                 self.journal.record(job_id, entry.epoch, "closed")
                 self.printed += 1
                 log.warning("confirmed a badge printed before the interruption", extra=kv(job=job_id, confirm=kind))
-            elif entry is not None and entry.stage == "sending":
-                await self._cancel_device()
-                await self.store.release(
-                    self.me,
-                    self.location,
-                    job_id,
-                    "unknown",
-                    "interrupted while printing",
-                    self.config.jobs.max_attempts,
+            elif (entry is not None and entry.stage == "sending") or (entry is None and self.journal.after_reboot):
+                # No record after a reboot is no proof that nothing was sent: the machine went down since the journal
+                # was last written, and a "sending" record younger than the last sync may have gone with it.
+                why = (
+                    "interrupted while printing" if entry else "the agent's computer restarted while it held this badge"
                 )
-                self.journal.record(job_id, entry.epoch, "closed")
-                log.warning("released a badge interrupted mid-print as maybe printed", extra=kv(job=job_id))
-            elif entry is None and self.journal.after_reboot:
-                # The machine went down since the journal was last written: a "sending" record younger than the
-                # last sync may be lost with it, so no record is no proof that nothing was sent.
                 await self._cancel_device()
-                await self.store.release(
-                    self.me,
-                    self.location,
-                    job_id,
-                    "unknown",
-                    "the agent's computer restarted while it held this badge",
-                    self.config.jobs.max_attempts,
-                )
-                log.warning("released a badge held across a reboot as maybe printed", extra=kv(job=job_id))
+                await self.store.release(self.me, self.location, job_id, "unknown", why, self.config.jobs.max_attempts)
+                if entry is not None:
+                    self.journal.record(job_id, entry.epoch, "closed")
+                log.warning("released a badge that may have printed", extra=kv(job=job_id, because=why))
             elif stopping or not self.device.ready.is_set():
                 why = "agent stopped before sending" if stopping else "printer not ready"
                 await self.store.release(self.me, self.location, job_id, "unsent", why, self.config.jobs.max_attempts)
