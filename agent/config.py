@@ -6,7 +6,6 @@ such as ``heartbeat_intervall`` must not silently fall back to a default at a li
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from pathlib import Path
@@ -281,6 +280,8 @@ def _known_fields(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[st
 
 
 def explain(exc: ValidationError, model: type[BaseModel]) -> list[str]:
+    import difflib  # only a config with mistakes needs "did you mean"; the daemon's start-up does not
+
     problems = []
     for err in exc.errors():
         loc = tuple(err["loc"])
