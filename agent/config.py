@@ -226,6 +226,12 @@ class JobsConfig(_Strict):
 class HttpConfig(_Strict):
     listen: str | None = "127.0.0.1:9731"
 
+    @field_validator("listen", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: object) -> object:
+        # YAML reads a bare `listen: off` (as documented) as the boolean false; `on`/`true` stays an error below.
+        return None if value is False else value
+
     @field_validator("listen")
     @classmethod
     def _listen(cls, value: str | None) -> str | None:
