@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent import __version__
+from agent.commands import LazyGroup
 from agent.config import AgentConfig, RedisConfig, load_config, secret_warnings
 from agent.errors import EXIT_CONFIG, ConfigError, UserError
 
@@ -82,7 +83,7 @@ def fleet_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="badge-agent")
 def main() -> None:
     """Keeps an event's badge printers printing: one agent per printer, one shared Redis."""
@@ -159,8 +160,3 @@ def summary(config: AgentConfig) -> str:
         ("journal", str(config.journal) if config.journal else "(memory only)"),
     ]
     return "\n".join(f"{k:>10}  {v}" for k, v in rows)
-
-
-from agent.commands import register  # noqa: E402  (the fleet commands live in their own modules)
-
-register(main)

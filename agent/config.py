@@ -6,7 +6,6 @@ such as ``heartbeat_intervall`` must not silently fall back to a default at a li
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from pathlib import Path
@@ -227,6 +226,12 @@ class JobsConfig(_Strict):
 class HttpConfig(_Strict):
     listen: str | None = "127.0.0.1:9731"
 
+    @field_validator("listen", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: object) -> object:
+        # YAML reads a bare `listen: off` (as documented) as the boolean false; `on`/`true` stays an error below.
+        return None if value is False else value
+
     @field_validator("listen")
     @classmethod
     def _listen(cls, value: str | None) -> str | None:
@@ -281,6 +286,8 @@ def _known_fields(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[st
 
 
 def explain(exc: ValidationError, model: type[BaseModel]) -> list[str]:
+    import difflib  # only a config with mistakes needs "did you mean"; the daemon's start-up does not
+
     problems = []
     for err in exc.errors():
         loc = tuple(err["loc"])

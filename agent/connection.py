@@ -37,7 +37,6 @@ from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
 
 from agent.config import RedisConfig, TlsConfig
 from agent.logs import kv
@@ -355,6 +354,9 @@ def _sentinel_client(config: RedisConfig, common: dict[str, Any], tls: dict[str,
 
 async def wait_for_redis(redis: Redis, max_wait: float, stop: asyncio.Event | None = None) -> bool:
     """Ping until Redis answers, retrying at least every ``max_wait`` seconds. False if ``stop`` was set first."""
+    # Only the error path waits for Redis: an agent that never lost it does not carry tenacity (~0.5 MB resident).
+    from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
+
     attempt = 0
     async for retry in AsyncRetrying(
         retry=retry_if_exception_type((RedisError, OSError)),

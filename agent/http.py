@@ -28,6 +28,7 @@ __all__ = ["LOOPS", "make_app", "problems", "serve", "stale_loops"]
 
 def make_app(agent: Agent) -> web.Application:
     """The /healthz and /metrics app for one agent (tests serve it with aiohttp's TestServer)."""
+    registry = agent.metrics.prometheus_registry()
 
     async def healthz(_request: web.Request) -> web.Response:
         reasons = problems(agent)
@@ -41,7 +42,7 @@ def make_app(agent: Agent) -> web.Application:
         return web.json_response(body, status=503 if reasons else 200)
 
     async def metrics(_request: web.Request) -> web.Response:
-        payload = generate_latest(agent.metrics.registry)
+        payload = generate_latest(registry)
         return web.Response(body=payload, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app = web.Application()

@@ -1,23 +1,26 @@
-"""Prometheus metrics of one agent, in a registry of its own (tests run several agents in one process).
+"""Prometheus metrics of one agent, each agent with its own (tests run several agents in one process).
 
 Counters are bumped by the pull loop where an outcome is known (``Agent._process``); the agent's state (device,
 heartbeat age, Redis errors) is read when scraped, so it is never stale and costs nothing between scrapes.
+
+They are counted here in plain Python, and turned into prometheus_client metric families only when ``/metrics`` is
+scraped: prometheus_client's package pulls in http.server, wsgiref and urllib.request (about 3 MB resident), which
+an agent with ``http.listen`` off would carry for nothing. The exposition (names, help, labels, ``_created``
+series, buckets) is prometheus_client's own, as before.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
-
-from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
-from prometheus_client.registry import Collector
 
 from agent import __version__
 from drivers.base import DeviceState
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
     from prometheus_client.metrics_core import Metric
 
     from agent.runtime import Agent
@@ -28,48 +31,158 @@ AGENT_STATES = ("ready", "printing", "paused", "device_down", "drained", "stoppe
 PRINT_BUCKETS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0, 45.0, 60.0)
 
 
+def _use_created() -> bool:
+    """prometheus_client's own switch for the ``_created`` series, honoured the same way."""
+    return os.environ.get("PROMETHEUS_DISABLE_CREATED_SERIES", "False").lower() not in ("true", "1", "t")
+
+
+class CounterValue:
+    """One series of a :class:`Counter` (``counter.labels(...)``)."""
+
+    def __init__(self) -> None:
+        self.value = 0.0
+        self.created = time.time()
+
+    def inc(self, amount: float = 1.0) -> None:
+        if amount < 0:
+            raise ValueError("counters can only be incremented by non-negative amounts")
+        self.value += amount
+
+
+class Counter:
+    """A counter as prometheus_client's ``Counter`` is used here: ``inc()``, or ``labels(...).inc()``.
+
+    Only the event loop's thread touches it (the pull loop), so no lock.
+    """
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str] = ()) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        # As prometheus_client does: an unlabelled counter is a series (0) from the start, a labelled one gets a
+        # series per label set the first time it is used.
+        self.series: dict[tuple[str, ...], CounterValue] = {} if self.labelnames else {(): CounterValue()}
+
+    def labels(self, *values: str) -> CounterValue:
+        key = _label_key(self.name, self.labelnames, values)
+        series = self.series.get(key)
+        if series is None:
+            series = self.series[key] = CounterValue()
+        return series
+
+    def inc(self, amount: float = 1.0) -> None:
+        if self.labelnames:
+            raise ValueError(f"counter {self.name} has labels: use labels(...).inc()")
+        self.series[()].inc(amount)
+
+    def family(self) -> Metric:
+        from prometheus_client.core import CounterMetricFamily
+
+        created = _use_created()
+        family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for key, series in self.series.items():
+            family.add_metric(list(key), series.value, created=series.created if created else None)
+        return family
+
+
+class HistogramValue:
+    """One series of a :class:`Histogram`: per-bucket counts (not cumulative), their sum, when it began."""
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * len(bounds)
+        self.sum = 0.0
+        self.created = time.time()
+
+    def observe(self, amount: float) -> None:
+        self.sum += amount
+        for i, bound in enumerate(self.bounds):
+            if amount <= bound:
+                self.counts[i] += 1
+                break
+
+
+class Histogram:
+    """A histogram as prometheus_client's ``Histogram`` is used here: ``labels(...).observe(seconds)``."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], buckets: Sequence[float]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        bounds = [float(b) for b in buckets]
+        if bounds != sorted(bounds):
+            raise ValueError("buckets not in sorted order")
+        self.bounds = (*bounds, float("inf")) if bounds[-1] != float("inf") else tuple(bounds)
+        self.series: dict[tuple[str, ...], HistogramValue] = {}
+
+    def labels(self, *values: str) -> HistogramValue:
+        key = _label_key(self.name, self.labelnames, values)
+        series = self.series.get(key)
+        if series is None:
+            series = self.series[key] = HistogramValue(self.bounds)
+        return series
+
+    def family(self) -> Metric:
+        from prometheus_client.core import HistogramMetricFamily
+        from prometheus_client.samples import Sample
+        from prometheus_client.utils import floatToGoString
+
+        created = _use_created()
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for key, series in self.series.items():
+            cumulative, total = [], 0
+            for bound, count in zip(self.bounds, series.counts, strict=True):
+                total += count
+                cumulative.append((floatToGoString(bound), float(total)))  # type: ignore[no-untyped-call]
+            family.add_metric(list(key), cumulative, series.sum)
+            if created:
+                family.samples.append(
+                    Sample(f"{self.name}_created", dict(zip(self.labelnames, key, strict=True)), series.created)
+                )
+        return family
+
+
+def _label_key(name: str, labelnames: tuple[str, ...], values: tuple[str, ...]) -> tuple[str, ...]:
+    if len(values) != len(labelnames):
+        raise ValueError(f"{name}: expected labels {labelnames}, got {values}")
+    return tuple(str(v) for v in values)
+
+
 class AgentMetrics:
     def __init__(self, agent: Agent) -> None:
-        self.registry = CollectorRegistry()
-        r = self.registry
-        self.printed = Counter("badge_jobs_printed", "Badges this printer printed and confirmed.", registry=r)
+        self.agent = agent
+        self.printed = Counter("badge_jobs_printed", "Badges this printer printed and confirmed.")
         self.failed = Counter(
             "badge_jobs_failed",
             "Badges sent but not confirmed, by outcome: failed (proof it did not print), unknown (it may have).",
             ["outcome"],
-            registry=r,
         )
         self.released = Counter(
             "badge_jobs_released",
             "Jobs this agent handed back, by outcome (failed, unknown, unsent) and result (released to the pool, "
             "dead = DLQ after max attempts, done, not_owner).",
             ["outcome", "result"],
-            registry=r,
         )
         self.dead_lettered = Counter(
-            "badge_jobs_dead_lettered", "Jobs sent to the DLQ at once (cannot be parsed or rendered).", registry=r
+            "badge_jobs_dead_lettered", "Jobs sent to the DLQ at once (cannot be parsed or rendered)."
         )
         self.skipped = Counter(
             "badge_jobs_skipped",
             "Jobs taken but not printed because begin said so (done, not_owner, dead, skip).",
             ["reason"],
-            registry=r,
         )
         self.duplicates = Counter(
             "badge_jobs_possible_duplicates",
             "Badges printed here that may exist twice: duplicate_print (another printer had confirmed it) or "
             "maybe_duplicate (an earlier attempt's outcome was unknown).",
             ["kind"],
-            registry=r,
         )
         self.print_seconds = Histogram(
             "badge_print_duration_seconds",
             "From sending a badge to knowing its outcome.",
             ["outcome"],
             buckets=PRINT_BUCKETS,
-            registry=r,
         )
-        r.register(_StateCollector(agent))
 
     def count_print(self, outcome: str, seconds: float, confirm: str = "", maybe_where: str = "") -> None:
         """One badge's outcome; for a printed one, what ``confirm`` said about duplicates."""
@@ -83,55 +196,73 @@ class AgentMetrics:
         elif maybe_where:
             self.duplicates.labels("maybe_duplicate").inc()
 
+    def prometheus_registry(self) -> CollectorRegistry:
+        """A registry of this agent's metrics for prometheus_client's exposition (``agent.http`` serves it)."""
+        from prometheus_client import CollectorRegistry
 
-class _StateCollector(Collector):
-    """The agent's state as it is at scrape time."""
+        registry = CollectorRegistry()
+        registry.register(_Collector(self))
+        return registry
 
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+
+class _Collector:
+    """Everything /metrics shows: the counters as counted, then the agent's state as it is at scrape time."""
+
+    def __init__(self, metrics: AgentMetrics) -> None:
+        self.metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
-        from agent.liveness import LOOPS, problems, stale_loops
+        m = self.metrics
+        for counter in (m.printed, m.failed, m.released, m.dead_lettered, m.skipped, m.duplicates):
+            yield counter.family()
+        yield m.print_seconds.family()
+        yield from _state_families(m.agent)
 
-        a = self.agent
-        now = time.monotonic()
-        info = InfoMetricFamily("badge_agent", "This agent and its printer.")
-        info.add_metric([], {"printer": a.me, "venue": a.config.venue, "location": a.location, "version": __version__})
-        yield info
-        health_state = str(a._health()["state"])
-        state = GaugeMetricFamily("badge_agent_state", "1 for the agent's current state.", labels=["state"])
-        for name in AGENT_STATES:
-            state.add_metric([name], 1.0 if name == health_state else 0.0)
-        yield state
-        ready = GaugeMetricFamily("badge_agent_ready", "1 when /healthz answers 200 (the printer can print now).")
-        ready.add_metric([], 0.0 if problems(a) else 1.0)
-        yield ready
-        device = GaugeMetricFamily("badge_device_state", "1 for the printer's last reported state.", labels=["state"])
-        for member in DeviceState:
-            device.add_metric([member.value], 1.0 if a.device.status.state is member else 0.0)
-        yield device
-        down = GaugeMetricFamily("badge_device_down", "1 while the printer is declared down (work handed back).")
-        down.add_metric([], 1.0 if a.device.down else 0.0)
-        yield down
-        age = GaugeMetricFamily(
-            "badge_heartbeat_age_seconds", "Seconds since Redis last acknowledged a heartbeat (+Inf before the first)."
-        )
-        age.add_metric([], now - a.last_beat_ok if a.last_beat_ok else float("inf"))
-        yield age
-        loops = GaugeMetricFamily(
-            "badge_loop_age_seconds", "Seconds since each loop last iterated (the watchdog's input).", labels=["loop"]
-        )
-        stale = stale_loops(a, now)
-        for name in LOOPS:
-            if name in a.alive:
-                loops.add_metric([name], now - a.alive[name])
-        yield loops
-        stalled = GaugeMetricFamily("badge_loops_stalled", "Loops over their budget (watchdog not fed while > 0).")
-        stalled.add_metric([], float(len(stale)))
-        yield stalled
-        errors = CounterMetricFamily("badge_redis_errors", "Failed Redis operations (heartbeats and the pull loop).")
-        errors.add_metric([], float(a.redis_errors))
-        yield errors
-        reclaims = CounterMetricFamily("badge_reclaims", "Dead peers whose work this agent reclaimed.")
-        reclaims.add_metric([], float(a.reclaimed))
-        yield reclaims
+
+def _state_families(a: Agent) -> Iterator[Metric]:
+    """The agent's state as it is at scrape time."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
+
+    from agent.liveness import LOOPS, problems, stale_loops
+
+    now = time.monotonic()
+    info = InfoMetricFamily("badge_agent", "This agent and its printer.")
+    info.add_metric([], {"printer": a.me, "venue": a.config.venue, "location": a.location, "version": __version__})
+    yield info
+    health_state = str(a._health()["state"])
+    state = GaugeMetricFamily("badge_agent_state", "1 for the agent's current state.", labels=["state"])
+    for name in AGENT_STATES:
+        state.add_metric([name], 1.0 if name == health_state else 0.0)
+    yield state
+    ready = GaugeMetricFamily("badge_agent_ready", "1 when /healthz answers 200 (the printer can print now).")
+    ready.add_metric([], 0.0 if problems(a) else 1.0)
+    yield ready
+    device = GaugeMetricFamily("badge_device_state", "1 for the printer's last reported state.", labels=["state"])
+    for member in DeviceState:
+        device.add_metric([member.value], 1.0 if a.device.status.state is member else 0.0)
+    yield device
+    down = GaugeMetricFamily("badge_device_down", "1 while the printer is declared down (work handed back).")
+    down.add_metric([], 1.0 if a.device.down else 0.0)
+    yield down
+    age = GaugeMetricFamily(
+        "badge_heartbeat_age_seconds", "Seconds since Redis last acknowledged a heartbeat (+Inf before the first)."
+    )
+    age.add_metric([], now - a.last_beat_ok if a.last_beat_ok else float("inf"))
+    yield age
+    loops = GaugeMetricFamily(
+        "badge_loop_age_seconds", "Seconds since each loop last iterated (the watchdog's input).", labels=["loop"]
+    )
+    stale = stale_loops(a, now)
+    for name in LOOPS:
+        if name in a.alive:
+            loops.add_metric([name], now - a.alive[name])
+    yield loops
+    stalled = GaugeMetricFamily("badge_loops_stalled", "Loops over their budget (watchdog not fed while > 0).")
+    stalled.add_metric([], float(len(stale)))
+    yield stalled
+    errors = CounterMetricFamily("badge_redis_errors", "Failed Redis operations (heartbeats and the pull loop).")
+    errors.add_metric([], float(a.redis_errors))
+    yield errors
+    reclaims = CounterMetricFamily("badge_reclaims", "Dead peers whose work this agent reclaimed.")
+    reclaims.add_metric([], float(a.reclaimed))
+    yield reclaims

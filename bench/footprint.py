@@ -1,22 +1,35 @@
-"""Footprint: one agent's resident memory, idle CPU, and start-up time to its first heartbeat.
+"""Footprint: one agent's resident memory, idle CPU, and start-up time to its first heartbeat, per configuration.
 
-Run: .venv/bin/python -m bench.footprint [--agents N] [--idle SECONDS]
+Run: .venv/bin/python -m bench.footprint [--agents N] [--idle SECONDS] [--badges N]
 Prints a table and writes bench/results/footprint.json.
 
-Each agent is a real ``badge-agent run`` process (default timings, journal on disk, the HTTP endpoint on a loopback
-port) on an idle simulated printer. Start-up = process spawned -> its name appears in the venue's heartbeat set
-(polled every 5 ms). The agents are started one after the other (so they do not contend for the two cores), then
-all sit idle together; CPU is utime + stime from /proc/<pid>/stat over the idle window (20 s by default, not a
-minute, to keep the suite short), RSS is VmRSS from /proc/<pid>/status at its end. Beside them, measured in the same
-window: a bare redis-py asyncio process doing only a 1 s BLMOVE loop and a 1 s heartbeat SET (the floor of any
-Python agent), and an idle saq worker (concurrency 1).
+Each agent is a real ``badge-agent run`` process (default timings, journal on disk), started with the environment
+the systemd unit gives it (its ``Environment=`` lines) and from compiled bytecode, as an installed agent runs.
+Configurations, one row each:
+
+* a simulated printer with the HTTP endpoint on a loopback port (the default config), N agents;
+* a simulated printer with HTTP off (``http.listen: off``): aiohttp and prometheus_client are not loaded, N agents;
+* a Zebra over TCP (the ZPL emulator, ``badge-agent sim zpl``) after printing ``--badges`` badges of varied names
+  from the bundled sample, HTTP on: the badge renderer (Pillow, fontTools, the Noto fonts) is loaded, as at a venue.
+
+Start-up = process spawned -> its name appears in the venue's heartbeat set (polled every 5 ms). The agents are
+started one after the other (so they do not contend for the two cores), the printing agent's badges go through,
+then all sit idle together; CPU is utime + stime from /proc/<pid>/stat over the idle window (20 s by default, not a
+minute, to keep the suite short), RSS is VmRSS from /proc/<pid>/status at its end (RssAnon beside it: the part
+that is the agent's alone; the rest are mapped files such as libpython and the fonts, shared by every process that
+maps them). Beside them, measured in the same window: a bare redis-py asyncio process doing only a 1 s BLMOVE loop
+and a 1 s heartbeat SET (the floor of any Python agent), and an idle saq worker (concurrency 1).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
+import json
 import os
+import random
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -24,14 +37,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
 from redis.asyncio import Redis
 
+from agent.jobs import parse_job
 from agent.protocol.keys import Keys
+from agent.protocol.store import Store
 from agent.redis_server import free_port, stop_process
 from bench.common import (
     ROOT,
     agent_config,
-    agent_process,
     fmt,
     fmt_spread,
     redis_server,
@@ -76,28 +91,120 @@ def rss_mb(pid: int) -> dict[str, float]:
     out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in ("VmRSS", "VmHWM", "RssAnon"):
             out[key] = int(value.split()[0]) / 1024
     return out
 
 
-async def main_async(agents: int, idle: float) -> dict[str, Any]:
+UNIT = ROOT / "systemd" / "badge-agent@.service"
+SIM_HTTP_ON = "badge-agent run, sim, HTTP on"
+SIM_HTTP_OFF = "badge-agent run, sim, HTTP off"
+PRINTING = "badge-agent run, ZPL/TCP, HTTP on"
+
+
+def unit_environment() -> dict[str, str]:
+    """The ``Environment=`` assignments of the systemd unit: the agents here run as the unit runs them."""
+    env: dict[str, str] = {}
+    for line in UNIT.read_text().splitlines():
+        if line.startswith("Environment="):
+            for item in shlex.split(line.removeprefix("Environment=")):
+                key, _, value = item.partition("=")
+                env[key] = value
+    return env
+
+
+def spawn(config: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``badge-agent run -c CONFIG`` (the console script, as the unit's ExecStart), its log next to the config."""
+    script = Path(sys.executable).with_name("badge-agent")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "agent"]
+    with config.with_suffix(".log").open("ab") as log:
+        return subprocess.Popen(
+            [*command, "run", "-c", str(config)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **env},
+        )
+
+
+def varied_jobs(n: int) -> list[dict[str, str]]:
+    """Names and companies of 1-4 and 0-5 words drawn from the bundled sample (many scripts), fixed seed."""
+    rows = [json.loads(line) for line in (ROOT / "agent" / "data" / "attendees.jsonl").read_text().splitlines()]
+    words = [w for r in rows for w in f"{r['name']} {r.get('company', '')}".split()]
+    rnd = random.Random(7)
+    return [
+        {
+            "attendee_id": f"FP-{i}",
+            "name": " ".join(rnd.choice(words) for _ in range(rnd.randint(1, 4))),
+            "company": " ".join(rnd.choice(words) for _ in range(rnd.randint(0, 5))),
+            "role": rnd.choice(["Speaker", "Attendee", "Staff", "Exhibitor"]),
+        }
+        for i in range(n)
+    ]
+
+
+async def main_async(agents: int, idle: float, badges: int) -> dict[str, Any]:
+    # An installed agent loads compiled bytecode; a checkout run with PYTHONDONTWRITEBYTECODE would compile its
+    # own modules at every start and carry the compiler's leftovers (~1 MB).
+    for package in ("agent", "drivers"):
+        compileall.compile_dir(ROOT / package, quiet=1)
+    env = {"PYTHONUNBUFFERED": "1", **unit_environment()}
     with tempfile.TemporaryDirectory(prefix="badge-bench-fp-") as tmpdir, redis_server() as server:
         tmp = Path(tmpdir)
         redis = Redis.from_url(server.url)
         hb = Keys("fp").hb
         procs: dict[str, subprocess.Popen[bytes]] = {}
-        startup: list[float] = []
+        groups: dict[str, list[str]] = {SIM_HTTP_ON: [], SIM_HTTP_OFF: [], PRINTING: []}
+        startup: dict[str, float] = {}
+
+        async def start(name: str, config: Path) -> None:
+            t0 = time.monotonic()
+            procs[name] = spawn(config, env)
+            async with asyncio.timeout(30):
+                while await redis.zscore(hb, name) is None:
+                    await asyncio.sleep(0.005)
+            startup[name] = time.monotonic() - t0
+
+        emulator: subprocess.Popen[bytes] | None = None
         try:
-            for i in range(agents):
-                name = f"desk-{i}"
-                cfg = agent_config(tmp / f"{name}.yaml", "fp", server.url, name, 1.0, http=f"127.0.0.1:{free_port()}")
-                t0 = time.monotonic()
-                procs[name] = agent_process(cfg)
+            for group, http in ((SIM_HTTP_ON, True), (SIM_HTTP_OFF, False)):
+                for i in range(agents):
+                    name = f"{'on' if http else 'off'}-{i}"
+                    listen = f"127.0.0.1:{free_port()}" if http else "off"
+                    await start(name, agent_config(tmp / f"{name}.yaml", "fp", server.url, name, 1.0, http=listen))
+                    groups[group].append(name)
+            if badges:
+                port = free_port()
+                emulator = subprocess.Popen(
+                    [sys.executable, "-m", "agent", "sim", "zpl", "--port", str(port), "--print-time", "0.05"],
+                    cwd=ROOT,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
                 async with asyncio.timeout(30):
-                    while await redis.zscore(hb, name) is None:
-                        await asyncio.sleep(0.005)
-                startup.append(time.monotonic() - t0)
+                    while True:
+                        try:
+                            _, writer = await asyncio.open_connection("127.0.0.1", port)
+                        except OSError:
+                            await asyncio.sleep(0.05)
+                            continue
+                        writer.close()
+                        break
+                name = "zebra-0"
+                config = agent_config(tmp / f"{name}.yaml", "fp", server.url, name, 0, http=f"127.0.0.1:{free_port()}")
+                data = yaml.safe_load(config.read_text())
+                data["printer"]["driver"] = {"language": "zpl", "transport": "tcp", "host": "127.0.0.1", "port": port}
+                config.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+                await start(name, config)
+                groups[PRINTING].append(name)
+                # Pinned to the Zebra: the simulated agents must not take them.
+                store = Store(redis, "fp")
+                for fields in varied_jobs(badges):
+                    job = parse_job({**fields, "printer": name})
+                    await store.enqueue(job.job_id, job.payload(), job.printer)
+                async with asyncio.timeout(300):
+                    while int(await redis.hget(Keys("fp").stats, "printed") or 0) < badges:
+                        await asyncio.sleep(0.1)
             for label, code in (("bare redis-py loop", BARE), ("saq worker", SAQ)):
                 procs[label] = subprocess.Popen(
                     [sys.executable, "-c", code, server.url], cwd=ROOT, stdout=subprocess.DEVNULL
@@ -112,48 +219,70 @@ async def main_async(agents: int, idle: float) -> dict[str, Any]:
         finally:
             for p in procs.values():
                 stop_process(p, 15)
+            stop_process(emulator, 5)
             await redis.aclose()
-    names = [f"desk-{i}" for i in range(agents)]
-    agent_rss = spread([mem[n]["VmRSS"] for n in names])
-    agent_cpu = spread([cpu[n] for n in names])
+    rows = {
+        group: {
+            "agents": len(names),
+            "rss_mb": spread([mem[n]["VmRSS"] for n in names]),
+            "rss_anon_mb": spread([mem[n]["RssAnon"] for n in names]),
+            "peak_rss_mb": spread([mem[n]["VmHWM"] for n in names]),
+            "idle_cpu_pct": spread([cpu[n] for n in names]),
+            "startup_to_first_heartbeat_s": spread([startup[n] for n in names]),
+        }
+        for group, names in groups.items()
+        if names
+    }
+    agent_names = [n for names in groups.values() for n in names]
     return {
         "idle_window_s": idle,
         "agents": agents,
-        "startup_to_first_heartbeat_s": spread(startup),
-        "agent_rss_mb": agent_rss,
-        "agent_peak_rss_mb": spread([mem[n]["VmHWM"] for n in names]),
-        "agent_idle_cpu_pct": agent_cpu,
+        "badges_before_idle": badges,
+        "environment": env,
+        "configurations": rows,
         "baselines": {
-            k: {"rss_mb": mem[k]["VmRSS"], "idle_cpu_pct": cpu[k]} for k in ("bare redis-py loop", "saq worker")
+            k: {"rss_mb": mem[k]["VmRSS"], "rss_anon_mb": mem[k]["RssAnon"], "idle_cpu_pct": cpu[k]}
+            for k in ("bare redis-py loop", "saq worker")
         },
         "raw": {"cpu_pct": cpu, "mem_mb": mem, "startup_s": startup},
-        "targets": {"rss_le_40mb": agent_rss["max"] <= 40, "idle_cpu_le_1pct": agent_cpu["max"] <= 1.0},
+        "targets": {
+            **{f"rss_le_40mb[{group}]": row["rss_mb"]["max"] <= 40 for group, row in rows.items()},
+            "idle_cpu_le_1pct": max(cpu[n] for n in agent_names) <= 1.0,
+        },
     }
 
 
 def report(res: dict[str, Any]) -> str:
     rows = [
         [
-            f"badge-agent run (x{res['agents']})",
-            fmt_spread(res["agent_rss_mb"], 1),
-            fmt_spread(res["agent_peak_rss_mb"], 1),
-            fmt_spread(res["agent_idle_cpu_pct"], 2),
-            fmt_spread(res["startup_to_first_heartbeat_s"], 2),
+            f"{group} (x{row['agents']})",
+            fmt_spread(row["rss_mb"], 1),
+            fmt_spread(row["rss_anon_mb"], 1),
+            fmt_spread(row["peak_rss_mb"], 1),
+            fmt_spread(row["idle_cpu_pct"], 2),
+            fmt_spread(row["startup_to_first_heartbeat_s"], 2),
         ]
+        for group, row in res["configurations"].items()
     ]
     for label, d in res["baselines"].items():
-        rows.append([label, fmt(d["rss_mb"], 1), "", fmt(d["idle_cpu_pct"], 2), ""])
+        rows.append([label, fmt(d["rss_mb"], 1), fmt(d["rss_anon_mb"], 1), "", fmt(d["idle_cpu_pct"], 2), ""])
     t = res["targets"]
+    rss_verdicts = "; ".join(
+        f"{group.removeprefix('badge-agent run, ')} {fmt(worst, 1)} MB {verdict(worst <= 40)}"
+        for group, worst in ((g, row["rss_mb"]["max"]) for g, row in res["configurations"].items())
+    )
+    env = " ".join(f"{k}={v}" for k, v in res["environment"].items())
     return "\n".join(
         [
             table(
-                "Footprint: one agent, idle simulated printer, default timings "
-                f"(idle CPU over {res['idle_window_s']:g} s)",
+                "Footprint: one agent per configuration, default timings "
+                f"(idle CPU over {res['idle_window_s']:g} s; the ZPL agent after {res['badges_before_idle']} badges)",
                 "lower is better; min / median / max over the agents; CPU in % of one core",
-                ["process", "RSS MB", "peak RSS MB", "idle CPU %", "start -> first heartbeat s"],
+                ["process", "RSS MB", "of which anon MB", "peak RSS MB", "idle CPU %", "start -> first heartbeat s"],
                 rows,
             ),
-            f"target RSS <= 40 MB: {verdict(t['rss_le_40mb'])}; idle CPU <= 1%: {verdict(t['idle_cpu_le_1pct'])}",
+            f"agents run with the systemd unit's environment: {env}",
+            f"target RSS <= 40 MB: {rss_verdicts}; idle CPU <= 1%: {verdict(t['idle_cpu_le_1pct'])}",
         ]
     )
 
@@ -162,8 +291,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=3)
     parser.add_argument("--idle", type=float, default=20.0)
+    parser.add_argument("--badges", type=int, default=100, help="badges the ZPL agent prints first (0: no row)")
     args = parser.parse_args()
-    res = asyncio.run(main_async(args.agents, args.idle))
+    res = asyncio.run(main_async(args.agents, args.idle, args.badges))
     print(report(res))
     print(f"\nwritten: {write_results('footprint', res)}")
 

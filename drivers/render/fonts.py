@@ -11,9 +11,12 @@ collections, so they are not bundled.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import gc
 import logging
 import os
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,22 +143,63 @@ def font_dirs(extra: Iterable[Path] = ()) -> list[Path]:
     return [*extra, *env, PACKAGE_FONT_DIR, *SYSTEM_FONT_DIRS]
 
 
+class Coverage:
+    """The code points one face maps to a glyph, as sorted ranges.
+
+    A set of code points would do, but a CJK face maps ~45,000 of them (~4 MB of Python ints and hash table per
+    face, and a Pi keeps every face it ever looked at); the same cmap is a few hundred ranges here.
+    """
+
+    __slots__ = ("_ends", "_starts")
+
+    def __init__(self, codes: Iterable[int]) -> None:
+        self._starts = array("I")
+        self._ends = array("I")  # inclusive
+        for code in sorted(codes):
+            if self._ends and code == self._ends[-1] + 1:
+                self._ends[-1] = code
+            else:
+                self._starts.append(code)
+                self._ends.append(code)
+
+    def __contains__(self, code: object) -> bool:
+        if not isinstance(code, int):
+            return False
+        i = bisect.bisect_right(self._starts, code) - 1
+        return i >= 0 and code <= self._ends[i]
+
+    def __len__(self) -> int:
+        return sum(end - start + 1 for start, end in zip(self._starts, self._ends, strict=True))
+
+
 @functools.cache
-def coverage(face: Face) -> frozenset[int]:
+def coverage(face: Face) -> Coverage:
     """The code points a face maps to a glyph. Cached for the life of the process (a CJK cmap takes ~0.1 s)."""
     try:
         with TTFont(face.path, fontNumber=face.index, lazy=True) as font:
-            cmap = font.getBestCmap() or {}
+            # Only the code points are wanted, not glyph names: a stand-in glyph order keeps fontTools from
+            # building a CJK font's 65,000 names out of its CFF table (~40 MB of short-lived objects on a Pi that
+            # the allocator never gives back). Same keys, same rules for the missing glyph.
+            font.setGlyphOrder(range(0x10000))
+            covered = Coverage(font.getBestCmap() or {})
     except (OSError, TTLibError, KeyError, AssertionError) as exc:
         # A broken font file must not take the agent down: it simply covers nothing.
         log.warning("cannot read font %s: %s", face.name, exc)
-        return frozenset()
-    return frozenset(cmap)
+        return Coverage(())
+    finally:
+        # fontTools' tables refer to each other: a CJK cmap's ~45,000-entry dict would wait for a full collection.
+        gc.collect()
+    return covered
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=32)
 def truetype(face: Face, size: int) -> ImageFont.FreeTypeFont:
-    """A Pillow font at a pixel size; cached because fitting tries a handful of sizes per field."""
+    """A Pillow font at a pixel size; cached because fitting tries a handful of sizes per field.
+
+    Kept small on purpose: each entry is a FreeType face of its own with its own map of the font file (a CJK
+    collection is 20 MB), and fitted sizes vary with every name, so 512 entries grew an agent to ~590 MB over
+    1,500 varied badges; 32 hold ~90 MB and cost ~0.6 ms a badge in re-opened faces.
+    """
     return ImageFont.truetype(str(face.path), size, index=face.index, layout_engine=LAYOUT)
 
 

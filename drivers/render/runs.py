@@ -153,14 +153,18 @@ def itemize(field: str, text: str, library: FontLibrary, bold: bool) -> Paragrap
     faces_in_order = library.faces(bold, _cjk_region(text))
     dirs = [_direction(c) for c in parts]
 
-    def drawable(cluster: str) -> list[Face]:
-        needed = [ord(c) for c in cluster if ord(c) not in _JOINERS]
-        return [f for f in faces_in_order if all(code in fonts.coverage(f) for code in needed)]
+    def draws(face: Face, cluster: str) -> bool:
+        return all(ord(c) in fonts.coverage(face) for c in cluster if ord(c) not in _JOINERS)
 
-    candidates = [drawable(c) for c in parts]
-    missing = [c for c, options in zip(parts, candidates, strict=True) if not options]
+    def first_face(cluster: str) -> Face | None:
+        # Faces are read (their cmap) in fallback order and only until one draws the cluster: a Latin name never
+        # reads the CJK collections' cmaps, and a Pi does not hold ~270 fonts' coverage after its first badge.
+        return next((f for f in faces_in_order if draws(f, cluster)), None)
+
+    firsts = [first_face(c) for c in parts]
+    missing = [c for c, face in zip(parts, firsts, strict=True) if face is None]
     if missing:
-        singles = "".join(dict.fromkeys(ch for c in missing for ch in c if not drawable(ch)))
+        singles = "".join(dict.fromkeys(ch for c in missing for ch in c if first_face(ch) is None))
         if singles:
             detail = f"no installed font has {_code_points(singles)}"
         else:
@@ -174,13 +178,13 @@ def itemize(field: str, text: str, library: FontLibrary, bold: bool) -> Paragrap
 
     # Strong clusters take their first covering face; neutrals (spaces, digits, punctuation) join a neighbour's
     # face when it covers them, so a name stays one shaping run instead of breaking at every space.
-    chosen: list[Face | None] = [opts[0] if dirs[i] != "N" else None for i, opts in enumerate(candidates)]
+    chosen: list[Face | None] = [face if dirs[i] != "N" else None for i, face in enumerate(firsts)]
     for i, face in enumerate(chosen):
         if face is not None:
             continue
         before = next((chosen[j] for j in range(i - 1, -1, -1) if chosen[j] is not None), None)
         after = next((chosen[j] for j in range(i + 1, len(chosen)) if chosen[j] is not None), None)
-        chosen[i] = next((f for f in (before, after) if f is not None and f in candidates[i]), candidates[i][0])
+        chosen[i] = next((f for f in (before, after) if f is not None and draws(f, parts[i])), firsts[i])
 
     strong = [d for d in dirs if d != "N"]
     rtl = bool(strong) and strong[0] == "R"

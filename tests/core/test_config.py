@@ -49,6 +49,12 @@ def test_defaults_fill_what_is_left_out(tmp_path: Path) -> None:
     assert config.timing.heartbeat_interval == 1.0 and config.jobs.max_attempts == 3
 
 
+def test_http_listen_off_as_yaml_writes_it(tmp_path: Path) -> None:
+    for text in ("off", '"off"', "null", "no"):
+        assert load_config(write(tmp_path, BASE + f"http:\n  listen: {text}\n")).http.listen is None
+    assert problems(write(tmp_path, BASE + "http:\n  listen: on\n")) == ["http.listen: Input should be a valid string"]
+
+
 def test_unknown_key_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
     text = BASE + "timing:\n  heartbeat_intervall: 2\n"
     assert problems(write(tmp_path, text)) == [

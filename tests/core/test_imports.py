@@ -1,0 +1,101 @@
+"""What a running ``badge-agent run`` has loaded: only what its config asks for (issue 7, resident memory on a Pi).
+
+A real process on a simulated printer, past its first heartbeat, reports its ``sys.modules`` on SIGUSR1 (the
+wrapper adds only that handler to ``agent.cli.main``). Each module kept out below is memory a Pi never needs for
+this config: the other CLI commands and rich (~3 MB), the badge renderer (Pillow, fontTools, segno), pyusb and
+pyserial, prometheus_client and aiohttp while HTTP is off, tenacity until Redis is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from agent.protocol.keys import Keys
+from agent.redis_server import RedisServer, free_port
+from tests.conftest import write_agent_config
+from tests.core.test_agent import wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+
+REPORTER = """
+import json, os, signal, sys
+path = sys.argv[1]
+def report(*_):
+    with open(path + ".tmp", "w") as out:
+        json.dump(sorted(sys.modules), out)
+    os.replace(path + ".tmp", path)
+signal.signal(signal.SIGUSR1, report)
+sys.argv = ["badge-agent", *sys.argv[2:]]
+from agent.cli import main
+main()
+"""
+
+#: Never loaded by an agent on a simulated printer.
+NEVER = (
+    "rich",
+    "agent.commands.demo",
+    "agent.commands.status",
+    "agent.commands.enqueue",
+    "agent.commands.board",
+    "agent.board",
+    "agent.fleet",
+    "drivers.render",
+    "drivers.languages",
+    "drivers.transports",
+    "PIL",
+    "fontTools",
+    "segno",
+    "usb",
+    "serial",
+    "tenacity",
+)
+#: Loaded only to serve /healthz and /metrics.
+HTTP_ONLY = ("aiohttp", "prometheus_client", "agent.http")
+
+
+def _loaded(names: list[str], prefix: str) -> bool:
+    return any(n == prefix or n.startswith(prefix + ".") for n in names)
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["http-off", "http-on"])
+async def test_run_loads_only_what_its_config_needs(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str, http: bool
+) -> None:
+    config = write_agent_config(
+        tmp_path / "desk-1.yaml",
+        venue,
+        redis_server.url,
+        "desk-1",
+        http__listen=f"127.0.0.1:{free_port()}" if http else "off",
+    )
+    report = tmp_path / "modules.json"
+    with (tmp_path / "agent.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", REPORTER, str(report), "run", "-c", str(config)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    try:
+        await wait_until(lambda: redis.zscore(Keys(venue).hb, "desk-1"))
+        if http:
+            await wait_until(lambda: b"http endpoints up" in (tmp_path / "agent.log").read_bytes())
+        proc.send_signal(signal.SIGUSR1)
+        await wait_until(report.exists)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    modules = json.loads(report.read_text())
+    assert {"agent.runtime", "drivers.sim", "redis.asyncio"} <= set(modules)  # reported after start-up
+    assert [m for m in NEVER if _loaded(modules, m)] == []
+    http_loaded = [m for m in HTTP_ONLY if _loaded(modules, m)]
+    assert http_loaded == (list(HTTP_ONLY) if http else [])
