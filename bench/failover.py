@@ -140,7 +140,7 @@ async def main_async(venues: int, rounds: int, pinned: int) -> dict[str, Any]:
     first_pinned = [k["kill_to_first_pinned_byte_s"] for k in backlog if "kill_to_first_pinned_byte_s" in k]
     total = len(kills) + len(backlog)
     return {
-        "timings": "default: heartbeat_interval 1 s, dead_after_misses 3 (dead after 3 s), sweep every 1 s",
+        "timings": "default: heartbeat_interval 1 s, dead_after_misses 3 (dead after 3 s), sweep every 0.5 s",
         "kills": total,
         "failed": total - len(ok),
         "kill_to_first_byte_s": {**spread(ok), "p99": percentile(ok, 99)},
