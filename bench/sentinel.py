@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agent.config import RedisConfig
@@ -44,18 +43,7 @@ VENUE = "bench-sentinel"
 
 async def _replication_ok(setup: SentinelSetup) -> bool:
     """Every server answers, exactly one is master, and each replica's link to it is up."""
-    master = await setup.master_port()
-    for server in setup.servers:
-        client = Redis(port=server.port)
-        try:
-            info = await client.info("replication")
-        except (RedisError, OSError):
-            return False
-        finally:
-            await client.aclose()
-        if server.port != master and (info.get("master_port") != master or info.get("master_link_status") != "up"):
-            return False
-    return True
+    return await setup.replicas_follow(await setup.master_port())
 
 
 async def _until(check: Any, timeout: float) -> None:

@@ -103,7 +103,7 @@ async def test_agents_follow_every_failover_and_every_badge_prints(tmp_path: Pat
             new_port = await setup.master_port()
             assert new_port != old.port
             # An operator fails over only once the replicas have caught up with the new master (docs/redis.md).
-            await wait_until(lambda: _replicas_in_sync(setup, new_port, old.port), timeout=20)
+            await wait_until(lambda: setup.replicas_follow(new_port, skip=(old.port,)), timeout=20)
 
             # 2. A manual failover (the one redis-py alone follows only ~10 s late).
             print(f"prints resumed {after_kill:.2f} s after kill -9")
@@ -135,22 +135,6 @@ async def test_agents_follow_every_failover_and_every_badge_prints(tmp_path: Pat
     finally:
         await client.aclose()
         setup.stop()
-
-
-async def _replicas_in_sync(setup: SentinelSetup, master: int, dead: int) -> bool:
-    for server in setup.servers:
-        if server.port in (master, dead):
-            continue
-        client = Redis(port=server.port)
-        try:
-            info = await client.info("replication")
-        except (RedisError, OSError):
-            return False
-        finally:
-            await client.aclose()
-        if info.get("master_port") != master or info.get("master_link_status") != "up":
-            return False
-    return True
 
 
 async def _manual_failover(setup: SentinelSetup) -> float:

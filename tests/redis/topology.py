@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from agent.redis_server import find_redis_server, free_port, kill_process, stop_process
 
@@ -120,6 +121,22 @@ class SentinelSetup:
             return int(port)
         finally:
             await client.aclose()
+
+    async def replicas_follow(self, master: int, skip: tuple[int, ...] = ()) -> bool:
+        """Every server but ``skip`` answers, and each one but ``master`` replicates it with its link up."""
+        for server in self.servers:
+            if server.port in skip:
+                continue
+            client = Redis(port=server.port)
+            try:
+                info = await client.info("replication")
+            except (RedisError, OSError):
+                return False
+            finally:
+                await client.aclose()
+            if server.port != master and (info.get("master_port") != master or info.get("master_link_status") != "up"):
+                return False
+        return True
 
     def by_port(self, port: int) -> Node:
         return next(s for s in self.servers if s.port == port)
