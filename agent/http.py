@@ -1,5 +1,7 @@
 """The agent's own HTTP endpoints: ``/healthz`` (can this printer print now?) and ``/metrics`` (Prometheus text).
 
+Imported at the first connection to the agent's port, not at start (``agent.http_port`` binds the port).
+
 Served on loopback by default (``http.listen``): the fleet's picture lives in Redis and on the board; these are for
 the Pi's own checks (a load balancer probe, node exporter's neighbour, a curl from an ssh session) and a scraper.
 The same "can it print" rules feed systemd's watchdog (``agent.notify``), so /healthz and the watchdog never disagree
@@ -9,21 +11,18 @@ about a stalled loop.
 from __future__ import annotations
 
 import asyncio
-import logging
+import socket
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from agent.liveness import LOOPS, problems, stale_loops
-from agent.logs import kv
 
 if TYPE_CHECKING:
     from agent.runtime import Agent
 
-log = logging.getLogger("agent.http")
-
-__all__ = ["LOOPS", "make_app", "problems", "serve", "stale_loops"]
+__all__ = ["LOOPS", "make_app", "problems", "serve_sockets", "stale_loops"]
 
 
 def make_app(agent: Agent) -> web.Application:
@@ -51,30 +50,13 @@ def make_app(agent: Agent) -> web.Application:
     return app
 
 
-def split_listen(listen: str) -> tuple[str, int]:
-    """``host:port`` (``[::1]:9731`` for IPv6) as (host, port)."""
-    host, _, port = listen.rpartition(":")
-    return host.strip("[]"), int(port)
-
-
-async def serve(agent: Agent, listen: str) -> None:
-    """Serve ``make_app(agent)`` until cancelled (the agent cancels its tasks at shutdown).
-
-    A port already taken is logged, not fatal: the printer keeps printing without its HTTP endpoints, which beats a
-    service restart-looping at a venue over a metrics port.
-    """
-    host, port = split_listen(listen)
+async def serve_sockets(agent: Agent, sockets: list[socket.socket]) -> None:
+    """Serve ``make_app(agent)`` on sockets already bound and listening (``agent.http_port``) until cancelled."""
     runner = web.AppRunner(make_app(agent), access_log=None)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, host, port)
-        try:
-            await site.start()
-        except OSError as exc:
-            log.error("cannot serve /healthz and /metrics; printing goes on without them", extra=kv(error=exc))
-        else:
-            log.info("http endpoints up", extra=kv(listen=listen))
-        # Returning would count as this task ending (the agent stops when any of its tasks ends): wait to be cancelled.
-        await asyncio.Event().wait()
+        for sock in sockets:
+            await web.SockSite(runner, sock).start()
+        await asyncio.Event().wait()  # until the agent cancels its tasks at shutdown
     finally:
         await runner.cleanup()

@@ -92,8 +92,7 @@ class Agent:
             asyncio.create_task(supervise(self, Notifier()), name="systemd"),
         ]
         if self.config.http.listen:
-            # Imported only when asked for: aiohttp is ~11 MB of a Pi's memory an agent with http off never needs.
-            from agent.http import serve as serve_http
+            from agent.http_port import serve as serve_http  # aiohttp itself waits for the first client
 
             self._tasks.append(asyncio.create_task(serve_http(self, self.config.http.listen), name="http"))
         puller = asyncio.create_task(self._pull_loop(), name="pull")

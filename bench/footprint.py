@@ -7,10 +7,14 @@ Each agent is a real ``badge-agent run`` process (default timings, journal on di
 the systemd unit gives it (its ``Environment=`` lines) and from compiled bytecode, as an installed agent runs.
 Configurations, one row each:
 
-* a simulated printer with the HTTP endpoint on a loopback port (the default config), N agents;
-* a simulated printer with HTTP off (``http.listen: off``): aiohttp and prometheus_client are not loaded, N agents;
+* a simulated printer with the HTTP endpoint on a loopback port (the default config) that nobody asks: the port is
+  bound, aiohttp and prometheus_client are not loaded until a first client connects (``agent.http_port``), N agents;
+* the same, scraped: GET /metrics and GET /healthz every 5 s from the start (a Prometheus would come every 15 s), so
+  aiohttp and prometheus_client are loaded and serve, N agents;
+* a simulated printer with HTTP off (``http.listen: off``): aiohttp and prometheus_client are never loaded, N agents;
 * a Zebra over TCP (the ZPL emulator, ``badge-agent sim zpl``) after printing ``--badges`` badges of varied names
-  from the bundled sample, HTTP on: the badge renderer (Pillow, fontTools, the Noto fonts) is loaded, as at a venue.
+  from the bundled sample, HTTP on, not scraped: the badge renderer (Pillow, fontTools, the Noto fonts) is loaded,
+  as at a venue.
 
 Start-up = process spawned -> its name appears in the venue's heartbeat set (polled every 5 ms). The agents are
 started one after the other (so they do not contend for the two cores), the printing agent's badges go through,
@@ -34,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +102,10 @@ def rss_mb(pid: int) -> dict[str, float]:
 
 
 UNIT = ROOT / "systemd" / "badge-agent@.service"
-SIM_HTTP_ON = "badge-agent run, sim, HTTP on"
+#: How often the scraped agents get GET /metrics and GET /healthz (Prometheus' default is 15 s).
+SCRAPE_EVERY = 5.0
+SIM_HTTP_ON = "badge-agent run, sim, HTTP on, never asked"
+SIM_HTTP_SCRAPED = f"badge-agent run, sim, HTTP on, scraped every {SCRAPE_EVERY:g} s"
 SIM_HTTP_OFF = "badge-agent run, sim, HTTP off"
 PRINTING = "badge-agent run, ZPL/TCP, HTTP on"
 
@@ -143,6 +151,19 @@ def varied_jobs(n: int) -> list[dict[str, str]]:
     ]
 
 
+def _get(url: str) -> None:
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        resp.read()
+
+
+async def scrape(urls: list[str]) -> None:
+    """A scraper's visits: every URL once per ``SCRAPE_EVERY`` seconds, from the first second on."""
+    while True:
+        for url in urls:
+            await asyncio.to_thread(_get, url)
+        await asyncio.sleep(SCRAPE_EVERY)
+
+
 async def main_async(agents: int, idle: float, badges: int) -> dict[str, Any]:
     # An installed agent loads compiled bytecode; a checkout run with PYTHONDONTWRITEBYTECODE would compile its
     # own modules at every start and carry the compiler's leftovers (~1 MB).
@@ -154,7 +175,8 @@ async def main_async(agents: int, idle: float, badges: int) -> dict[str, Any]:
         redis = Redis.from_url(server.url)
         hb = Keys("fp").hb
         procs: dict[str, subprocess.Popen[bytes]] = {}
-        groups: dict[str, list[str]] = {SIM_HTTP_ON: [], SIM_HTTP_OFF: [], PRINTING: []}
+        groups: dict[str, list[str]] = {SIM_HTTP_ON: [], SIM_HTTP_SCRAPED: [], SIM_HTTP_OFF: [], PRINTING: []}
+        scraped: list[str] = []  # the URLs of the scraped agents' endpoints
         startup: dict[str, float] = {}
 
         async def start(name: str, config: Path) -> None:
@@ -167,12 +189,16 @@ async def main_async(agents: int, idle: float, badges: int) -> dict[str, Any]:
 
         emulator: subprocess.Popen[bytes] | None = None
         try:
-            for group, http in ((SIM_HTTP_ON, True), (SIM_HTTP_OFF, False)):
+            for group, prefix in ((SIM_HTTP_ON, "on"), (SIM_HTTP_SCRAPED, "scraped"), (SIM_HTTP_OFF, "off")):
                 for i in range(agents):
-                    name = f"{'on' if http else 'off'}-{i}"
-                    listen = f"127.0.0.1:{free_port()}" if http else "off"
+                    name = f"{prefix}-{i}"
+                    port = free_port()
+                    listen = "off" if group == SIM_HTTP_OFF else f"127.0.0.1:{port}"
                     await start(name, agent_config(tmp / f"{name}.yaml", "fp", server.url, name, 1.0, http=listen))
                     groups[group].append(name)
+                    if group == SIM_HTTP_SCRAPED:
+                        scraped += [f"http://127.0.0.1:{port}/metrics", f"http://127.0.0.1:{port}/healthz"]
+            scraper = asyncio.create_task(scrape(scraped))
             if badges:
                 port = free_port()
                 emulator = subprocess.Popen(
@@ -217,6 +243,8 @@ async def main_async(agents: int, idle: float, badges: int) -> dict[str, Any]:
             cpu = {k: (cpu_seconds(p.pid) - before[k]) / wall * 100 for k, p in procs.items()}
             mem = {k: rss_mb(p.pid) for k, p in procs.items()}
         finally:
+            if "scraper" in locals():
+                scraper.cancel()
             for p in procs.values():
                 stop_process(p, 15)
             stop_process(emulator, 5)

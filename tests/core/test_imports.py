@@ -3,16 +3,19 @@
 A real process on a simulated printer, past its first heartbeat, reports its ``sys.modules`` on SIGUSR1 (the
 wrapper adds only that handler to ``agent.cli.main``). Each module kept out below is memory a Pi never needs for
 this config: the other CLI commands and rich (~3 MB), the badge renderer (Pillow, fontTools, segno), pyusb and
-pyserial, prometheus_client and aiohttp while HTTP is off, tenacity until Redis is lost.
+pyserial, prometheus_client and aiohttp until a client connects to the HTTP port (or at all while HTTP is off),
+tenacity until Redis is lost.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -57,7 +60,7 @@ NEVER = (
     "serial",
     "tenacity",
 )
-#: Loaded only to serve /healthz and /metrics.
+#: Loaded only to serve /healthz and /metrics, once a client has connected.
 HTTP_ONLY = ("aiohttp", "prometheus_client", "agent.http")
 
 
@@ -65,16 +68,22 @@ def _loaded(names: list[str], prefix: str) -> bool:
     return any(n == prefix or n.startswith(prefix + ".") for n in names)
 
 
-@pytest.mark.parametrize("http", [False, True], ids=["http-off", "http-on"])
+def _get(url: str) -> tuple[int, bytes]:
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        return resp.status, resp.read()
+
+
+@pytest.mark.parametrize("http", ["off", "on", "asked"], ids=["http-off", "http-on-never-asked", "http-on-asked"])
 async def test_run_loads_only_what_its_config_needs(
-    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str, http: bool
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str, http: str
 ) -> None:
+    port = free_port()
     config = write_agent_config(
         tmp_path / "desk-1.yaml",
         venue,
         redis_server.url,
         "desk-1",
-        http__listen=f"127.0.0.1:{free_port()}" if http else "off",
+        http__listen="off" if http == "off" else f"127.0.0.1:{port}",
     )
     report = tmp_path / "modules.json"
     with (tmp_path / "agent.log").open("wb") as log:
@@ -87,8 +96,12 @@ async def test_run_loads_only_what_its_config_needs(
         )
     try:
         await wait_until(lambda: redis.zscore(Keys(venue).hb, "desk-1"))
-        if http:
+        if http != "off":
             await wait_until(lambda: b"http endpoints up" in (tmp_path / "agent.log").read_bytes())
+        if http == "asked":
+            # The first request waits in the backlog while aiohttp is imported, then is answered like any other.
+            status, body = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/healthz")
+            assert status == 200 and json.loads(body)["printer"] == "desk-1"
         proc.send_signal(signal.SIGUSR1)
         await wait_until(report.exists)
     finally:
@@ -98,4 +111,4 @@ async def test_run_loads_only_what_its_config_needs(
     assert {"agent.runtime", "drivers.sim", "redis.asyncio"} <= set(modules)  # reported after start-up
     assert [m for m in NEVER if _loaded(modules, m)] == []
     http_loaded = [m for m in HTTP_ONLY if _loaded(modules, m)]
-    assert http_loaded == (list(HTTP_ONLY) if http else [])
+    assert http_loaded == (list(HTTP_ONLY) if http == "asked" else [])
