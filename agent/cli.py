@@ -20,6 +20,7 @@ from agent import __version__
 from agent.commands import LazyGroup
 from agent.config import AgentConfig, RedisConfig, load_config, secret_warnings
 from agent.errors import EXIT_CONFIG, ConfigError, UserError
+from agent.validate import Invalid
 
 T = TypeVar("T")
 
@@ -73,9 +74,10 @@ def fleet_options(func: Callable[..., Any]) -> Callable[..., Any]:
             target = Target(config.redis, venue or config.venue, config.timing.dead_after)
         elif redis_url and venue:
             try:
-                target = Target(RedisConfig(url=redis_url), venue)
-            except ValueError as exc:
-                fail(f"--redis: {exc}")
+                # parse, not the constructor: a URL typed on the command line gets the config file's checks.
+                target = Target(RedisConfig.parse({"url": redis_url}), venue)
+            except Invalid as exc:
+                fail("--redis: " + "; ".join(p.removeprefix("url: ") for p in exc.problems))
         else:
             fail("say which venue: -c CONFIG, or --redis URL --venue NAME (or BADGE_REDIS_URL and BADGE_VENUE)")
         return func(target, **kwargs)

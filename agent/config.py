@@ -9,32 +9,43 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
+import msgspec
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from msgspec import Meta
 
+from agent import validate
 from agent.errors import ConfigError
 from agent.protocol.keys import PRINTER_RE, VENUE_RE
 from drivers.config import DriverConfig
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Strict(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Every config section: unknown keys are errors; fields are given by name (YAML keys, or keywords in code).
 
+    Build a section from a mapping with ``parse`` (every check runs, every problem reported); the constructor, as for
+    any dataclass, trusts its arguments (tests and tools build sections in code). Subclasses repeat
+    ``kw_only=True``: msgspec does not inherit it, and without it a required field may not follow an optional one.
+    """
 
-class PrinterConfig(_Strict):
-    name: str
-    location: str = Field(default="", max_length=120)
-    driver: DriverConfig
-
-    @field_validator("name")
     @classmethod
-    def _name(cls, value: str) -> str:
-        if not PRINTER_RE.match(value):
-            raise ValueError("must be lowercase letters, digits, - and _ (at most 63), starting with a letter or digit")
-        return value
+    def parse(cls, data: Any) -> Self:
+        """This section from a mapping (nested dicts included), every check run. Raises validate.Invalid."""
+        return validate.parse(cls, data)
+
+
+def _printer_name(value: str) -> str:
+    if not PRINTER_RE.match(value):
+        raise ValueError("must be lowercase letters, digits, - and _ (at most 63), starting with a letter or digit")
+    return value
+
+
+def _venue_name(value: str) -> str:
+    if not VENUE_RE.match(value):
+        raise ValueError("must be lowercase letters, digits and - (at most 63), e.g. expo-2026")
+    return value
 
 
 def _host_port(value: str) -> str:
@@ -44,13 +55,48 @@ def _host_port(value: str) -> str:
     return value
 
 
+def _host_ports(values: list[str]) -> list[str]:
+    return [_host_port(v) for v in values]
+
+
 def _existing_file(value: Path | None) -> Path | None:
     if value is not None and not value.is_file():
         raise ValueError(f"{value} does not exist or is not a file")
     return value
 
 
-class TlsConfig(_Strict):
+def _redis_url(value: str) -> str:
+    if urlsplit(value).scheme not in ("redis", "rediss", "unix"):
+        raise ValueError("must start with redis://, rediss:// (TLS) or unix://")
+    return value
+
+
+def _yaml_off(value: object) -> object:
+    # YAML reads a bare `listen: off` (as documented) as the boolean false; `on`/`true` stays an error ("must be text").
+    return None if value is False else value
+
+
+def _listen(value: str | None) -> str | None:
+    if value in (None, "", "off"):
+        return None
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError("must be host:port, e.g. 127.0.0.1:9731 (or off)")
+    return value
+
+
+#: A file that must exist when the config is read (not at the first reconnect, hours later).
+ExistingFile = Annotated[Path | None, Meta(extra={"check": _existing_file})]
+Nodes = Annotated[list[str], Meta(min_length=1, extra={"check": _host_ports})]
+
+
+class PrinterConfig(_Strict, kw_only=True):
+    name: Annotated[str, Meta(extra={"check": _printer_name})]
+    location: Annotated[str, Meta(max_length=120)] = ""
+    driver: DriverConfig
+
+
+class TlsConfig(_Strict, kw_only=True):
     """TLS to Redis (and to the Sentinels). The server's certificate and host name are always checked.
 
     There is deliberately no switch to turn verification off: on a network shared with exhibitors and guests, an
@@ -58,35 +104,26 @@ class TlsConfig(_Strict):
     """
 
     #: The venue CA that signed the Redis servers' certificates; unset = the system's trusted CAs.
-    ca_file: Path | None = None
+    ca_file: ExistingFile = None
     #: A client certificate and its key, for a Redis with ``tls-auth-clients yes``.
-    cert_file: Path | None = None
-    key_file: Path | None = None
+    cert_file: ExistingFile = None
+    key_file: ExistingFile = None
 
-    @field_validator("ca_file", "cert_file", "key_file")
-    @classmethod
-    def _files(cls, value: Path | None) -> Path | None:
-        return _existing_file(value)
-
-    @model_validator(mode="after")
-    def _pair(self) -> TlsConfig:
+    def __post_init__(self) -> None:
         if (self.cert_file is None) != (self.key_file is None):
             raise ValueError("give cert_file and key_file together (a client certificate and its key)")
-        return self
 
 
-class _Credentials(_Strict):
+class _Credentials(_Strict, kw_only=True):
     """A username and a password read from a file or an environment variable, never written in the YAML."""
 
     username: str | None = None
     password_file: Path | None = None
     password_env: str | None = None
 
-    @model_validator(mode="after")
-    def _one_password_source(self) -> _Credentials:
+    def __post_init__(self) -> None:
         if self.password_file and self.password_env:
             raise ValueError("give password_file or password_env, not both")
-        return self
 
     def password(self) -> str | None:
         """The password from the file or environment variable named in the config (never logged)."""
@@ -97,80 +134,65 @@ class _Credentials(_Strict):
         return None
 
 
-class SentinelConfig(_Credentials):
+class SentinelConfig(_Credentials, kw_only=True):
     """Redis Sentinel: the agent asks the sentinels which server is the master, and follows every change.
 
     Its credentials are the sentinels' own (``requirepass``/ACL in sentinel.conf); the data servers use
     ``redis.username``/``password_*``.
     """
 
-    master: str = Field(min_length=1, max_length=200)
-    nodes: list[str] = Field(min_length=1)
+    master: Annotated[str, Meta(min_length=1, max_length=200)]
+    nodes: Nodes
     #: How often the sentinels are asked who the master is: a failover is followed within this, without an error.
-    poll_interval: float = Field(default=0.25, ge=0.05, le=5)
-    db: int = Field(default=0, ge=0, le=15)
+    poll_interval: Annotated[float, Meta(ge=0.05, le=5)] = 0.25
+    db: Annotated[int, Meta(ge=0, le=15)] = 0
+    # The sentinels' password file is checked here; the data servers' one in _check_files (same message).
+    password_file: ExistingFile = None
 
-    @field_validator("nodes")
-    @classmethod
-    def _nodes(cls, value: list[str]) -> list[str]:
-        return [_host_port(v) for v in value]
-
-    @field_validator("password_file")
-    @classmethod
-    def _pw_file(cls, value: Path | None) -> Path | None:
-        return _existing_file(value)
-
-    @model_validator(mode="after")
-    def _env_is_set(self) -> SentinelConfig:
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if self.password_env is not None and self.password_env not in os.environ:
             raise ValueError(f"password_env: environment variable {self.password_env} is not set")
-        return self
 
     def addresses(self) -> list[tuple[str, int]]:
         return [(host.strip("[]"), int(port)) for host, _, port in (n.rpartition(":") for n in self.nodes)]
 
 
-class ClusterConfig(_Strict):
+class ClusterConfig(_Strict, kw_only=True):
     """Redis Cluster (one Redis for many venues): a few nodes to start from; the rest are discovered."""
 
-    nodes: list[str] = Field(min_length=1)
-
-    @field_validator("nodes")
-    @classmethod
-    def _nodes(cls, value: list[str]) -> list[str]:
-        return [_host_port(v) for v in value]
+    nodes: Nodes
 
     def addresses(self) -> list[tuple[str, int]]:
         return [(host.strip("[]"), int(port)) for host, _, port in (n.rpartition(":") for n in self.nodes)]
 
 
-class RedisConfig(_Credentials):
-    url: str = "redis://127.0.0.1:6379/0"
-    connect_timeout: float = Field(default=2.0, gt=0, le=60)
+class RedisConfig(_Credentials, kw_only=True):
+    url: Annotated[str, Meta(extra={"check": _redis_url})] = "redis://127.0.0.1:6379/0"
+    connect_timeout: Annotated[float, Meta(gt=0, le=60)] = 2.0
     #: Instead of ``url``: a Sentinel-managed master, or a Redis Cluster.
     sentinel: SentinelConfig | None = None
     cluster: ClusterConfig | None = None
     #: TLS settings; with ``url`` they need ``rediss://``; with ``sentinel``/``cluster`` they turn TLS on.
     tls: TlsConfig | None = None
 
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        scheme = urlsplit(value).scheme
-        if scheme not in ("redis", "rediss", "unix"):
-            raise ValueError("must start with redis://, rediss:// (TLS) or unix://")
-        return value
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check_ways(url_given=False)
 
-    @model_validator(mode="after")
-    def _one_way_to_connect(self) -> RedisConfig:
+    def _check_given(self, given: frozenset[str]) -> None:
+        # Whether ``url`` was written matters, not its value: the default url next to a sentinel is still a mistake.
+        if "url" in given:
+            self._check_ways(url_given=True)
+
+    def _check_ways(self, *, url_given: bool) -> None:
         chosen = [name for name in ("sentinel", "cluster") if getattr(self, name) is not None]
-        if "url" in self.model_fields_set:
+        if url_given:
             chosen.insert(0, "url")
         if len(chosen) > 1:
             raise ValueError(f"give one of url, sentinel or cluster, not {' and '.join(chosen)}")
         if self.tls is not None and chosen in ([], ["url"]) and urlsplit(self.url).scheme != "rediss":
             raise ValueError("tls is set but the url is not rediss:// (TLS would silently be off)")
-        return self
 
     @property
     def mode(self) -> Literal["url", "sentinel", "cluster"]:
@@ -200,111 +222,51 @@ class RedisConfig(_Credentials):
         return parts._replace(netloc=netloc).geturl()
 
 
-class TimingConfig(_Strict):
-    heartbeat_interval: float = Field(default=1.0, ge=0.05, le=30)
-    dead_after_misses: int = Field(default=3, ge=2, le=60)
-    probe_interval: float = Field(default=2.0, ge=0.05, le=60)
-    affinity_wait: float = Field(default=10.0, ge=0, le=3600)
+class TimingConfig(_Strict, kw_only=True):
+    heartbeat_interval: Annotated[float, Meta(ge=0.05, le=30)] = 1.0
+    dead_after_misses: Annotated[int, Meta(ge=2, le=60)] = 3
+    probe_interval: Annotated[float, Meta(ge=0.05, le=60)] = 2.0
+    affinity_wait: Annotated[float, Meta(ge=0, le=3600)] = 10.0
     #: How long one BLMOVE on the pool blocks: a pinned job or a shutdown is noticed within this.
-    block_timeout: float = Field(default=1.0, ge=0.05, le=5)
-    down_after_failures: int = Field(default=3, ge=1, le=100)
-    up_after_successes: int = Field(default=3, ge=1, le=100)
+    block_timeout: Annotated[float, Meta(ge=0.05, le=5)] = 1.0
+    down_after_failures: Annotated[int, Meta(ge=1, le=100)] = 3
+    up_after_successes: Annotated[int, Meta(ge=1, le=100)] = 3
     #: On SIGTERM, how long the badge in progress may take to finish before it is released as unknown.
-    shutdown_grace: float = Field(default=20.0, ge=0, le=600)
+    shutdown_grace: Annotated[float, Meta(ge=0, le=600)] = 20.0
 
     @property
     def dead_after(self) -> float:
         return self.heartbeat_interval * self.dead_after_misses
 
 
-class JobsConfig(_Strict):
-    max_attempts: int = Field(default=3, ge=1, le=50)
+class JobsConfig(_Strict, kw_only=True):
+    max_attempts: Annotated[int, Meta(ge=1, le=50)] = 3
     #: Print a test badge after the printer comes back from being down, before taking real jobs.
     test_print_on_recovery: bool = False
 
 
-class HttpConfig(_Strict):
-    listen: str | None = "127.0.0.1:9731"
-
-    @field_validator("listen", mode="before")
-    @classmethod
-    def _yaml_off(cls, value: object) -> object:
-        # YAML reads a bare `listen: off` (as documented) as the boolean false; `on`/`true` stays an error below.
-        return None if value is False else value
-
-    @field_validator("listen")
-    @classmethod
-    def _listen(cls, value: str | None) -> str | None:
-        if value in (None, "", "off"):
-            return None
-        host, sep, port = value.rpartition(":")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError("must be host:port, e.g. 127.0.0.1:9731 (or off)")
-        return value
+class HttpConfig(_Strict, kw_only=True):
+    listen: Annotated[str | None, Meta(extra={"before": _yaml_off, "check": _listen})] = "127.0.0.1:9731"
 
 
-class LogConfig(_Strict):
+class LogConfig(_Strict, kw_only=True):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["text", "json"] = "text"
 
 
-class AgentConfig(_Strict):
-    venue: str
+class AgentConfig(_Strict, kw_only=True):
+    venue: Annotated[str, Meta(extra={"check": _venue_name})]
     printer: PrinterConfig
-    redis: RedisConfig = Field(default_factory=RedisConfig)
-    timing: TimingConfig = Field(default_factory=TimingConfig)
-    jobs: JobsConfig = Field(default_factory=JobsConfig)
-    http: HttpConfig = Field(default_factory=HttpConfig)
+    redis: RedisConfig = msgspec.field(default_factory=RedisConfig)
+    timing: TimingConfig = msgspec.field(default_factory=TimingConfig)
+    jobs: JobsConfig = msgspec.field(default_factory=JobsConfig)
+    http: HttpConfig = msgspec.field(default_factory=HttpConfig)
     journal: Path | None = None
-    log: LogConfig = Field(default_factory=LogConfig)
-
-    @field_validator("venue")
-    @classmethod
-    def _venue(cls, value: str) -> str:
-        if not VENUE_RE.match(value):
-            raise ValueError("must be lowercase letters, digits and - (at most 63), e.g. expo-2026")
-        return value
+    log: LogConfig = msgspec.field(default_factory=LogConfig)
 
     @property
     def name(self) -> str:
         return self.printer.name
-
-
-def _known_fields(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
-    """The field names allowed at ``loc`` (for "did you mean" on unknown keys)."""
-    current: Any = model
-    for part in loc:
-        field = getattr(current, "model_fields", {}).get(part)
-        if field is None:
-            return []
-        annotation = field.annotation
-        candidates = [annotation, *getattr(annotation, "__args__", ())]
-        current = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
-        if current is None:
-            return []
-    return list(getattr(current, "model_fields", {}))
-
-
-def explain(exc: ValidationError, model: type[BaseModel]) -> list[str]:
-    import difflib  # only a config with mistakes needs "did you mean"; the daemon's start-up does not
-
-    problems = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        field = ".".join(str(x) for x in loc) or "(top level)"
-        if err["type"] == "extra_forbidden":
-            known = _known_fields(model, loc[:-1])
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else (f" (known: {', '.join(known)})" if known else "")
-            problems.append(f"{field}: unknown field{hint}")
-        elif err["type"] == "missing":
-            problems.append(f"{field}: required field is missing")
-        else:
-            msg = err["msg"].removeprefix("Value error, ")
-            got = err.get("input")
-            shown = f" (got {got!r})" if isinstance(got, (str, int, float)) and not isinstance(got, bool) else ""
-            problems.append(f"{field}: {msg}{shown}")
-    return problems
 
 
 def load_config(path: str | Path) -> AgentConfig:
@@ -326,9 +288,9 @@ def load_config(path: str | Path) -> AgentConfig:
     if not isinstance(data, dict):
         raise ConfigError(str(path), ["the file must hold a mapping (venue:, printer:, redis:, ...)"])
     try:
-        config = AgentConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(str(path), explain(exc, AgentConfig)) from None
+        config = AgentConfig.parse(data)
+    except validate.Invalid as exc:
+        raise ConfigError(str(path), exc.problems) from None
     _check_files(path, config)
     return config
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import unicodedata
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+import msgspec
 
 from agent.errors import JobError
 from agent.protocol.keys import JOB_ID_RE, PRINTER_RE
@@ -21,72 +21,92 @@ from drivers.base import Badge
 #: A badge job is a few short fields; anything larger is a mistake (or an attack on the printer's memory).
 MAX_JOB_BYTES = 4096
 FIELDS = ("job_id", "attendee_id", "name", "company", "role", "printer")
+_REQUIRED = ("attendee_id", "name")
+#: Unicode's control characters (category Cc) are exactly these 65 code points; a regex finds one far faster than
+#: asking unicodedata about every character of every badge.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
-def _no_control(value: str, field: str) -> str:
-    for ch in value:
-        if unicodedata.category(ch) == "Cc":
-            raise ValueError(f"{field} contains a control character (U+{ord(ch):04X})")
+class _Problems(ValueError):
+    """What is wrong with a job, one "field: what" per problem (raised by Job.__post_init__)."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{field}: {what}" for field, what in problems))
+
+
+def _text(field: str, value: str, low: int, high: int, problems: list[tuple[str, str]]) -> str:
+    value = value.strip()  # a trailing space from a spreadsheet is not part of anyone's name
+    if len(value) < low:
+        problems.append((field, "must not be empty"))
+    elif len(value) > high:
+        problems.append((field, f"must be at most {high} characters"))
+    elif (control := _CONTROL.search(value)) is not None:
+        problems.append((field, f"contains a control character (U+{ord(control.group()):04X})"))
     return value
 
 
-class Job(BaseModel):
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True, frozen=True)
+class Job(msgspec.Struct, frozen=True, kw_only=True):
+    """One badge job. Unknown fields are ignored (a registration export has many); text is stripped and checked.
 
-    job_id: str = Field(min_length=1, max_length=128)
-    attendee_id: str = Field(min_length=1, max_length=256)
-    name: str = Field(min_length=1, max_length=200)
-    company: str = Field(default="", max_length=200)
-    role: str = Field(default="", max_length=120)
+    Building one runs every check (``__post_init__``), whether it is decoded from Redis or made in code.
+    """
+
+    #: Left out or empty: the attendee id (one badge per attendee unless the desk says otherwise).
+    job_id: str = ""
+    attendee_id: str
+    name: str
+    company: str = ""
+    role: str = ""
+    #: A pinned printer; "" means none.
     printer: str | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _default_job_id(cls, data: Any) -> Any:
-        if isinstance(data, dict) and not data.get("job_id") and data.get("attendee_id") is not None:
-            data = {**data, "job_id": str(data["attendee_id"]).strip()}
-        return data
-
-    @field_validator("job_id")
-    @classmethod
-    def _job_id_shape(cls, value: str) -> str:
-        if not JOB_ID_RE.match(value):
-            raise ValueError(
-                "must be 1-128 characters of letters, digits and . _ : @ - (starting with a letter or digit); "
-                "when the attendee id has other characters, give job_id explicitly"
+    def __post_init__(self) -> None:
+        problems: list[tuple[str, str]] = []
+        attendee_id = _text("attendee_id", self.attendee_id, 1, 256, problems)
+        # The default is the attendee id as written (stripped); a job_id of spaces is not "left out" but empty.
+        before = len(problems)
+        job_id = _text("job_id", self.job_id, 1, 128, problems) if self.job_id else attendee_id
+        if len(problems) == before and job_id and not JOB_ID_RE.match(job_id):
+            problems.append(
+                (
+                    "job_id",
+                    "must be 1-128 characters of letters, digits and . _ : @ - (starting with a letter or digit); "
+                    "when the attendee id has other characters, give job_id explicitly",
+                )
             )
-        return value
-
-    @field_validator("attendee_id", "name", "company", "role")
-    @classmethod
-    def _printable(cls, value: str, info: Any) -> str:
-        return _no_control(value, info.field_name)
-
-    @field_validator("printer")
-    @classmethod
-    def _printer_name(cls, value: str | None) -> str | None:
-        if value in (None, ""):
-            return None
-        if not PRINTER_RE.match(value):
-            raise ValueError("not a printer name (lowercase letters, digits, - and _)")
-        return value
+        name = _text("name", self.name, 1, 200, problems)
+        company = _text("company", self.company, 0, 200, problems)
+        role = _text("role", self.role, 0, 120, problems)
+        printer = (self.printer.strip() or None) if self.printer is not None else None
+        if printer is not None and not PRINTER_RE.match(printer):
+            problems.append(("printer", "not a printer name (lowercase letters, digits, - and _)"))
+        if problems:
+            raise _Problems(sorted(problems, key=lambda p: FIELDS.index(p[0])))
+        # Frozen: a job is shared between the runtime, the journal and the logs, and must not change under them.
+        for field, value in (
+            ("job_id", job_id),
+            ("attendee_id", attendee_id),
+            ("name", name),
+            ("company", company),
+            ("role", role),
+            ("printer", printer),
+        ):
+            msgspec.structs.force_setattr(self, field, value)
 
     def payload(self) -> str:
-        return json.dumps(self.model_dump(exclude_none=True), ensure_ascii=False, separators=(",", ":"))
+        fields = msgspec.structs.asdict(self)
+        if self.printer is None:
+            del fields["printer"]  # what enqueue stores, and always did: no "printer": null
+        return msgspec.json.encode(fields).decode("utf-8")
 
     def badge(self) -> Badge:
         return Badge(self.job_id, self.attendee_id, self.name, self.company, self.role)
 
 
-def _explain(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        field = ".".join(str(x) for x in err["loc"]) or "job"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "missing":
-            msg = "is required"
-        parts.append(f"{field} {msg}" if err["type"] == "missing" else f"{field}: {msg}")
-    return "; ".join(parts)
+#: Decoders are reused: building one per payload would cost more than decoding it.
+_JOB_DECODER = msgspec.json.Decoder(Job)
+_ANY_DECODER = msgspec.json.Decoder()
 
 
 def parse_job(data: object) -> Job:
@@ -98,19 +118,32 @@ def parse_job(data: object) -> Job:
 
 
 def _validate(data: object) -> Job:
+    """A job from a decoded JSON object or a CSV row, with the fix-ups a hand-made job needs."""
     if not isinstance(data, dict):
         raise JobError(f"a job must be a JSON object, not {type(data).__name__}")
-    data = {k: ("" if v is None else v) for k, v in data.items()}
+    fields: dict[str, str] = {}
     for key in FIELDS:
-        if key in data and not isinstance(data[key], str):
-            if isinstance(data[key], (int, float)) and not isinstance(data[key], bool):
-                data[key] = str(data[key])  # a numeric attendee id from a spreadsheet is still an id
-            else:
-                raise JobError(f"{key}: must be text")
+        if key not in data:
+            continue
+        value = data[key]
+        if value is None:
+            value = ""
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)  # a numeric attendee id from a spreadsheet is still an id
+        elif not isinstance(value, str):
+            raise JobError(f"{key}: must be text")
+        fields[key] = value
+    missing = [key for key in _REQUIRED if key not in fields]
     try:
-        return Job.model_validate(data)
-    except ValidationError as exc:
-        raise JobError(_explain(exc)) from None
+        # With a field missing, the others are still checked (every problem at once): a valid stand-in takes its
+        # place, so the only problems raised are those of the fields that were given.
+        job = Job(**fields, **dict.fromkeys(missing, "x"))
+    except _Problems as exc:
+        problems = [f"{key} is required" for key in missing] + [f"{field}: {what}" for field, what in exc.problems]
+        raise JobError("; ".join(problems)) from None
+    if missing:
+        raise JobError("; ".join(f"{key} is required" for key in missing))
+    return job
 
 
 def job_from_payload(raw: bytes) -> Job:
@@ -118,12 +151,21 @@ def job_from_payload(raw: bytes) -> Job:
     if len(raw) > MAX_JOB_BYTES:  # enqueue stores compact JSON of at most this size; larger was pushed by hand
         raise JobError(f"payload is {len(raw)} bytes, larger than {MAX_JOB_BYTES}")
     try:
-        text = raw.decode("utf-8")
+        # The fast path, for every job enqueue stored: straight from the bytes into a Job, checks included.
+        return _JOB_DECODER.decode(raw)
+    except msgspec.ValidationError as exc:
+        if isinstance(exc.__cause__, _Problems):  # the fields have the right types; Job's own checks said no
+            raise JobError(str(exc.__cause__)) from None
+    except msgspec.DecodeError:
+        pass
+    # Pushed by hand: numbers for ids, nulls, a missing field, not JSON at all. Slower, with the exact message.
+    try:
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JobError(f"payload is not UTF-8 (byte {exc.start})") from None
     try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = _ANY_DECODER.decode(raw)
+    except msgspec.DecodeError as exc:
         raise JobError(f"payload is not valid JSON: {exc}") from None
     return _validate(data)  # the size was checked on the raw bytes above: no need to serialise it again
 

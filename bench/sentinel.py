@@ -58,7 +58,7 @@ async def main_async(rounds: int, badges: int) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="bench-sentinel-"))
     setup = SentinelSetup(root / "redis")
     setup.start()
-    client = make_redis(RedisConfig.model_validate({"sentinel": {"master": setup.name, "nodes": setup.nodes}}), 1.0)
+    client = make_redis(RedisConfig.parse({"sentinel": {"master": setup.name, "nodes": setup.nodes}}), 1.0)
     store = Store(client, VENUE)
     k = Keys(VENUE)
     procs = []

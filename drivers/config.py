@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+import msgspec
+from msgspec import Meta
 
 Language = Literal["zpl", "escpos", "brother_ql", "sim"]
 TransportName = Literal["tcp", "usb", "serial", "sim"]
@@ -33,17 +34,16 @@ def _usb_id(value: object) -> object:
     return value
 
 
-UsbId = Annotated[int, BeforeValidator(_usb_id), Field(ge=0, le=0xFFFF)]
+# ``before`` and ``check`` in Meta.extra are run by agent.validate when a config file is read (see there).
+UsbId = Annotated[Annotated[int, Meta(ge=0, le=0xFFFF)] | None, Meta(extra={"before": _usb_id})]
 
 
-class LabelConfig(BaseModel):
+class LabelConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """The label stock loaded in the printer."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    width_mm: float = Field(default=101.6, gt=10, le=300)
-    height_mm: float = Field(default=152.4, gt=10, le=600)
-    dpi: int = Field(default=203, ge=100, le=600)
+    width_mm: Annotated[float, Meta(gt=10, le=300)] = 101.6
+    height_mm: Annotated[float, Meta(gt=10, le=600)] = 152.4
+    dpi: Annotated[int, Meta(ge=100, le=600)] = 203
 
 
 #: A 4x6 in Zebra label at 203 dpi; 62 mm Brother DK tape cut at 100 mm (QL printers are 300 dpi); 80 mm ESC/POS
@@ -55,46 +55,37 @@ DEFAULT_LABELS: dict[str, LabelConfig] = {
 }
 
 
-class DriverConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     language: Language
     transport: TransportName
 
     # tcp
     host: str | None = None
-    port: int = Field(default=9100, ge=1, le=65535)
+    port: Annotated[int, Meta(ge=1, le=65535)] = 9100
     # usb
-    vendor_id: UsbId | None = None
-    product_id: UsbId | None = None
+    vendor_id: UsbId = None
+    product_id: UsbId = None
     serial_number: str | None = None
-    usb_interface: int = Field(default=0, ge=0, le=31)
+    usb_interface: Annotated[int, Meta(ge=0, le=31)] = 0
     # serial
     device: str | None = None
-    baudrate: int = Field(default=9600, ge=300, le=4_000_000)
+    baudrate: Annotated[int, Meta(ge=300, le=4_000_000)] = 9600
     parity: Literal["none", "even", "odd"] = "none"
     stopbits: Literal[1, 2] = 1
     flow_control: Literal["none", "rtscts", "xonxoff"] = "none"
     # every link
-    connect_timeout: float = Field(default=3.0, gt=0, le=60)
-    io_timeout: float = Field(default=3.0, gt=0, le=60)
-    print_timeout: float = Field(default=30.0, gt=0, le=600)
+    connect_timeout: Annotated[float, Meta(gt=0, le=60)] = 3.0
+    io_timeout: Annotated[float, Meta(gt=0, le=60)] = 3.0
+    print_timeout: Annotated[float, Meta(gt=0, le=600)] = 30.0
     #: The label stock; when left out, the usual stock of the language's printers (see DEFAULT_LABELS).
-    label: LabelConfig = Field(default_factory=LabelConfig)
+    label: LabelConfig = msgspec.field(default_factory=LabelConfig)
     template: Path | None = None
     # sim: an in-process printer for rehearsals and tests
-    print_time: float = Field(default=0.5, ge=0, le=60)
+    print_time: Annotated[float, Meta(ge=0, le=60)] = 0.5
     control_file: Path | None = None
     print_log: Path | None = None
 
-    @model_validator(mode="after")
-    def _label_for_language(self) -> DriverConfig:
-        if "label" not in self.model_fields_set and self.language in DEFAULT_LABELS:
-            self.label = DEFAULT_LABELS[self.language].model_copy()
-        return self
-
-    @model_validator(mode="after")
-    def _fields_fit_transport(self) -> DriverConfig:
+    def __post_init__(self) -> None:
         if (self.language == "sim") != (self.transport == "sim"):
             raise ValueError("language 'sim' goes only with transport 'sim' (and the other way round)")
         if self.transport == "tcp" and not self.host:
@@ -103,11 +94,16 @@ class DriverConfig(BaseModel):
             raise ValueError("transport 'serial' needs 'device' (e.g. /dev/ttyUSB0)")
         if self.transport == "usb" and (self.vendor_id is None) != (self.product_id is None):
             raise ValueError("transport 'usb' needs both 'vendor_id' and 'product_id', or neither (any USB printer)")
-        set_fields = self.model_fields_set
+
+    def _check_given(self, given: frozenset[str]) -> None:
+        """Rules about what the YAML block says, not what the values are (agent.validate calls this)."""
+        # Only a label left out follows the language: an explicit 4x6 label on a Brother is the user's choice.
+        if "label" not in given and self.language in DEFAULT_LABELS:
+            self.label = msgspec.structs.replace(DEFAULT_LABELS[self.language])
+        # Written, not "differs from the default": `port: 9100` under a serial printer is still a mistake.
         for transport, names in _TRANSPORT_FIELDS.items():
             if transport == self.transport:
                 continue
-            stray = [n for n in names if n in set_fields and n not in _TRANSPORT_FIELDS[self.transport]]
+            stray = [n for n in names if n in given and n not in _TRANSPORT_FIELDS[self.transport]]
             if stray:
                 raise ValueError(f"{', '.join(stray)} belong(s) to transport '{transport}', not '{self.transport}'")
-        return self

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import load_config
+from agent.config import ClusterConfig, RedisConfig, load_config
 from agent.errors import EXIT_CONFIG, ConfigError
+from agent.validate import Invalid
+from drivers.config import LabelConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "hall-a-1.yaml"
@@ -52,7 +54,7 @@ def test_defaults_fill_what_is_left_out(tmp_path: Path) -> None:
 def test_http_listen_off_as_yaml_writes_it(tmp_path: Path) -> None:
     for text in ("off", '"off"', "null", "no"):
         assert load_config(write(tmp_path, BASE + f"http:\n  listen: {text}\n")).http.listen is None
-    assert problems(write(tmp_path, BASE + "http:\n  listen: on\n")) == ["http.listen: Input should be a valid string"]
+    assert problems(write(tmp_path, BASE + "http:\n  listen: on\n")) == ["http.listen: must be text"]
 
 
 def test_unknown_key_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
@@ -144,3 +146,85 @@ def test_run_refuses_a_bad_config_before_touching_anything(tmp_path: Path) -> No
     result = run_cli("run", "-c", str(path))
     assert result.returncode == EXIT_CONFIG
     assert "printer.name" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    text = """
+venue: expo-2026
+printer:
+  name: hall-a-1
+  driver: {language: zpl, transport: tcp, host: printer-1, port: 0, labl: {dpi: 300}}
+timing:
+  heartbeat_interval: 0.01
+  dead_after_misses: three
+log: {format: xml}
+"""
+    assert problems(write(tmp_path, text)) == [
+        "printer.driver.labl: unknown field (did you mean 'label'?)",
+        "printer.driver.port: must be >= 1 (got 0)",
+        "timing.heartbeat_interval: must be >= 0.05 (got 0.01)",
+        "timing.dead_after_misses: must be a whole number (got 'three')",
+        "log.format: must be one of text, json (got 'xml')",
+    ]
+
+
+def test_unknown_key_far_from_a_known_one_lists_the_known_ones(tmp_path: Path) -> None:
+    assert problems(write(tmp_path, BASE + "jobs:\n  zzz: 1\n")) == [
+        "jobs.zzz: unknown field (known: max_attempts, test_print_on_recovery)"
+    ]
+
+
+def test_a_cross_field_check_is_reported_at_its_section(tmp_path: Path) -> None:
+    text = BASE + f"redis:\n  url: rediss://h:6380/0\n  tls: {{cert_file: {EXAMPLE}}}\n"
+    assert problems(write(tmp_path, text)) == [
+        "redis.tls: give cert_file and key_file together (a client certificate and its key)"
+    ]
+    # An explicit url next to a sentinel is a mistake even when it is the default url.
+    text = BASE + "redis:\n  url: redis://127.0.0.1:6379/0\n  sentinel: {master: m, nodes: ['h:26379']}\n"
+    assert problems(write(tmp_path, text)) == ["redis: give one of url, sentinel or cluster, not url and sentinel"]
+
+
+def test_bad_types_and_lengths_read_as_plain_english(tmp_path: Path) -> None:
+    text = BASE.replace("location: Hall A", f"location: {'x' * 121}") + (
+        "jobs:\n  test_print_on_recovery: maybe\nredis:\n  sentinel: {master: '', nodes: []}\n"
+    )
+    found = problems(write(tmp_path, text))
+    assert found == [
+        "printer.location: must be at most 120 characters (got '" + "x" * 59 + "...)",  # cut short
+        "redis.sentinel.master: must not be empty",
+        "redis.sentinel.nodes: must not be empty",
+        "jobs.test_print_on_recovery: must be true or false (got 'maybe')",
+    ]
+
+
+def test_usb_ids_and_the_label_that_follows_the_language(tmp_path: Path) -> None:
+    driver = "{language: brother_ql, transport: usb, vendor_id: '0x04f9', product_id: 0x209d}"
+    config = load_config(write(tmp_path, BASE.replace("{language: sim, transport: sim}", driver)))
+    assert (config.printer.driver.vendor_id, config.printer.driver.product_id) == (0x04F9, 0x209D)
+    assert config.printer.driver.label.dpi == 300  # the Brother stock, as no label was given
+    driver = "{language: brother_ql, transport: usb, vendor_id: 04f9, product_id: 209d, label: {dpi: 203}}"
+    config = load_config(write(tmp_path, BASE.replace("{language: sim, transport: sim}", driver)))
+    assert config.printer.driver.label == LabelConfig(dpi=203)  # given: kept, whatever the language
+    driver = "{language: zpl, transport: usb, vendor_id: zebra, product_id: 1}"
+    assert problems(write(tmp_path, BASE.replace("{language: sim, transport: sim}", driver))) == [
+        "printer.driver.vendor_id: not a USB id: 'zebra' (write it as lsusb shows it, e.g. 0a5f)"
+    ]
+
+
+def test_a_field_of_another_transport_is_refused_even_at_its_default(tmp_path: Path) -> None:
+    driver = "{language: zpl, transport: serial, device: /dev/ttyS0, port: 9100}"
+    assert problems(write(tmp_path, BASE.replace("{language: sim, transport: sim}", driver))) == [
+        "printer.driver: port belong(s) to transport 'tcp', not 'serial'"
+    ]
+
+
+def test_redis_config_parse_checks_what_the_constructor_trusts() -> None:
+    config = RedisConfig.parse({"cluster": {"nodes": ["10.0.0.5:7000"]}})
+    assert config.mode == "cluster" and config.cluster == ClusterConfig(nodes=["10.0.0.5:7000"])
+    with pytest.raises(Invalid) as info:
+        RedisConfig.parse({"url": "http://h/0", "cluster": {"nodes": ["10.0.0.5"]}, "connect_timeout": 0})
+    assert info.value.problems == [
+        "url: must start with redis://, rediss:// (TLS) or unix:// (got 'http://h/0')",
+        "connect_timeout: must be > 0 (got 0)",
+        "cluster.nodes: '10.0.0.5' must be host:port, e.g. 10.0.0.5:26379",
+    ]

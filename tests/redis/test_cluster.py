@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from redis.crc import key_slot
 from redis.exceptions import NoPermissionError, ResponseError
 
-from agent.config import RedisConfig
+from agent.config import ClusterConfig, RedisConfig
 from agent.connection import make_redis
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
@@ -44,7 +44,7 @@ async def _user_on_every_node(setup: ClusterSetup, venue: str, printer: str, pas
 async def test_two_venues_share_a_cluster_and_stay_apart(tmp_path: Path) -> None:
     setup = ClusterSetup(tmp_path / "cluster")
     setup.start()
-    admin = make_redis(RedisConfig(cluster={"nodes": setup.addresses}), 1.0, retries=5)  # type: ignore[arg-type]
+    admin = make_redis(RedisConfig.parse({"cluster": {"nodes": setup.addresses}}), 1.0, retries=5)
     venues = ["north-hall", "south-hall"]
     agents: dict[str, tuple[str, Path]] = {}
     try:
@@ -98,7 +98,7 @@ async def test_two_venues_share_a_cluster_and_stay_apart(tmp_path: Path) -> None
         # A north-hall agent's own client, running the real scripts against south-hall's keys: refused.
         user, pw = agents["north-hall-p1"]
         north = make_redis(
-            RedisConfig(cluster={"nodes": setup.addresses}, username=user, password_file=pw),  # type: ignore[arg-type]
+            RedisConfig(cluster=ClusterConfig(nodes=setup.addresses), username=user, password_file=pw),
             1.0,
         )
         try:

@@ -67,7 +67,7 @@ async def _prints_resume(tmp_path: Path, since: float, timeout: float = 15) -> f
 async def test_agents_follow_every_failover_and_every_badge_prints(tmp_path: Path, venue: str) -> None:
     setup = SentinelSetup(tmp_path / "redis")
     setup.start()
-    redis_config = RedisConfig(sentinel={"master": setup.name, "nodes": setup.nodes})  # type: ignore[arg-type]
+    redis_config = RedisConfig.parse({"sentinel": {"master": setup.name, "nodes": setup.nodes}})
     client = make_redis(redis_config, 1.0, retries=8)
     try:
         await wait_until(lambda: _ready(setup), timeout=20)

@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from agent.config import RedisConfig
 from agent.protocol.store import Store
 from agent.redis_server import free_port
+from agent.validate import Invalid
 from tests.conftest import write_agent_config
 from tests.core.helpers import print_log_copies
 from tests.core.test_agent import enqueue_many, printed_count, wait_until
@@ -133,9 +133,9 @@ def test_misconfigured_tls_fails_with_a_clear_message(
 
 
 def test_tls_settings_never_silently_fall_back_to_plain_text(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="not rediss://"):
-        RedisConfig(url="redis://127.0.0.1:6379/0", tls={})  # type: ignore[arg-type]
-    with pytest.raises(ValidationError, match="together"):
-        RedisConfig(url="rediss://h:1/0", tls={"cert_file": __file__})  # type: ignore[arg-type]
-    with pytest.raises(ValidationError, match=r"Extra inputs|extra"):
-        RedisConfig(url="rediss://h:1/0", tls={"verify": False})  # type: ignore[arg-type]
+    with pytest.raises(Invalid, match="not rediss://"):
+        RedisConfig.parse({"url": "redis://127.0.0.1:6379/0", "tls": {}})
+    with pytest.raises(Invalid, match="together"):
+        RedisConfig.parse({"url": "rediss://h:1/0", "tls": {"cert_file": __file__}})
+    with pytest.raises(Invalid, match=r"^tls\.verify: unknown field"):
+        RedisConfig.parse({"url": "rediss://h:1/0", "tls": {"verify": False}})
