@@ -59,6 +59,7 @@ NEVER = (
     "usb",
     "serial",
     "tenacity",
+    "pydantic",  # config and jobs are msgspec Structs; pydantic would be ~9 MB
 )
 #: Loaded only to serve /healthz and /metrics, once a client has connected.
 HTTP_ONLY = ("aiohttp", "prometheus_client", "agent.http")
