@@ -48,9 +48,20 @@ def _venue_name(value: str) -> str:
     return value
 
 
-def _host_port(value: str) -> str:
+def split_host_port(text: str) -> tuple[str, int]:
+    """``host:port`` (``[::1]:9731`` for IPv6) as (host, port); ValueError when the port is not a number."""
+    host, _, port = text.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _is_host_port(value: str) -> bool:
+    """A host and a port 1-65535, as a config must name a server."""
     host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    return bool(sep and host and port.isdigit() and 0 < int(port) < 65536)
+
+
+def _host_port(value: str) -> str:
+    if not _is_host_port(value):
         raise ValueError(f"{value!r} must be host:port, e.g. 10.0.0.5:26379")
     return value
 
@@ -79,8 +90,7 @@ def _yaml_off(value: object) -> object:
 def _listen(value: str | None) -> str | None:
     if value in (None, "", "off"):
         return None
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not _is_host_port(value):
         raise ValueError("must be host:port, e.g. 127.0.0.1:9731 (or off)")
     return value
 
@@ -155,7 +165,7 @@ class SentinelConfig(_Credentials, kw_only=True):
             raise ValueError(f"password_env: environment variable {self.password_env} is not set")
 
     def addresses(self) -> list[tuple[str, int]]:
-        return [(host.strip("[]"), int(port)) for host, _, port in (n.rpartition(":") for n in self.nodes)]
+        return [split_host_port(n) for n in self.nodes]
 
 
 class ClusterConfig(_Strict, kw_only=True):
@@ -164,7 +174,7 @@ class ClusterConfig(_Strict, kw_only=True):
     nodes: Nodes
 
     def addresses(self) -> list[tuple[str, int]]:
-        return [(host.strip("[]"), int(port)) for host, _, port in (n.rpartition(":") for n in self.nodes)]
+        return [split_host_port(n) for n in self.nodes]
 
 
 class RedisConfig(_Credentials, kw_only=True):

@@ -16,6 +16,7 @@ import logging
 import socket
 from typing import TYPE_CHECKING
 
+from agent.config import split_host_port
 from agent.logs import kv
 
 if TYPE_CHECKING:
@@ -24,15 +25,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("agent.http")
 
 
-def split_listen(listen: str) -> tuple[str, int]:
-    """``host:port`` (``[::1]:9731`` for IPv6) as (host, port)."""
-    host, _, port = listen.rpartition(":")
-    return host.strip("[]"), int(port)
-
-
 def bind(listen: str) -> list[socket.socket]:
     """Listening sockets for ``host:port``: one per address the host name resolves to (``localhost``: v4 and v6)."""
-    host, port = split_listen(listen)
+    host, port = split_host_port(listen)
     sockets: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in socket.getaddrinfo(

@@ -21,10 +21,10 @@ from agent.cli import Target, fail, fleet_options, run_async
 def board(target: Target, listen: str, interval: float) -> None:
     """A live page of every printer, the pool, the DLQ, recent events and badges that may exist twice."""
     from agent.board import serve_board
-    from agent.http_port import split_listen
+    from agent.config import split_host_port
 
     try:
-        host, port = split_listen(listen)
+        host, port = split_host_port(listen)
     except ValueError:
         fail(f"--listen: expected host:port, got {listen!r}")
         return
