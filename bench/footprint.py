@@ -188,6 +188,7 @@ async def main_async(agents: int, idle: float, badges: int) -> dict[str, Any]:
             startup[name] = time.monotonic() - t0
 
         emulator: subprocess.Popen[bytes] | None = None
+        scraper: asyncio.Task[None] | None = None
         try:
             for group, prefix in ((SIM_HTTP_ON, "on"), (SIM_HTTP_SCRAPED, "scraped"), (SIM_HTTP_OFF, "off")):
                 for i in range(agents):
@@ -243,7 +244,7 @@ async def main_async(agents: int, idle: float, badges: int) -> dict[str, Any]:
             cpu = {k: (cpu_seconds(p.pid) - before[k]) / wall * 100 for k, p in procs.items()}
             mem = {k: rss_mb(p.pid) for k, p in procs.items()}
         finally:
-            if "scraper" in locals():
+            if scraper is not None:
                 scraper.cancel()
             for p in procs.values():
                 stop_process(p, 15)
