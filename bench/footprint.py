@@ -13,7 +13,7 @@ Configurations, one row each:
   aiohttp and prometheus_client are loaded and serve, N agents;
 * a simulated printer with HTTP off (``http.listen: off``): aiohttp and prometheus_client are never loaded, N agents;
 * a Zebra over TCP (the ZPL emulator, ``badge-agent sim zpl``) after printing ``--badges`` badges of varied names
-  from the bundled sample, HTTP on, not scraped: the badge renderer (Pillow, fontTools, the Noto fonts) is loaded,
+  from the bundled sample, HTTP on, not scraped: the badge renderer (Pillow, segno, the Noto fonts) is loaded,
   as at a venue.
 
 Start-up = process spawned -> its name appears in the venue's heartbeat set (polled every 5 ms). The agents are

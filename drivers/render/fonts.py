@@ -1,7 +1,7 @@
 """Where the badge fonts come from, and which font can draw which character.
 
 A stock printer font prints a missing glyph as a blank (DESIGN "Badges"), so coverage is decided from each font's
-``cmap`` table (fontTools), never from Pillow's rendering, which silently draws ``.notdef`` boxes.
+``cmap`` table (:mod:`drivers.render.cmap`), never from Pillow's rendering, which silently draws ``.notdef`` boxes.
 
 Fonts are looked up, in this order, in the directories named by ``$BADGE_AGENT_FONT_DIRS`` (``os.pathsep``
 separated), the package's ``fontdata/`` (Noto Sans, Sans Arabic, Sans Hebrew: enough for most names on any box)
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import gc
 import logging
 import os
 from array import array
@@ -21,8 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fontTools.ttLib import TTFont, TTLibError  # type: ignore[import-untyped]  # fontTools ships no stubs
 from PIL import ImageFont, features
+
+from drivers.render.cmap import FontFileError, Range, best_cmap_ranges
 
 log = logging.getLogger(__name__)
 
@@ -152,15 +152,13 @@ class Coverage:
 
     __slots__ = ("_ends", "_starts")
 
-    def __init__(self, codes: Iterable[int]) -> None:
+    def __init__(self, ranges: Iterable[Range]) -> None:
+        """``ranges``: sorted, non-overlapping inclusive (first, last) pairs, as :func:`best_cmap_ranges` gives."""
         self._starts = array("I")
-        self._ends = array("I")  # inclusive
-        for code in sorted(codes):
-            if self._ends and code == self._ends[-1] + 1:
-                self._ends[-1] = code
-            else:
-                self._starts.append(code)
-                self._ends.append(code)
+        self._ends = array("I")
+        for start, end in ranges:
+            self._starts.append(start)
+            self._ends.append(end)
 
     def __contains__(self, code: object) -> bool:
         if not isinstance(code, int):
@@ -174,31 +172,23 @@ class Coverage:
 
 @functools.cache
 def coverage(face: Face) -> Coverage:
-    """The code points a face maps to a glyph. Cached for the life of the process (a CJK cmap takes ~0.1 s)."""
+    """The code points a face maps to a glyph. Cached for the life of the process (a CJK cmap takes ~10 ms)."""
     try:
-        with TTFont(face.path, fontNumber=face.index, lazy=True) as font:
-            # Only the code points are wanted, not glyph names: a stand-in glyph order keeps fontTools from
-            # building a CJK font's 65,000 names out of its CFF table (~40 MB of short-lived objects on a Pi that
-            # the allocator never gives back). Same keys, same rules for the missing glyph.
-            font.setGlyphOrder(range(0x10000))
-            covered = Coverage(font.getBestCmap() or {})
-    except (OSError, TTLibError, KeyError, AssertionError) as exc:
+        return Coverage(best_cmap_ranges(face.path, face.index))
+    except (OSError, FontFileError) as exc:
         # A broken font file must not take the agent down: it simply covers nothing.
         log.warning("cannot read font %s: %s", face.name, exc)
         return Coverage(())
-    finally:
-        # fontTools' tables refer to each other: a CJK cmap's ~45,000-entry dict would wait for a full collection.
-        gc.collect()
-    return covered
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=6)
 def truetype(face: Face, size: int) -> ImageFont.FreeTypeFont:
-    """A Pillow font at a pixel size; cached because fitting tries a handful of sizes per field.
+    """A Pillow font at a pixel size; cached because fitting one field measures a handful of runs at each size.
 
-    Kept small on purpose: each entry is a FreeType face of its own with its own map of the font file (a CJK
-    collection is 20 MB), and fitted sizes vary with every name, so 512 entries grew an agent to ~590 MB over
-    1,500 varied badges; 32 hold ~90 MB and cost ~0.6 ms a badge in re-opened faces.
+    Kept small on purpose: each entry is a FreeType face of its own with its own map of the font file, and the pages
+    a face touches count again in every map of the same file (a CJK collection is 20 MB). Fitted sizes change
+    with every name, so entries rarely outlive a badge: with 32 entries an agent rendering varied names held
+    ~25 MB more than with 6, for ~0.5 ms a badge (of ~9) saved in re-opened faces.
     """
     return ImageFont.truetype(str(face.path), size, index=face.index, layout_engine=LAYOUT)
 
