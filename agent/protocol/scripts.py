@@ -72,6 +72,7 @@ class VenueScript:
 
     def __init__(self, redis: Redis, name: str, mode: _Mode) -> None:
         self.name = name
+        self._redis = redis
         self._mode = mode
         self._flagged: AsyncScript = redis.register_script(script_source(name))
         self._plain: AsyncScript = redis.register_script(plain_source(name))
@@ -79,6 +80,21 @@ class VenueScript:
     @property
     def current(self) -> AsyncScript:
         return self._plain if self._mode.shebang is False else self._flagged
+
+    async def run(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
+        """The hot path's call: one EVALSHA on the client, without redis-py's ``Script`` layer in between.
+
+        Until the first call has told which source this server takes, and when the server lost its script cache
+        (NOSCRIPT: restarted, failed over), it goes the long way round, which loads the script and runs it again.
+        """
+        if self._mode.shebang is None:
+            return await self(keys=keys, args=args)
+        try:
+            return await self._redis.execute_command(  # type: ignore[no-untyped-call]
+                "EVALSHA", self.current.sha, len(keys), *keys, *args
+            )
+        except NoScriptError:
+            return await self(keys=keys, args=args)
 
     async def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
         from redis.asyncio.client import Pipeline

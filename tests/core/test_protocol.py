@@ -203,3 +203,17 @@ async def test_handback_moves_pinned_jobs_to_the_front_of_the_pool_in_order(redi
     order = [(await store.take(f"d{i}")) for i in range(4)]
     assert [t[1] for t in order if t] == ["pin-1", "pin-2", "pin-3", "pool-old"]
     assert await store.handback("desk-1", "again") == 0
+
+
+async def test_the_hot_paths_encoded_keys_are_the_keys_keys_spells(redis: Redis, venue: str) -> None:
+    # begin, confirm and take name their keys from bytes encoded once; they must stay exactly what Keys spells.
+    store = Store(redis, venue)
+    k = Keys(venue)
+    job_id = "odd id \udcff"  # not UTF-8: travels with surrogateescape, like every id
+    _, keys, args = store._confirm("desk-1", "Hall A", job_id, 7)
+    spelled = [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool, k.stats]
+    assert keys == [key.encode("utf-8", "surrogateescape") for key in spelled]
+    assert args == [job_id.encode("utf-8", "surrogateescape"), b"desk-1", b"Hall A", b"7", store.events_maxlen]
+    take_keys, take_args = store.take_call("desk-1")
+    assert store._take_encoded("desk-1") == ("take", [key.encode() for key in take_keys], [b"desk-1"])
+    assert take_args == ["desk-1"]
