@@ -209,12 +209,12 @@ class Journal:
     def _compact(self, path: Path) -> None:
         self.close()
         tmp = path.with_name(path.name + ".tmp")
-        lines: list[dict[str, Any]] = [{"boot": self.boot_id}] if self.boot_id is not None else []
-        lines += [{"job": j, "epoch": epoch, "stage": "history"} for j, epoch in self._printed.items()]
-        lines += [{"job": e.job_id, "epoch": e.epoch, "stage": e.stage} for e in self._open.values()]
-        with tmp.open("w", encoding="utf-8") as fh:
-            for line in lines:
-                fh.write(json.dumps(line) + "\n")
+        # Every few hundred badges, in the pull loop: the history's lines are built as the records are (record_line).
+        lines = [(json.dumps({"boot": self.boot_id}) + "\n").encode("utf-8")] if self.boot_id is not None else []
+        lines += [record_line(j, epoch, "history") for j, epoch in self._printed.items()]
+        lines += [record_line(e.job_id, e.epoch, e.stage) for e in self._open.values()]
+        with tmp.open("wb") as fh:
+            fh.write(b"".join(lines))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
