@@ -42,7 +42,9 @@ class Agent:
         self.timing = config.timing
         self.driver = driver
         self.redis = redis if redis is not None else make_redis(config.redis, config.timing.block_timeout)
-        self.store = Store(self.redis, config.venue)
+        # Dedicated: the pull loop's begin/confirm/take keep one connection rather than taking one from the pool
+        # for every round trip (two a badge); the heartbeat and everything else use the pool as before.
+        self.store = Store(self.redis, config.venue, dedicated=True)
         self.journal = Journal(config.journal)
         self.io_lock = asyncio.Lock()
         self.device = DeviceMonitor(

@@ -92,10 +92,12 @@ class _PrinterKeys(NamedTuple):
 class Store:
     """One venue's keys and scripts on one Redis client (created with ``decode_responses=False``)."""
 
-    def __init__(self, redis: Redis, venue: str, events_maxlen: int = EVENTS_MAXLEN) -> None:
+    def __init__(self, redis: Redis, venue: str, events_maxlen: int = EVENTS_MAXLEN, dedicated: bool = False) -> None:
+        """``dedicated``: begin, confirm and take keep one connection for themselves (the agent's pull loop, which
+        makes them one after another; see ``scripts._Lane``)."""
         self.redis = redis
         self.keys = Keys(venue)
-        self.scripts = Scripts(redis)
+        self.scripts = Scripts(redis, dedicated)
         self.events_maxlen = events_maxlen
         # The hot path's keys as bytes, built once (Keys stays the one place that spells them): a job's own keys
         # are its prefix plus the encoded id.
