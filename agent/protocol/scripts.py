@@ -12,7 +12,7 @@ Redis (whose script cache is empty) costs one extra round trip once, not an erro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -83,10 +83,17 @@ class _Lane:
         self._conn: Any = None
         self.busy = False
 
-    async def exchange(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
-        """Send the commands in one write, read every reply; an error reply is returned in its place, not raised."""
+    async def exchange(
+        self, commands: Sequence[Sequence[Any]], meanwhile: Callable[[], None] | None = None
+    ) -> list[Any]:
+        """Send the commands in one write, read every reply; an error reply is returned in its place, not raised.
+
+        ``meanwhile`` runs once the commands are sent, while Redis works on them (always exactly once: before
+        raising, if the send failed); an exception from it is raised after the replies are read.
+        """
         self.busy = True
         conn = self._conn
+        failed: BaseException | None = None
         try:
             if conn is None:
                 conn = self._conn = await self._pool.get_connection()  # type: ignore[no-untyped-call]
@@ -95,19 +102,29 @@ class _Lane:
                 # sentinels for the master here, where send's own reconnect would dial the last (dead) address.
                 await conn.connect()
             await conn.send_packed_command(conn.pack_commands(commands))
+            if meanwhile is not None:
+                todo, meanwhile = meanwhile, None
+                try:
+                    todo()
+                except Exception as exc:  # noqa: BLE001 - raised below, once the connection is back in step
+                    failed = exc
             replies: list[Any] = []
             for _ in commands:
                 try:
                     replies.append(await conn.read_response())
                 except ResponseError as exc:  # a reply like any other: the connection is in step
                     replies.append(exc)
-            return replies
         except BaseException:
             if conn is not None:
                 await conn.disconnect(nowait=True)  # replies may still be on their way: never read them later
+            if meanwhile is not None:
+                meanwhile()
             raise
         finally:
             self.busy = False
+        if failed is not None:
+            raise failed
+        return replies
 
 
 class VenueScript:
@@ -125,22 +142,27 @@ class VenueScript:
     def current(self) -> AsyncScript:
         return self._plain if self._mode.shebang is False else self._flagged
 
-    async def run(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
+    async def run(
+        self, keys: Sequence[bytes], args: Sequence[bytes | int], meanwhile: Callable[[], None] | None = None
+    ) -> Any:
         """The hot path's call: one EVALSHA on the client, without redis-py's ``Script`` layer in between.
 
         Until the first call has told which source this server takes, and when the server lost its script cache
         (NOSCRIPT: restarted, failed over), it goes the long way round, which loads the script and runs it again.
+        ``meanwhile``: work to do while Redis runs the script, on the dedicated connection; elsewhere it runs first.
         """
-        if self._mode.shebang is None:
-            return await self(keys=keys, args=args)
         lane = self._lane
-        if lane is not None and not lane.busy:
-            (reply,) = await lane.exchange([("EVALSHA", self.current.sha, len(keys), *keys, *args)])
+        if self._mode.shebang is not None and lane is not None and not lane.busy:
+            (reply,) = await lane.exchange([("EVALSHA", self.current.sha, len(keys), *keys, *args)], meanwhile)
             if isinstance(reply, NoScriptError):
                 return await self(keys=keys, args=args)
             if isinstance(reply, Exception):
                 raise reply
             return reply
+        if meanwhile is not None:
+            meanwhile()
+        if self._mode.shebang is None:
+            return await self(keys=keys, args=args)
         try:
             return await self._redis.execute_command(  # type: ignore[no-untyped-call]
                 "EVALSHA", self.current.sha, len(keys), *keys, *args
