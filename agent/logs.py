@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -15,9 +16,13 @@ def kv(**fields: Any) -> dict[str, Any]:
     return {"fields": fields}
 
 
+#: A value with one of these (or an empty one) is written as a JSON string, so the line still splits on spaces.
+_NEEDS_QUOTES = re.compile('[ ="\n]')
+
+
 def _quote(value: Any) -> str:
-    text = str(value)
-    if text == "" or any(c in text for c in ' ="\n'):
+    text = value if type(value) is str else str(value)
+    if not text or _NEEDS_QUOTES.search(text) is not None:
         return json.dumps(text, ensure_ascii=False)
     return text
 
@@ -27,19 +32,29 @@ _JOURNAL_PRIORITY = {"CRITICAL": "<2>", "ERROR": "<3>", "WARNING": "<4>", "INFO"
 
 
 class KeyValueFormatter(logging.Formatter):
+    """``HH:MM:SS.mmm level=info msg=printed job=A-1 ...``: one line per event, cheap enough for one per badge."""
+
     def __init__(self, with_time: bool, journald: bool = False) -> None:
         super().__init__()
         self.with_time = with_time
         self.journald = journald
+        # The clock part changes once a second, not once a line: localtime + strftime only when it does. One
+        # attribute (second, text), replaced whole, so a formatter shared across threads never pairs them wrongly.
+        self._clock: tuple[int, str] = (-1, "")
 
     def format(self, record: logging.LogRecord) -> str:
         parts = [_JOURNAL_PRIORITY.get(record.levelname, "<6>")] if self.journald else []
         if self.with_time:
-            parts.append(time.strftime("%H:%M:%S", time.localtime(record.created)) + f".{int(record.msecs):03d}")
+            second = int(record.created)
+            clock = self._clock
+            if clock[0] != second:
+                clock = self._clock = (second, time.strftime("%H:%M:%S", time.localtime(second)))
+            parts.append(f"{clock[1]}.{int(record.msecs):03d}")
         parts.append(f"level={record.levelname.lower()}")
         parts.append(f"msg={_quote(record.getMessage())}")
-        for key, value in getattr(record, "fields", {}).items():
-            parts.append(f"{key}={_quote(value)}")
+        fields = getattr(record, "fields", None)
+        if fields:
+            parts += [f"{key}={_quote(value)}" for key, value in fields.items()]
         if record.exc_info:
             parts.append(f"error={_quote(self.formatException(record.exc_info))}")
         return _join(parts, self.journald)

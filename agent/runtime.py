@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -42,7 +44,9 @@ class Agent:
         self.timing = config.timing
         self.driver = driver
         self.redis = redis if redis is not None else make_redis(config.redis, config.timing.block_timeout)
-        self.store = Store(self.redis, config.venue)
+        # Dedicated: the pull loop's begin/confirm/take keep one connection rather than taking one from the pool
+        # for every round trip (two a badge); the heartbeat and everything else use the pool as before.
+        self.store = Store(self.redis, config.venue, dedicated=True)
         self.journal = Journal(config.journal)
         self.io_lock = asyncio.Lock()
         self.device = DeviceMonitor(
@@ -70,6 +74,9 @@ class Agent:
         # What the take pipelined with the last confirm moved into in-flight, and whether it found both lists empty.
         self._next: tuple[str, str] | None = None
         self._took_nothing = False
+        # The last printed badge's bookkeeping ("closed" record, counters, log line), done while Redis runs the next
+        # badge's begin rather than before sending it; run at the top of the pull loop otherwise (see _run_tail).
+        self._tail: Callable[[], None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         # Monotonic time each loop last started an iteration: the watchdog and /healthz check they are all fresh.
         self.alive: dict[str, float] = {}
@@ -152,8 +159,33 @@ class Agent:
     # -- pulling and printing ------------------------------------------------------------------------------------
 
     async def _pull_loop(self) -> None:
+        try:
+            await self._pull()
+        finally:
+            self._run_tail()
+
+    def _run_tail(self) -> None:
+        tail, self._tail = self._tail, None
+        if tail is not None:
+            tail()
+
+    def _straight_to_begin(self) -> bool:
+        """True when this iteration goes from the job ``take`` handed over straight to its begin: the only case in
+        which the last badge's bookkeeping waits to ride along with that begin (else it is done first)."""
+        return (
+            self._next is not None
+            and not self.needs_recovery
+            and not self.drained
+            and self.device.ready.is_set()
+            and self._lease_ok()
+            and master_changes(self.redis) == self.master_changes
+        )
+
+    async def _pull(self) -> None:
         while not self.stopping.is_set():
             self.alive["pull"] = time.monotonic()
+            if self._tail is not None and not self._straight_to_begin():
+                self._run_tail()
             try:
                 if master_changes(self.redis) != self.master_changes:
                     self.master_changes = master_changes(self.redis)
@@ -219,7 +251,8 @@ class Agent:
         return self.device.ready.is_set() and not self.stopping.is_set()
 
     async def _process(self, job_id: str) -> None:
-        begun = await self.store.begin(self.me, self.location, job_id)
+        tail, self._tail = self._tail, None
+        begun = await self.store.begin(self.me, self.location, job_id, meanwhile=tail)
         if begun.kind != "print":
             log.info("not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail))
             self.metrics.skipped.labels(begun.kind).inc()
@@ -266,10 +299,9 @@ class Agent:
         if result.outcome is Outcome.PRINTED:
             await self._journal(job_id, begun.epoch, "printed")
             kind, where = await self._confirm(job_id, begun.epoch)
-            self.journal.write(job_id, begun.epoch, "closed")
-            self.printed += 1
-            self.metrics.count_print("printed", time.monotonic() - send_started, kind, where)
-            log.info("printed", extra=kv(job=job_id, attempt=begun.attempts, confirm=kind, maybe_also_at=where))
+            seconds = time.monotonic() - send_started
+            tail = functools.partial(self._printed_tail, job_id, begun.epoch, begun.attempts, kind, where, seconds)
+            self._tail = tail
             return
         # Nothing reached the printer: the printer failed, not the badge, so the job keeps its attempts.
         outcome: ReleaseOutcome = "failed" if result.sent else "unsent"
@@ -283,6 +315,17 @@ class Agent:
         self.metrics.released.labels(outcome, released).inc()
         self.journal.record(job_id, begun.epoch, "closed")
         log.warning("badge not confirmed; released", extra=kv(job=job_id, outcome=result.outcome, reason=result.reason))
+
+    def _printed_tail(self, job_id: str, epoch: int, attempt: int, kind: str, where: str, seconds: float) -> None:
+        """After the confirm: nothing here changes what Redis or the printer do, so it may wait one round trip.
+
+        The "closed" record only spares recovery a confirm (a no-op for a confirmed badge): a crash before it is
+        written leaves a "printed" record that recovery confirms again, harmlessly.
+        """
+        self.journal.write(job_id, epoch, "closed")
+        self.printed += 1
+        self.metrics.count_print("printed", seconds, kind, where)
+        log.info("printed", extra=kv(job=job_id, attempt=attempt, confirm=kind, maybe_also_at=where))
 
     async def _journal(self, job_id: str, epoch: int, stage: Stage) -> None:
         """Record a stage before acting on it. Written is enough on Linux (see agent/journal.py); else synced."""

@@ -12,7 +12,7 @@ Redis (whose script cache is empty) costs one extra round trip once, not an erro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -67,18 +67,108 @@ class _Mode:
     shebang: bool | None = None
 
 
+class _Lane:
+    """One connection of the client's pool, kept for the pull loop's round trips (``Store(dedicated=True)``).
+
+    redis-py takes a connection from its pool for every command and gives it back after: a lock, a readiness check
+    of the socket, observability hooks and a release task each time, ~25 us a round trip, two round trips a badge.
+    The pull loop makes its round trips one after another, so it keeps one connection instead. It stays in the
+    pool's in-use set: closing the client, or a Sentinel master change, still closes it (the next send reconnects,
+    to the current master). Anything that goes wrong mid-exchange drops the connection, so a reply can never be
+    read as the answer to a later command. Used by one caller at a time; a second one meanwhile takes the pool.
+    """
+
+    def __init__(self, redis: Redis) -> None:
+        self._pool = redis.connection_pool
+        self._conn: Any = None
+        self.busy = False
+
+    async def exchange(
+        self, commands: Sequence[Sequence[Any]], meanwhile: Callable[[], None] | None = None
+    ) -> list[Any]:
+        """Send the commands in one write, read every reply; an error reply is returned in its place, not raised.
+
+        ``meanwhile`` runs once the commands are sent, while Redis works on them (always exactly once: before
+        raising, if the send failed); an exception from it is raised after the replies are read.
+        """
+        self.busy = True
+        conn = self._conn
+        failed: BaseException | None = None
+        try:
+            if conn is None:
+                conn = self._conn = await self._pool.get_connection()  # type: ignore[no-untyped-call]
+            elif not conn.is_connected:
+                # connect(), as the pool does, not the reconnect inside send: a Sentinel connection asks the
+                # sentinels for the master here, where send's own reconnect would dial the last (dead) address.
+                await conn.connect()
+            await conn.send_packed_command(conn.pack_commands(commands))
+            if meanwhile is not None:
+                todo, meanwhile = meanwhile, None
+                try:
+                    todo()
+                except Exception as exc:  # noqa: BLE001 - raised below, once the connection is back in step
+                    failed = exc
+            replies: list[Any] = []
+            for _ in commands:
+                try:
+                    replies.append(await conn.read_response())
+                except ResponseError as exc:  # a reply like any other: the connection is in step
+                    replies.append(exc)
+        except BaseException:
+            if conn is not None:
+                await conn.disconnect(nowait=True)  # replies may still be on their way: never read them later
+            if meanwhile is not None:
+                meanwhile()
+            raise
+        finally:
+            self.busy = False
+        if failed is not None:
+            raise failed
+        return replies
+
+
 class VenueScript:
     """One script in both forms; called like redis-py's ``AsyncScript``."""
 
-    def __init__(self, redis: Redis, name: str, mode: _Mode) -> None:
+    def __init__(self, redis: Redis, name: str, mode: _Mode, lane: _Lane | None = None) -> None:
         self.name = name
+        self._redis = redis
         self._mode = mode
+        self._lane = lane
         self._flagged: AsyncScript = redis.register_script(script_source(name))
         self._plain: AsyncScript = redis.register_script(plain_source(name))
 
     @property
     def current(self) -> AsyncScript:
         return self._plain if self._mode.shebang is False else self._flagged
+
+    async def run(
+        self, keys: Sequence[bytes], args: Sequence[bytes | int], meanwhile: Callable[[], None] | None = None
+    ) -> Any:
+        """The hot path's call: one EVALSHA on the client, without redis-py's ``Script`` layer in between.
+
+        Until the first call has told which source this server takes, and when the server lost its script cache
+        (NOSCRIPT: restarted, failed over), it goes the long way round, which loads the script and runs it again.
+        ``meanwhile``: work to do while Redis runs the script, on the dedicated connection; elsewhere it runs first.
+        """
+        lane = self._lane
+        if self._mode.shebang is not None and lane is not None and not lane.busy:
+            (reply,) = await lane.exchange([("EVALSHA", self.current.sha, len(keys), *keys, *args)], meanwhile)
+            if isinstance(reply, NoScriptError):
+                return await self(keys=keys, args=args)
+            if isinstance(reply, Exception):
+                raise reply
+            return reply
+        if meanwhile is not None:
+            meanwhile()
+        if self._mode.shebang is None:
+            return await self(keys=keys, args=args)
+        try:
+            return await self._redis.execute_command(  # type: ignore[no-untyped-call]
+                "EVALSHA", self.current.sha, len(keys), *keys, *args
+            )
+        except NoScriptError:
+            return await self(keys=keys, args=args)
 
     async def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
         from redis.asyncio.client import Pipeline
@@ -100,10 +190,13 @@ class VenueScript:
 class Scripts:
     """The venue protocol's scripts, registered on one client."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, dedicated: bool = False) -> None:
+        """``dedicated``: the hot path's calls (``VenueScript.run``, ``run_together``) keep one connection of the
+        pool for themselves (see ``_Lane``); a Cluster client, which has no single pool, goes the usual way."""
         self._redis = redis
         self._mode = _Mode()
-        self._scripts = {name: VenueScript(redis, name, self._mode) for name in SCRIPT_NAMES}
+        self._lane = _Lane(redis) if dedicated and hasattr(redis, "connection_pool") else None
+        self._scripts = {name: VenueScript(redis, name, self._mode, self._lane) for name in SCRIPT_NAMES}
 
     def __getitem__(self, name: str) -> VenueScript:
         return self._scripts[name]
@@ -118,10 +211,16 @@ class Scripts:
         """
         if self._mode.shebang is None:  # which source this server takes is learnt by a first single call
             return [await self[name](keys=keys, args=args) for name, keys, args in calls]
-        pipe = self._redis.pipeline(transaction=False)
-        for name, keys, args in calls:
-            pipe.execute_command("EVALSHA", self[name].current.sha, len(keys), *keys, *args)
-        replies = await pipe.execute(raise_on_error=False)
+        lane = self._lane
+        if lane is not None and not lane.busy:
+            replies = await lane.exchange(
+                [("EVALSHA", self[name].current.sha, len(keys), *keys, *args) for name, keys, args in calls]
+            )
+        else:
+            pipe = self._redis.pipeline(transaction=False)
+            for name, keys, args in calls:
+                pipe.execute_command("EVALSHA", self[name].current.sha, len(keys), *keys, *args)
+            replies = await pipe.execute(raise_on_error=False)
         out = []
         for (name, keys, args), reply in zip(calls, replies, strict=True):
             if isinstance(reply, NoScriptError):

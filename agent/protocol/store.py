@@ -6,10 +6,12 @@ pool by hand round-trips exactly and can be dead-lettered instead of wedging the
 
 from __future__ import annotations
 
+import functools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 from redis.asyncio import Redis
 
@@ -25,6 +27,12 @@ STEAL_LOOK = 16  # pinned-index entries read per idle look: the oldest few, enou
 
 def enc(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
+
+
+@functools.lru_cache(maxsize=256)
+def _enc_name(text: str) -> bytes:
+    """``enc`` for the few strings every call repeats (this printer's name and location), encoded once."""
+    return enc(text)
 
 
 def dec(raw: bytes | str | int | None) -> str:
@@ -73,17 +81,43 @@ class Reclaimed:
     pinned: int = 0
 
 
+class _PrinterKeys(NamedTuple):
+    """One printer's keys, encoded once: the hot path names them in every call."""
+
+    name: bytes
+    inflight: bytes
+    queue: bytes
+    control: bytes
+
+
 class Store:
     """One venue's keys and scripts on one Redis client (created with ``decode_responses=False``)."""
 
-    def __init__(self, redis: Redis, venue: str, events_maxlen: int = EVENTS_MAXLEN) -> None:
+    def __init__(self, redis: Redis, venue: str, events_maxlen: int = EVENTS_MAXLEN, dedicated: bool = False) -> None:
+        """``dedicated``: begin, confirm and take keep one connection for themselves (the agent's pull loop, which
+        makes them one after another; see ``scripts._Lane``)."""
         self.redis = redis
         self.keys = Keys(venue)
-        self.scripts = Scripts(redis)
+        self.scripts = Scripts(redis, dedicated)
         self.events_maxlen = events_maxlen
+        # The hot path's keys as bytes, built once (Keys stays the one place that spells them): a job's own keys
+        # are its prefix plus the encoded id.
+        k = self.keys
+        self._pool, self._events, self._dlq = enc(k.pool), enc(k.events), enc(k.dlq)
+        self._stats, self._pinned = enc(k.stats), enc(k.pinned)
+        self._job_prefix, self._done_prefix = enc(k.job("")), enc(k.done(""))
+        self._printers: dict[str, _PrinterKeys] = {}
         # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
         # age on the server's clock (a Pi may have none) without asking the server for the time.
         self._beat_clock: tuple[int, float] | None = None
+
+    def _printer(self, me: str) -> _PrinterKeys:
+        mine = self._printers.get(me)
+        if mine is None:
+            k = self.keys
+            mine = _PrinterKeys(enc(me), enc(k.inflight(me)), enc(k.queue(me)), enc(k.control(me)))
+            self._printers[me] = mine
+        return mine
 
     async def _run(self, name: str, keys: list[str], args: list[str | int]) -> Any:
         _, bkeys, bargs = _call(name, keys, args)
@@ -107,12 +141,18 @@ class Store:
 
     async def take(self, me: str) -> tuple[str, str] | None:
         """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None."""
-        return _taken(await self._run("take", *self.take_call(me)))
+        _, keys, args = self._take_encoded(me)
+        return _taken(await self.scripts["take"].run(keys, args))
 
     def take_call(self, me: str) -> tuple[list[str], list[str | int]]:
         """The ``take`` script's KEYS and ARGV: the one place they are spelled, for any caller that runs it."""
         k = self.keys
         return [k.queue(me), k.pool, k.inflight(me), k.control(me), k.pinned], [me]
+
+    def _take_encoded(self, me: str) -> ScriptCall:
+        """``take_call`` as sent (bytes), from the keys encoded once."""
+        mine = self._printer(me)
+        return "take", [mine.queue, self._pool, mine.inflight, mine.control, self._pinned], [mine.name]
 
     async def wait_pool(self, me: str, timeout: float) -> str | None:
         """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives."""
@@ -121,12 +161,15 @@ class Store:
         )
         return None if raw is None else dec(raw)
 
-    async def begin(self, me: str, location: str, job_id: str) -> Begun:
-        k = self.keys
-        reply = await self._run(
-            "begin",
-            [k.inflight(me), k.job(job_id), k.done(job_id), k.events, k.dlq, k.stats],
-            [job_id, me, location, self.events_maxlen],
+    async def begin(self, me: str, location: str, job_id: str, meanwhile: Callable[[], None] | None = None) -> Begun:
+        """``meanwhile``: work the caller does while Redis runs begin (see ``VenueScript.run``); run exactly once."""
+        # KEYS inflight:<me>, job:<id>, done:<id>, events, dlq, stats; ARGV id, me, location, maxlen (begin.lua).
+        mine = self._printer(me)
+        bid = enc(job_id)
+        reply = await self.scripts["begin"].run(
+            [mine.inflight, self._job_prefix + bid, self._done_prefix + bid, self._events, self._dlq, self._stats],
+            [bid, mine.name, _enc_name(location), self.events_maxlen],
+            meanwhile,
         )
         kind = dec(reply[0])
         if kind == "print":
@@ -134,17 +177,19 @@ class Store:
         return Begun(kind, detail=dec(reply[1]) if len(reply) > 1 else "")
 
     def _confirm(self, me: str, location: str, job_id: str, epoch: int) -> ScriptCall:
-        k = self.keys
-        return _call(
+        # KEYS inflight:<me>, job:<id>, done:<id>, events, pool, stats; ARGV id, me, location, epoch, maxlen.
+        mine = self._printer(me)
+        bid = enc(job_id)
+        return (
             "confirm",
-            [k.inflight(me), k.job(job_id), k.done(job_id), k.events, k.pool, k.stats],
-            [job_id, me, location, str(epoch), self.events_maxlen],
+            [mine.inflight, self._job_prefix + bid, self._done_prefix + bid, self._events, self._pool, self._stats],
+            [bid, mine.name, _enc_name(location), str(epoch).encode(), self.events_maxlen],
         )
 
     async def confirm(self, me: str, location: str, job_id: str, epoch: int) -> tuple[str, str]:
         """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first)."""
         name, keys, args = self._confirm(me, location, job_id, epoch)
-        reply = await self.scripts[name](keys=keys, args=args)
+        reply = await self.scripts[name].run(keys, args)
         return dec(reply[0]), dec(reply[1])
 
     async def confirm_then_take(
@@ -156,7 +201,7 @@ class Store:
         confirm reply and what ``take`` moved into in-flight (None when both lists were empty).
         """
         confirmed, taken = await self.scripts.run_together(
-            [self._confirm(me, location, job_id, epoch), _call("take", *self.take_call(me))]
+            [self._confirm(me, location, job_id, epoch), self._take_encoded(me)]
         )
         nxt = _taken(taken)
         if nxt is not None and nxt == ("held", job_id):

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from hashlib import sha1
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
 from agent.config import load_config
@@ -272,3 +274,21 @@ async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
         control.set_fault(None)
         await wait_until(lambda: _eq(printed_count(redis, venue), 5))
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids + more}
+
+
+async def test_each_printed_badge_is_closed_counted_and_logged_once(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Back to back, a badge's bookkeeping rides along with the next badge's begin; none is lost or doubled, and
+    the last one is done when the queue runs dry, not when the next badge comes."""
+    ids = await enqueue_many(Store(redis, venue), 25, "bk")
+    with caplog.at_level(logging.INFO, logger="agent"):
+        async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0) as agent:
+            await wait_until(lambda: agent.printed == 25)
+            assert agent.metrics.printed.series[()].value == 25
+            assert not agent.journal.open_entries()
+            logged = [getattr(r, "fields", {}).get("job") for r in caplog.records if r.getMessage() == "printed"]
+            assert sorted(logged) == sorted(ids)
+    records = [json.loads(line) for line in (tmp_path / "desk-1.journal").read_text(encoding="utf-8").splitlines()]
+    closed = [r["job"] for r in records if r.get("stage") == "closed"]
+    assert sorted(closed) == sorted(ids)

@@ -6,9 +6,11 @@ import asyncio
 import json
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
 from redis.asyncio import Redis
 
-from agent.journal import THIS_BOOT, Journal
+from agent.journal import THIS_BOOT, Journal, Stage, record_line
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
@@ -126,3 +128,23 @@ async def test_a_badge_held_when_only_the_agent_died_is_printed_without_a_flag(
 async def _state(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
     await asyncio.sleep(0)
     return await redis.hget(k.job(job_id), "state") == state
+
+
+@given(st.text(), st.integers(min_value=0, max_value=2**53), st.sampled_from(["sending", "printed", "closed"]))
+def test_a_record_is_the_line_json_dumps_writes(job_id: str, epoch: int, stage: Stage) -> None:
+    # The hot path builds the line by hand; the reader and every file written before must not see a difference.
+    assert (
+        record_line(job_id, epoch, stage)
+        == (json.dumps({"job": job_id, "epoch": epoch, "stage": stage}) + "\n").encode()
+    )
+
+
+def test_records_with_odd_ids_are_read_back(tmp_path: Path) -> None:
+    odd = ['quote"d', "back\\slash", "tab\there", "naïve", "not utf-8 \udcff", "plain-1"]
+    journal = Journal(tmp_path / "j", boot_id="boot-1")
+    for i, job_id in enumerate(odd):
+        journal.write(job_id, i, "sending")
+    again = Journal(tmp_path / "j", boot_id="boot-1")
+    assert [(e.job_id, e.epoch, e.stage) for e in again.open_entries()] == [
+        (j, i, "sending") for i, j in enumerate(odd)
+    ]

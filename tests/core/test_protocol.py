@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 
+import pytest
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
@@ -203,3 +207,110 @@ async def test_handback_moves_pinned_jobs_to_the_front_of_the_pool_in_order(redi
     order = [(await store.take(f"d{i}")) for i in range(4)]
     assert [t[1] for t in order if t] == ["pin-1", "pin-2", "pin-3", "pool-old"]
     assert await store.handback("desk-1", "again") == 0
+
+
+async def test_the_hot_paths_encoded_keys_are_the_keys_keys_spells(redis: Redis, venue: str) -> None:
+    # begin, confirm and take name their keys from bytes encoded once; they must stay exactly what Keys spells.
+    store = Store(redis, venue)
+    k = Keys(venue)
+    job_id = "odd id \udcff"  # not UTF-8: travels with surrogateescape, like every id
+    _, keys, args = store._confirm("desk-1", "Hall A", job_id, 7)
+    spelled = [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool, k.stats]
+    assert keys == [key.encode("utf-8", "surrogateescape") for key in spelled]
+    assert args == [job_id.encode("utf-8", "surrogateescape"), b"desk-1", b"Hall A", b"7", store.events_maxlen]
+    take_keys, take_args = store.take_call("desk-1")
+    assert store._take_encoded("desk-1") == ("take", [key.encode() for key in take_keys], [b"desk-1"])
+    assert take_args == ["desk-1"]
+
+
+def _own_client(redis: Redis) -> Redis:
+    """A client with its own pool, so the lane's connection is the only one running scripts."""
+    pool = redis.connection_pool
+    return Redis(connection_pool=pool.__class__(**pool.connection_kwargs))
+
+
+async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(redis: Redis, venue: str) -> None:
+    client = _own_client(redis)
+    store = Store(client, venue, dedicated=True)
+    try:
+        await store.scripts.prepare()
+        for a in ("d1", "d2", "d3"):
+            await add(store, a)
+        assert await store.take("desk-1") == ("pool", "d1")
+        begun = await store.begin("desk-1", "Hall A", "d1")
+        pool_conn = await client.client_id()  # another command meanwhile: from the pool, not the lane
+        confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d1", begun.epoch)
+        assert begun.kind == "print" and confirmed == ("printed", "") and nxt == ("pool", "d2")
+        lane = store.scripts._lane
+        assert lane is not None and lane._conn is not None
+        assert lane._conn in client.connection_pool._in_use_connections  # closed with the pool, and on a failover
+        host, port = lane._conn._writer.get_extra_info("sockname")[:2]
+        lane_ids = [int(c["id"]) for c in await redis.client_list() if c["addr"] == f"{host}:{port}"]
+        assert len(lane_ids) == 1 and lane_ids[0] != pool_conn
+        # The server drops it: the next call fails like any lost connection, the one after reconnects.
+        await redis.client_kill_filter(_id=lane_ids[0])
+        with pytest.raises(RedisConnectionError):
+            await store.begin("desk-1", "Hall A", "d2")
+        assert (await store.begin("desk-1", "Hall A", "d2")).kind == "print"
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.parametrize("yields", [0, 1, 2, 3, 5])
+async def test_a_dedicated_exchange_cut_short_never_hands_its_reply_to_the_next_call(
+    redis: Redis, venue: str, yields: int
+) -> None:
+    client = _own_client(redis)
+    store = Store(client, venue, dedicated=True)
+    try:
+        await store.scripts.prepare()
+        for a in ("c1", "c2"):
+            await add(store, a)
+        assert await store.take("desk-1") == ("pool", "c1")
+        begin = asyncio.create_task(store.begin("desk-1", "Hall A", "c1"))
+        for _ in range(yields):  # cut short before it is sent, while it is sent, while its reply is awaited
+            await asyncio.sleep(0)
+        begin.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await begin
+        # Whatever the cancelled begin did in Redis, this reply is take's own, not begin's.
+        assert await store.take("desk-2") == ("pool", "c2")
+    finally:
+        await client.aclose()
+
+
+async def test_work_done_meanwhile_runs_once_and_its_error_comes_after_the_reply(redis: Redis, venue: str) -> None:
+    client = _own_client(redis)
+    store = Store(client, venue, dedicated=True)
+    try:
+        await store.scripts.prepare()
+        for a in ("m1", "m2"):
+            await add(store, a)
+        assert await store.take("desk-1") == ("pool", "m1")
+        calls: list[str] = []
+
+        def fails() -> None:
+            calls.append("fails")
+            raise OSError("disk full")
+
+        with pytest.raises(OSError, match="disk full"):
+            await store.begin("desk-1", "Hall A", "m1", meanwhile=fails)
+        assert calls == ["fails"]
+        # begin ran in Redis all the same, and its reply was read: the connection is in step for the next call.
+        k = Keys(venue)
+        assert await redis.hget(k.job("m1"), "state") == b"printing"
+        begun = await store.begin("desk-1", "Hall A", "m1", meanwhile=lambda: calls.append("ok"))
+        assert begun.kind == "print" and begun.attempts == 2 and calls == ["fails", "ok"]
+        # Nothing could be sent: the work is still done, once, before the error.
+        lane = store.scripts._lane
+        assert lane is not None and lane._conn is not None
+
+        async def cannot_send(*args: object, **kwargs: object) -> None:
+            raise RedisConnectionError("cable cut")
+
+        lane._conn.send_packed_command = cannot_send
+        with pytest.raises(RedisConnectionError):
+            await store.begin("desk-1", "Hall A", "m1", meanwhile=lambda: calls.append("lost"))
+        assert calls == ["fails", "ok", "lost"]
+    finally:
+        await client.aclose()
