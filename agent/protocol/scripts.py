@@ -12,10 +12,12 @@ Redis (whose script cache is empty) costs one extra round trip once, not an erro
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
 if TYPE_CHECKING:
@@ -76,12 +78,36 @@ class _Lane:
     pool's in-use set: closing the client, or a Sentinel master change, still closes it (the next send reconnects,
     to the current master). Anything that goes wrong mid-exchange drops the connection, so a reply can never be
     read as the answer to a later command. Used by one caller at a time; a second one meanwhile takes the pool.
+
+    After a pause (``IDLE_CHECK`` seconds) the connection is checked as the pool checks one it hands out: a server
+    or proxy that closed it while the agent waited for work (Redis ``timeout``, a load balancer's idle limit) costs
+    a reconnect, not an error and a recovery for the first badge after the lull. Back to back, the check is skipped.
     """
+
+    IDLE_CHECK = 1.0
 
     def __init__(self, redis: Redis) -> None:
         self._pool = redis.connection_pool
         self._conn: Any = None
+        self._used = 0.0  # monotonic time of the last exchange
         self.busy = False
+
+    @staticmethod
+    async def _ready(conn: Any) -> None:
+        """Reconnect if the server closed the connection (or left bytes on it) since the last exchange.
+
+        By hand rather than the pool's ``ensure_connection``, which skips its check while redis-py's maintenance
+        notifications are on ("auto" by default). ``connect()``, not the reconnect inside send: a Sentinel
+        connection asks the sentinels for the master there, where send's own would dial the last, dead, address.
+        """
+        try:
+            stale = conn.is_connected and await conn.can_read()
+        except (RedisConnectionError, OSError):
+            stale = True
+        if stale:
+            await conn.disconnect(nowait=True)
+        if not conn.is_connected:
+            await conn.connect()
 
     async def exchange(
         self, commands: Sequence[Sequence[Any]], meanwhile: Callable[[], None] | None = None
@@ -95,12 +121,12 @@ class _Lane:
         conn = self._conn
         failed: BaseException | None = None
         try:
+            now = time.monotonic()
             if conn is None:
                 conn = self._conn = await self._pool.get_connection()  # type: ignore[no-untyped-call]
-            elif not conn.is_connected:
-                # connect(), as the pool does, not the reconnect inside send: a Sentinel connection asks the
-                # sentinels for the master here, where send's own reconnect would dial the last (dead) address.
-                await conn.connect()
+            elif not conn.is_connected or now - self._used > self.IDLE_CHECK:
+                await self._ready(conn)
+            self._used = now
             await conn.send_packed_command(conn.pack_commands(commands))
             if meanwhile is not None:
                 todo, meanwhile = meanwhile, None

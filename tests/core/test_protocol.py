@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -229,6 +230,13 @@ def _own_client(redis: Redis) -> Redis:
     return Redis(connection_pool=pool.__class__(**pool.connection_kwargs))
 
 
+async def _lane_client_id(redis: Redis, lane: Any) -> int:
+    """The server's id for the lane's connection, found by its address."""
+    host, port = lane._conn._writer.get_extra_info("sockname")[:2]
+    (found,) = [int(c["id"]) for c in await redis.client_list() if c["addr"] == f"{host}:{port}"]
+    return found
+
+
 async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(redis: Redis, venue: str) -> None:
     client = _own_client(redis)
     store = Store(client, venue, dedicated=True)
@@ -244,14 +252,22 @@ async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(red
         lane = store.scripts._lane
         assert lane is not None and lane._conn is not None
         assert lane._conn in client.connection_pool._in_use_connections  # closed with the pool, and on a failover
-        host, port = lane._conn._writer.get_extra_info("sockname")[:2]
-        lane_ids = [int(c["id"]) for c in await redis.client_list() if c["addr"] == f"{host}:{port}"]
-        assert len(lane_ids) == 1 and lane_ids[0] != pool_conn
-        # The server drops it: the next call fails like any lost connection, the one after reconnects.
+        lane_ids = [await _lane_client_id(redis, lane)]
+        assert lane_ids[0] != pool_conn
+        # The server drops it mid-burst: the next call fails like any lost connection, the one after reconnects.
         await redis.client_kill_filter(_id=lane_ids[0])
         with pytest.raises(RedisConnectionError):
             await store.begin("desk-1", "Hall A", "d2")
         assert (await store.begin("desk-1", "Hall A", "d2")).kind == "print"
+        # The server drops it during a lull (Redis ``timeout``, a proxy's idle limit): the first call after the
+        # lull checks the connection first, as the pool would, and reconnects without an error.
+        lane.IDLE_CHECK = 0.05
+        killed = await _lane_client_id(redis, lane)
+        await redis.client_kill_filter(_id=killed)
+        await asyncio.sleep(0.1)
+        confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d2", 2)
+        assert confirmed == ("printed", "") and nxt == ("pool", "d3")
+        assert await _lane_client_id(redis, lane) != killed
     finally:
         await client.aclose()
 
