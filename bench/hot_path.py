@@ -1,6 +1,9 @@
 """Hot path: Redis round trips per badge, and badges per second of one agent on an instant simulated printer,
 side by side with (a) a bare redis-py asyncio loop making the same round trips with plain commands (the floor of
-the design) and (b) saq, one worker, concurrency 1, no-op jobs.
+the design), twice: as redis-py is used by default (a connection from the pool for every command) and with one
+connection of its own (``single_connection_client``), as the agent's pull loop keeps one; and (b) saq, one
+worker, concurrency 1, no-op jobs. The 60% target is judged against the faster of the two bare loops in each
+repeat, so the agent's own connection handling does not count as beating the floor.
 
 Run: .venv/bin/python bench/hot_path.py [--badges N] [--repeats R]
 Prints two tables and writes bench/results/hot_path.json.
@@ -51,7 +54,7 @@ from bench.common import (
 from bench.stamp import StampDriver
 from tests.core.helpers import Monitor, RoundTrips
 
-SYSTEMS = ("agent", "agent, journal in memory", "bare loop", "saq")
+SYSTEMS = ("agent", "agent, journal in memory", "bare loop", "bare loop, one connection", "saq")
 SHA_OF = {n: sha1(script_source(n).encode()).hexdigest() for n in SCRIPT_NAMES}
 SHA_NAMES = {sha: n for n, sha in SHA_OF.items()}
 
@@ -112,10 +115,10 @@ async def run_agent(server: RedisServer, tmp: Path, tag: str, n: int, journal: b
     return {"stamps": stamps, "wall": driver.wall, "evalsha_blmove_per_badge": sent / n, "trips": trips_between}
 
 
-async def run_bare(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
+async def run_bare(server: RedisServer, tag: str, n: int, one_connection: bool) -> dict[str, Any]:
     """The floor: the agent's round trips as plain commands. Begin = read the payload; confirm = LREM from
     in-flight, pipelined with the next take (LMOVE), as the agent pipelines its confirm and take scripts."""
-    redis = Redis.from_url(server.url)
+    redis = Redis.from_url(server.url, single_connection_client=one_connection)
     trips = RoundTrips(redis)
     k = Keys(f"bare-{tag}")
     await fill_venue(redis, f"bare-{tag}", n)
@@ -170,8 +173,8 @@ async def run_one(system: str, server: RedisServer, tmp: Path, tag: str, n: int)
         return await run_agent(server, tmp, tag, n, journal=True)
     if system == "agent, journal in memory":
         return await run_agent(server, tmp, tag, n, journal=False)
-    if system == "bare loop":
-        return await run_bare(server, tag, n)
+    if system.startswith("bare loop"):
+        return await run_bare(server, tag, n, one_connection=system == "bare loop, one connection")
     return await run_saq(server, tag, n)
 
 
@@ -221,8 +224,13 @@ async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
                 if system == "agent":
                     server_counted.append(out["evalsha_blmove_per_badge"])
     vs_saq = [a / s for a, s in zip(rates["agent"], rates["saq"], strict=True)]
-    vs_bare = [a / b for a, b in zip(rates["agent"], rates["bare loop"], strict=True)]
-    vs_bare_mem = [a / b for a, b in zip(rates["agent, journal in memory"], rates["bare loop"], strict=True)]
+    floor = [
+        max(pooled, one) for pooled, one in zip(rates["bare loop"], rates["bare loop, one connection"], strict=True)
+    ]
+    vs_bare = [a / b for a, b in zip(rates["agent"], floor, strict=True)]
+    vs_bare_mem = [a / b for a, b in zip(rates["agent, journal in memory"], floor, strict=True)]
+    vs_pooled = [a / b for a, b in zip(rates["agent"], rates["bare loop"], strict=True)]
+    vs_one = [a / b for a, b in zip(rates["agent"], rates["bare loop, one connection"], strict=True)]
     return {
         "badges": n,
         "repeats": repeats,
@@ -234,6 +242,8 @@ async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
         "raw_badges_per_second": rates,
         "ratio_agent_vs_saq": spread(vs_saq),
         "ratio_agent_vs_bare": spread(vs_bare),
+        "ratio_agent_vs_bare_pooled": spread(vs_pooled),
+        "ratio_agent_vs_bare_one_connection": spread(vs_one),
         "ratio_agent_journal_in_memory_vs_bare": spread(vs_bare_mem),
         "targets": {
             "round_trips_le_3": round_trips["agent"]["per_badge"] <= 3,
@@ -275,8 +285,20 @@ def report(res: dict[str, Any]) -> str:
     t = res["targets"]
     rows = [
         ["agent / saq", fmt_spread(res["ratio_agent_vs_saq"]), ">= 1.5", verdict(t["agent_ge_1_5x_saq"])],
-        ["agent / bare loop", fmt_spread(res["ratio_agent_vs_bare"]), ">= 0.60", verdict(t["agent_ge_60pct_bare"])],
-        ["agent (journal in memory) / bare loop", fmt_spread(res["ratio_agent_journal_in_memory_vs_bare"]), "", ""],
+        [
+            "agent / faster bare loop",
+            fmt_spread(res["ratio_agent_vs_bare"]),
+            ">= 0.60",
+            verdict(t["agent_ge_60pct_bare"]),
+        ],
+        ["agent / bare loop (pool)", fmt_spread(res["ratio_agent_vs_bare_pooled"]), "", ""],
+        ["agent / bare loop (one connection)", fmt_spread(res["ratio_agent_vs_bare_one_connection"]), "", ""],
+        [
+            "agent (journal in memory) / faster bare loop",
+            fmt_spread(res["ratio_agent_journal_in_memory_vs_bare"]),
+            "",
+            "",
+        ],
         ["agent round trips per badge", fmt(rt["agent"]["per_badge"]), "<= 3", verdict(t["round_trips_le_3"])],
     ]
     out.append("")
