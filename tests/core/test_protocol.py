@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -224,10 +225,21 @@ async def test_the_hot_paths_encoded_keys_are_the_keys_keys_spells(redis: Redis,
     assert take_args == ["desk-1"]
 
 
-def _own_client(redis: Redis) -> Redis:
-    """A client with its own pool, so the lane's connection is the only one running scripts."""
+@contextlib.asynccontextmanager
+async def _dedicated(redis: Redis, venue: str, *ids: str) -> AsyncIterator[Store]:
+    """A dedicated store on a client with its own pool (the lane's connection is the only one running scripts),
+    with ``ids`` queued and the first taken by desk-1."""
     pool = redis.connection_pool
-    return Redis(connection_pool=pool.__class__(**pool.connection_kwargs))
+    client = Redis(connection_pool=pool.__class__(**pool.connection_kwargs))
+    store = Store(client, venue, dedicated=True)
+    try:
+        await store.scripts.prepare()
+        for job_id in ids:
+            await add(store, job_id)
+        assert await store.take("desk-1") == ("pool", ids[0])
+        yield store
+    finally:
+        await client.aclose()
 
 
 async def _lane_client_id(redis: Redis, lane: Any) -> int:
@@ -238,29 +250,23 @@ async def _lane_client_id(redis: Redis, lane: Any) -> int:
 
 
 async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(redis: Redis, venue: str) -> None:
-    client = _own_client(redis)
-    store = Store(client, venue, dedicated=True)
-    try:
-        await store.scripts.prepare()
-        for a in ("d1", "d2", "d3"):
-            await add(store, a)
-        assert await store.take("desk-1") == ("pool", "d1")
+    async with _dedicated(redis, venue, "d1", "d2", "d3") as store:
         begun = await store.begin("desk-1", "Hall A", "d1")
-        pool_conn = await client.client_id()  # another command meanwhile: from the pool, not the lane
+        pool_conn = await store.redis.client_id()  # another command meanwhile: from the pool, not the lane
         confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d1", begun.epoch)
         assert begun.kind == "print" and confirmed == ("printed", "") and nxt == ("pool", "d2")
         lane = store.scripts._lane
         assert lane is not None and lane._conn is not None
-        assert lane._conn in client.connection_pool._in_use_connections  # closed with the pool, and on a failover
-        lane_ids = [await _lane_client_id(redis, lane)]
-        assert lane_ids[0] != pool_conn
+        assert lane._conn in store.redis.connection_pool._in_use_connections  # closed with the pool, and on a failover
+        lane_id = await _lane_client_id(redis, lane)
+        assert lane_id != pool_conn
         # The server drops it mid-burst: the next call fails like any lost connection, the one after reconnects.
-        await redis.client_kill_filter(_id=lane_ids[0])
+        await redis.client_kill_filter(_id=lane_id)
         with pytest.raises(RedisConnectionError):
             await store.begin("desk-1", "Hall A", "d2")
         assert (await store.begin("desk-1", "Hall A", "d2")).kind == "print"
         # The server drops it during a lull (Redis ``timeout``, a proxy's idle limit): the first call after the
-        # lull checks the connection first, as the pool would, and reconnects without an error.
+        # lull checks the connection first and reconnects without an error.
         lane.IDLE_CHECK = 0.05
         killed = await _lane_client_id(redis, lane)
         await redis.client_kill_filter(_id=killed)
@@ -268,21 +274,13 @@ async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(red
         confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d2", 2)
         assert confirmed == ("printed", "") and nxt == ("pool", "d3")
         assert await _lane_client_id(redis, lane) != killed
-    finally:
-        await client.aclose()
 
 
 @pytest.mark.parametrize("yields", [0, 1, 2, 3, 5])
 async def test_a_dedicated_exchange_cut_short_never_hands_its_reply_to_the_next_call(
     redis: Redis, venue: str, yields: int
 ) -> None:
-    client = _own_client(redis)
-    store = Store(client, venue, dedicated=True)
-    try:
-        await store.scripts.prepare()
-        for a in ("c1", "c2"):
-            await add(store, a)
-        assert await store.take("desk-1") == ("pool", "c1")
+    async with _dedicated(redis, venue, "c1", "c2") as store:
         begin = asyncio.create_task(store.begin("desk-1", "Hall A", "c1"))
         for _ in range(yields):  # cut short before it is sent, while it is sent, while its reply is awaited
             await asyncio.sleep(0)
@@ -291,18 +289,10 @@ async def test_a_dedicated_exchange_cut_short_never_hands_its_reply_to_the_next_
             await begin
         # Whatever the cancelled begin did in Redis, this reply is take's own, not begin's.
         assert await store.take("desk-2") == ("pool", "c2")
-    finally:
-        await client.aclose()
 
 
 async def test_work_done_meanwhile_runs_once_and_its_error_comes_after_the_reply(redis: Redis, venue: str) -> None:
-    client = _own_client(redis)
-    store = Store(client, venue, dedicated=True)
-    try:
-        await store.scripts.prepare()
-        for a in ("m1", "m2"):
-            await add(store, a)
-        assert await store.take("desk-1") == ("pool", "m1")
+    async with _dedicated(redis, venue, "m1", "m2") as store:
         calls: list[str] = []
 
         def fails() -> None:
@@ -328,5 +318,3 @@ async def test_work_done_meanwhile_runs_once_and_its_error_comes_after_the_reply
         with pytest.raises(RedisConnectionError):
             await store.begin("desk-1", "Hall A", "m1", meanwhile=lambda: calls.append("lost"))
         assert calls == ["fails", "ok", "lost"]
-    finally:
-        await client.aclose()
