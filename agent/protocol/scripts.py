@@ -75,11 +75,12 @@ class _Lane:
     redis-py takes a connection from its pool for every command and gives it back after: a lock, a readiness check
     of the socket, observability hooks and a release task each time, ~25 us a round trip, two round trips a badge.
     The pull loop makes its round trips one after another, so it keeps one connection instead. It stays in the
-    pool's in-use set: closing the client, or a Sentinel master change, still closes it (the next send reconnects,
-    to the current master). Anything that goes wrong mid-exchange drops the connection, so a reply can never be
-    read as the answer to a later command. Used by one caller at a time; a second one meanwhile takes the pool.
+    pool's in-use set: closing the client, or a Sentinel master change, still closes it (the next exchange
+    reconnects, to the current master). Anything that goes wrong mid-exchange drops the connection, so a reply can
+    never be read as the answer to a later command. Used by one caller at a time; a second one meanwhile takes the
+    pool.
 
-    After a pause (``IDLE_CHECK`` seconds) the connection is checked as the pool checks one it hands out: a server
+    After a pause (``IDLE_CHECK`` seconds) the socket is looked at before sending (see ``_ready``): a server
     or proxy that closed it while the agent waited for work (Redis ``timeout``, a load balancer's idle limit) costs
     a reconnect, not an error and a recovery for the first badge after the lull. Back to back, the check is skipped.
     """
