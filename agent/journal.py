@@ -68,7 +68,11 @@ def record_line(job_id: str, epoch: int, stage: Stage) -> bytes:
     """
     if job_id.isascii() and job_id.isprintable() and '"' not in job_id and "\\" not in job_id:
         return f'{{"job": "{job_id}", "epoch": {int(epoch)}, "stage": "{stage}"}}\n'.encode("ascii")
-    return (json.dumps({"job": job_id, "epoch": epoch, "stage": stage}) + "\n").encode("utf-8")
+    return _json_line({"job": job_id, "epoch": epoch, "stage": stage})
+
+
+def _json_line(line: dict[str, Any]) -> bytes:
+    return (json.dumps(line) + "\n").encode("utf-8")
 
 
 class Journal:
@@ -111,21 +115,18 @@ class Journal:
                 if "boot" in raw:
                     last_boot = str(raw["boot"])
                     continue
-                entry = Entry(str(raw["job"]), int(raw["epoch"]), raw["stage"])
+                job_id, epoch, stage = str(raw["job"]), int(raw["epoch"]), raw["stage"]
             except (ValueError, KeyError, TypeError):
                 # A torn last line from a power cut: the records before it are whole, this one never happened.
                 log.warning("journal %s: skipping an unreadable line", path)
                 continue
-            self._apply(entry)
+            self._apply(job_id, epoch, stage)
         self._records = len(lines)
         # Written under another boot (or before boots were recorded): its unsynced tail may be gone. Without a
         # boot id every record that matters was synced, so the file is complete whatever happened.
         self.after_reboot = bool(lines) and self.boot_id is not None and last_boot != self.boot_id
 
-    def _apply(self, entry: Entry) -> None:
-        self._apply_fields(entry.job_id, entry.epoch, entry.stage)
-
-    def _apply_fields(self, job_id: str, epoch: int, stage: Stage) -> None:
+    def _apply(self, job_id: str, epoch: int, stage: Stage) -> None:
         if stage in {"printed", "history"}:
             printed = self._printed
             printed[job_id] = epoch
@@ -159,7 +160,7 @@ class Journal:
 
     def write(self, job_id: str, epoch: int, stage: Stage) -> None:
         """Hand a record to the kernel: from now on it survives the agent crashing (a reboot: see module doc)."""
-        self._apply_fields(job_id, epoch, stage)
+        self._apply(job_id, epoch, stage)
         if self.path is None:
             return
         if self._records >= self.max_records:
@@ -168,11 +169,9 @@ class Journal:
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
             if self.boot_id is not None:
-                self._write_line({"boot": self.boot_id})  # every record after this line was written in this boot
+                # Every record after this line was written in this boot.
+                self._write_bytes(_json_line({"boot": self.boot_id}))
         self._write_bytes(record_line(job_id, epoch, stage))
-
-    def _write_line(self, line: dict[str, Any]) -> None:
-        self._write_bytes((json.dumps(line) + "\n").encode("utf-8"))
 
     def _write_bytes(self, data: bytes) -> None:
         assert self._fd is not None
@@ -210,7 +209,7 @@ class Journal:
         self.close()
         tmp = path.with_name(path.name + ".tmp")
         # Every few hundred badges, in the pull loop: the history's lines are built as the records are (record_line).
-        lines = [(json.dumps({"boot": self.boot_id}) + "\n").encode("utf-8")] if self.boot_id is not None else []
+        lines = [_json_line({"boot": self.boot_id})] if self.boot_id is not None else []
         lines += [record_line(j, epoch, "history") for j, epoch in self._printed.items()]
         lines += [record_line(e.job_id, e.epoch, e.stage) for e in self._open.values()]
         with tmp.open("wb") as fh:
