@@ -169,6 +169,10 @@ class VenueScript:
     def current(self) -> AsyncScript:
         return self._plain if self._mode.shebang is False else self._flagged
 
+    def evalsha(self, keys: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
+        """The EVALSHA command of the source this server takes, as the hot path sends it."""
+        return ("EVALSHA", self.current.sha, len(keys), *keys, *args)
+
     async def run(
         self, keys: Sequence[bytes], args: Sequence[bytes | int], meanwhile: Callable[[], None] | None = None
     ) -> Any:
@@ -180,7 +184,7 @@ class VenueScript:
         """
         lane = self._lane
         if self._mode.shebang is not None and lane is not None and not lane.busy:
-            (reply,) = await lane.exchange([("EVALSHA", self.current.sha, len(keys), *keys, *args)], meanwhile)
+            (reply,) = await lane.exchange([self.evalsha(keys, args)], meanwhile)
             if isinstance(reply, NoScriptError):
                 return await self(keys=keys, args=args)
             if isinstance(reply, Exception):
@@ -191,9 +195,7 @@ class VenueScript:
         if self._mode.shebang is None:
             return await self(keys=keys, args=args)
         try:
-            return await self._redis.execute_command(  # type: ignore[no-untyped-call]
-                "EVALSHA", self.current.sha, len(keys), *keys, *args
-            )
+            return await self._redis.execute_command(*self.evalsha(keys, args))  # type: ignore[no-untyped-call]
         except NoScriptError:
             return await self(keys=keys, args=args)
 
@@ -240,13 +242,11 @@ class Scripts:
             return [await self[name](keys=keys, args=args) for name, keys, args in calls]
         lane = self._lane
         if lane is not None and not lane.busy:
-            replies = await lane.exchange(
-                [("EVALSHA", self[name].current.sha, len(keys), *keys, *args) for name, keys, args in calls]
-            )
+            replies = await lane.exchange([self[name].evalsha(keys, args) for name, keys, args in calls])
         else:
             pipe = self._redis.pipeline(transaction=False)
             for name, keys, args in calls:
-                pipe.execute_command("EVALSHA", self[name].current.sha, len(keys), *keys, *args)
+                pipe.execute_command(*self[name].evalsha(keys, args))
             replies = await pipe.execute(raise_on_error=False)
         out = []
         for (name, keys, args), reply in zip(calls, replies, strict=True):

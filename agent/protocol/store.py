@@ -144,13 +144,8 @@ class Store:
         _, keys, args = self._take_encoded(me)
         return _taken(await self.scripts["take"].run(keys, args))
 
-    def take_call(self, me: str) -> tuple[list[str], list[str | int]]:
-        """The ``take`` script's KEYS and ARGV: the one place they are spelled, for any caller that runs it."""
-        k = self.keys
-        return [k.queue(me), k.pool, k.inflight(me), k.control(me), k.pinned], [me]
-
     def _take_encoded(self, me: str) -> ScriptCall:
-        """``take_call`` as sent (bytes), from the keys encoded once."""
+        """The ``take`` script's KEYS and ARGV as sent (bytes), from the keys encoded once (take.lua)."""
         mine = self._printer(me)
         return "take", [mine.queue, self._pool, mine.inflight, mine.control, self._pinned], [mine.name]
 
