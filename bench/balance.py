@@ -25,7 +25,6 @@ smallest per-lane mean wait.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import heapq
 import itertools
@@ -48,6 +47,7 @@ from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
+    bench_main,
     fmt_spread,
     percentile,
     read_print_log,
@@ -55,7 +55,6 @@ from bench.common import (
     spread,
     table,
     verdict,
-    write_results,
 )
 from drivers.sim import SimControl
 
@@ -383,13 +382,16 @@ def report(res: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--badges", type=int, default=300)
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.repeats, args.badges))
-    print(report(res))
-    print(f"\nwritten: {write_results('balance', res)}")
+    bench_main(
+        "balance",
+        __doc__,
+        main_async,
+        report,
+        [
+            ("--repeats", 3, ""),
+            ("--badges", 300, ""),
+        ],
+    )
 
 
 if __name__ == "__main__":

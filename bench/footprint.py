@@ -27,7 +27,6 @@ and a 1 s heartbeat SET (the floor of any Python agent), and an idle saq worker 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import compileall
 import json
@@ -52,13 +51,13 @@ from agent.redis_server import free_port, stop_process
 from bench.common import (
     ROOT,
     agent_config,
+    bench_main,
     fmt,
     fmt_spread,
     redis_server,
     spread,
     table,
     verdict,
-    write_results,
 )
 
 BARE = """
@@ -317,16 +316,17 @@ def report(res: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agents", type=int, default=3)
-    parser.add_argument(
-        "--idle", type=float, default=60.0, help="seconds of idle CPU measured (the issue asks for a minute)"
+    bench_main(
+        "footprint",
+        __doc__,
+        main_async,
+        report,
+        [
+            ("--agents", 3, ""),
+            ("--idle", 60.0, "seconds of idle CPU measured (a minute by default)"),
+            ("--badges", 100, "badges the ZPL agent prints first (0: no row)"),
+        ],
     )
-    parser.add_argument("--badges", type=int, default=100, help="badges the ZPL agent prints first (0: no row)")
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.agents, args.idle, args.badges))
-    print(report(res))
-    print(f"\nwritten: {write_results('footprint', res)}")
 
 
 if __name__ == "__main__":

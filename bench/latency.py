@@ -13,7 +13,6 @@ worker, concurrency 1: enqueue to the job function being called). The three take
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import random
@@ -31,7 +30,17 @@ from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.runtime import Agent
-from bench.common import agent_config, fmt, fmt_spread, percentile, redis_server, spread, table, verdict, write_results
+from bench.common import (
+    agent_config,
+    bench_main,
+    fmt,
+    fmt_spread,
+    percentile,
+    redis_server,
+    spread,
+    table,
+    verdict,
+)
 from bench.stamp import StampDriver
 
 FLEET = 4
@@ -160,13 +169,16 @@ def report(res: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=150)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.samples, args.repeats))
-    print(report(res))
-    print(f"\nwritten: {write_results('latency', res)}")
+    bench_main(
+        "latency",
+        __doc__,
+        main_async,
+        report,
+        [
+            ("--samples", 150, ""),
+            ("--repeats", 3, ""),
+        ],
+    )
 
 
 if __name__ == "__main__":
