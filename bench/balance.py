@@ -1,4 +1,4 @@
-"""Balance (the second seed's claim, tested): late binding against the seed's push alternatives on the same arrivals.
+"""Balance : late binding (pull when ready) against push dispatchers, on the same arrivals.
 
 Run: .venv/bin/python -m bench.balance [--repeats R] [--badges N]
 Prints a table and writes bench/results/balance.json.
@@ -12,9 +12,9 @@ Fleet: four printers at 1x, 1x, 2x and 0.5x speed (1x = 0.2 s a badge); the 2x p
   keep the recovered printer out for 6 s, a third of this short run).
 * The alternatives are a discrete-event simulation of pushing to per-printer FIFO queues, run on the arrival and
   outage times recorded in the real run, with the same speeds: static ``crc32(attendee) % 4``, a fixed lane ->
-  printer map (lane i -> printer i), the seed's least-depth push (shortest healthy queue, ties by name), and, as
+  printer map (lane i -> printer i), least-depth push (shortest healthy queue, ties by name), and, as
   the strongest push variant, least-depth weighted by speed. The push dispatchers are given perfect, instant
-  health knowledge (a generous assumption: the seed's probe needs N failures); a badge cut short by the outage is
+  health knowledge (a generous assumption: a real health probe needs N failures); a badge cut short by the outage is
   retried first on its own printer when it is back. "Late binding (model)" is the same simulation with a shared
   pool that idle printers pull from: it shows how close the real agents come to their own ideal.
 
