@@ -1,4 +1,4 @@
-"""Balance : late binding (pull when ready) against push dispatchers, on the same arrivals.
+"""Balance: late binding (pull when ready) against push dispatchers, on the same arrivals.
 
 Run: .venv/bin/python -m bench.balance [--repeats R] [--badges N]
 Prints a table and writes bench/results/balance.json.
