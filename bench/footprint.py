@@ -18,8 +18,8 @@ Configurations, one row each:
 
 Start-up = process spawned -> its name appears in the venue's heartbeat set (polled every 5 ms). The agents are
 started one after the other (so they do not contend for the two cores), the printing agent's badges go through,
-then all sit idle together; CPU is utime + stime from /proc/<pid>/stat over the idle window (a minute by default, as the
-issue asks), RSS is VmRSS from /proc/<pid>/status at its end (RssAnon beside it: the part
+then all sit idle together; CPU is utime + stime from /proc/<pid>/stat over the idle window (a minute by default),
+RSS is VmRSS from /proc/<pid>/status at its end (RssAnon beside it: the part
 that is the agent's alone; the rest are mapped files such as libpython and the fonts, shared by every process that
 maps them). Beside them, measured in the same window: a bare redis-py asyncio process doing only a 1 s BLMOVE loop
 and a 1 s heartbeat SET (the floor of any Python agent), and an idle saq worker (concurrency 1).
