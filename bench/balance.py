@@ -381,18 +381,7 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    bench_main(
-        "balance",
-        __doc__,
-        main_async,
-        report,
-        [
-            ("--repeats", 3, ""),
-            ("--badges", 300, ""),
-        ],
-    )
-
+OPTIONS = [("--repeats", 3, ""), ("--badges", 300, "")]  # flag, default, help: see bench_main
 
 if __name__ == "__main__":
-    main()
+    bench_main("balance", __doc__, main_async, report, OPTIONS)

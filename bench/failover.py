@@ -175,19 +175,7 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    bench_main(
-        "failover",
-        __doc__,
-        main_async,
-        report,
-        [
-            ("--venues", 4, ""),
-            ("--rounds", 5, ""),
-            ("--pinned", 40, ""),
-        ],
-    )
-
+OPTIONS = [("--venues", 4, ""), ("--rounds", 5, ""), ("--pinned", 40, "")]  # flag, default, help: see bench_main
 
 if __name__ == "__main__":
-    main()
+    bench_main("failover", __doc__, main_async, report, OPTIONS)

@@ -315,19 +315,12 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    bench_main(
-        "footprint",
-        __doc__,
-        main_async,
-        report,
-        [
-            ("--agents", 3, ""),
-            ("--idle", 60.0, "seconds of idle CPU measured (a minute by default)"),
-            ("--badges", 100, "badges the ZPL agent prints first (0: no row)"),
-        ],
-    )
-
+# flag, default, help: see bench_main
+OPTIONS = [
+    ("--agents", 3, ""),
+    ("--idle", 60.0, "seconds of idle CPU measured (a minute by default)"),
+    ("--badges", 100, "badges the ZPL agent prints first (0: no row)"),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("footprint", __doc__, main_async, report, OPTIONS)

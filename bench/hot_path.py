@@ -24,7 +24,6 @@ stretch (one per command or pipeline), counted in the client (``RoundTrips``), h
 from __future__ import annotations
 
 import asyncio
-import logging
 import tempfile
 import time
 from collections import Counter
@@ -36,7 +35,6 @@ from redis.asyncio import Redis
 
 from agent.config import load_config
 from agent.jobs import parse_job
-from agent.logs import KeyValueFormatter
 from agent.protocol.keys import Keys
 from agent.protocol.scripts import SCRIPT_NAMES, script_source
 from agent.protocol.store import Store
@@ -50,6 +48,7 @@ from bench.common import (
     command_counts,
     fmt,
     fmt_spread,
+    log_to_file,
     redis_server,
     spread,
     table,
@@ -215,10 +214,7 @@ async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="badge-bench-hot-") as tmpdir, redis_server() as server:
         tmp = Path(tmpdir)
         # The agent logs one line per badge, as in production; to a file here (journald's cost is not ours to add).
-        handler = logging.FileHandler(tmp / "bench.log")
-        handler.setFormatter(KeyValueFormatter(True))
-        logging.getLogger().handlers[:] = [handler]
-        logging.getLogger().setLevel(logging.INFO)
+        log_to_file(tmp / "bench.log")
 
         # Warm-up: imports, connection pools and the server's script cache (a first EVALSHA answered NOSCRIPT costs
         # one SCRIPT LOAD once per Redis start, not per badge).
@@ -345,19 +341,12 @@ def report(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
-    bench_main(
-        "hot_path",
-        __doc__,
-        main_async,
-        report,
-        [
-            ("--badges", 2000, ""),
-            ("--repeats", 5, ""),
-            ("--monitor-badges", 300, ""),
-        ],
-    )
-
+# flag, default, help: see bench_main
+OPTIONS = [
+    ("--badges", 2000, ""),
+    ("--repeats", 5, ""),
+    ("--monitor-badges", 300, ""),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("hot_path", __doc__, main_async, report, OPTIONS)

@@ -14,7 +14,6 @@ worker, concurrency 1: enqueue to the job function being called). The three take
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 import tempfile
 import time
@@ -25,7 +24,6 @@ from redis.asyncio import Redis
 
 from agent.config import load_config
 from agent.jobs import parse_job
-from agent.logs import KeyValueFormatter
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
@@ -35,6 +33,7 @@ from bench.common import (
     bench_main,
     fmt,
     fmt_spread,
+    log_to_file,
     percentile,
     redis_server,
     spread,
@@ -122,10 +121,7 @@ async def main_async(samples: int, repeats: int) -> dict[str, Any]:
     raw: dict[str, list[list[float]]] = {s: [] for s in SYSTEMS}
     with tempfile.TemporaryDirectory(prefix="badge-bench-lat-") as tmpdir, redis_server() as server:
         tmp = Path(tmpdir)
-        handler = logging.FileHandler(tmp / "bench.log")
-        handler.setFormatter(KeyValueFormatter(True))
-        logging.getLogger().handlers[:] = [handler]
-        logging.getLogger().setLevel(logging.INFO)
+        log_to_file(tmp / "bench.log")
         for r in range(repeats):
             raw["agent"].append(await agents_latency(server, tmp, f"{r}a", samples, journal=True))
             raw["agent, journal in memory"].append(await agents_latency(server, tmp, f"{r}m", samples, journal=False))
@@ -168,18 +164,7 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    bench_main(
-        "latency",
-        __doc__,
-        main_async,
-        report,
-        [
-            ("--samples", 150, ""),
-            ("--repeats", 3, ""),
-        ],
-    )
-
+OPTIONS = [("--samples", 150, ""), ("--repeats", 3, "")]  # flag, default, help: see bench_main
 
 if __name__ == "__main__":
-    main()
+    bench_main("latency", __doc__, main_async, report, OPTIONS)

@@ -266,20 +266,13 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    bench_main(
-        "scale",
-        __doc__,
-        main_async,
-        report,
-        [
-            ("--agents", 500, ""),
-            ("--venues", 10, ""),
-            ("--window", 8.0, ""),
-            ("--single-venue-agents", 500, ""),
-        ],
-    )
-
+# flag, default, help: see bench_main
+OPTIONS = [
+    ("--agents", 500, ""),
+    ("--venues", 10, ""),
+    ("--window", 8.0, ""),
+    ("--single-venue-agents", 500, ""),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("scale", __doc__, main_async, report, OPTIONS)

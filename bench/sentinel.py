@@ -177,18 +177,11 @@ def report(result: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    bench_main(
-        "sentinel",
-        __doc__,
-        main_async,
-        report,
-        [
-            ("--rounds", 10, "master kills"),
-            ("--badges", 300, "badges checked in first (half as many per round)"),
-        ],
-    )
-
+# flag, default, help: see bench_main
+OPTIONS = [
+    ("--rounds", 10, "master kills"),
+    ("--badges", 300, "badges checked in first (half as many per round)"),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("sentinel", __doc__, main_async, report, OPTIONS)
