@@ -1,7 +1,7 @@
 """The agent's HTTP port: bound at start, served by aiohttp from the first connection on.
 
-aiohttp and prometheus_client are ~13 MB of a Pi's memory (issue 7). Most venues never scrape an agent, and a health
-probe comes now and then, so the port is bound (and a port already taken is reported) when the agent starts, but
+aiohttp and prometheus_client are ~13 MB of a Pi's memory (bench/footprint.py). Most venues never scrape an agent, and a
+health probe comes now and then, so the port is bound (and a port already taken is reported) when the agent starts, but
 the two libraries are imported only when the first client connects: in a worker thread, so the printing loop does
 not stall on the import, while that client waits in the socket's accept backlog. From then on aiohttp serves the
 same sockets (``agent.http``). The cost: the first request after start-up takes the import's time (~0.3 s on a

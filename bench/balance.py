@@ -1,4 +1,4 @@
-"""Balance (the second seed's claim, tested): late binding against the seed's push alternatives on the same arrivals.
+"""Balance: late binding (pull when ready) against push dispatchers, on the same arrivals.
 
 Run: .venv/bin/python -m bench.balance [--repeats R] [--badges N]
 Prints a table and writes bench/results/balance.json.
@@ -12,9 +12,9 @@ Fleet: four printers at 1x, 1x, 2x and 0.5x speed (1x = 0.2 s a badge); the 2x p
   keep the recovered printer out for 6 s, a third of this short run).
 * The alternatives are a discrete-event simulation of pushing to per-printer FIFO queues, run on the arrival and
   outage times recorded in the real run, with the same speeds: static ``crc32(attendee) % 4``, a fixed lane ->
-  printer map (lane i -> printer i), the seed's least-depth push (shortest healthy queue, ties by name), and, as
+  printer map (lane i -> printer i), least-depth push (shortest healthy queue, ties by name), and, as
   the strongest push variant, least-depth weighted by speed. The push dispatchers are given perfect, instant
-  health knowledge (a generous assumption: the seed's probe needs N failures); a badge cut short by the outage is
+  health knowledge (a generous assumption: a real health probe needs N failures); a badge cut short by the outage is
   retried first on its own printer when it is back. "Late binding (model)" is the same simulation with a shared
   pool that idle printers pull from: it shows how close the real agents come to their own ideal.
 
@@ -25,7 +25,6 @@ smallest per-lane mean wait.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import heapq
 import itertools
@@ -48,6 +47,7 @@ from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
+    bench_main,
     fmt_spread,
     percentile,
     read_print_log,
@@ -55,7 +55,6 @@ from bench.common import (
     spread,
     table,
     verdict,
-    write_results,
 )
 from drivers.sim import SimControl
 
@@ -382,15 +381,7 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--badges", type=int, default=300)
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.repeats, args.badges))
-    print(report(res))
-    print(f"\nwritten: {write_results('balance', res)}")
-
+OPTIONS = [("--repeats", 3, ""), ("--badges", 300, "")]  # flag, default, help: see bench_main
 
 if __name__ == "__main__":
-    main()
+    bench_main("balance", __doc__, main_async, report, OPTIONS)

@@ -1,4 +1,5 @@
-"""Shared pieces of the benchmark scripts: a private redis-server, agent configs, statistics, tables and JSON output.
+"""Shared pieces of the benchmark scripts: a private redis-server, agent configs, what clients send (MONITOR and
+round trips), statistics, tables, JSON output and the command line every script has.
 
 Every script starts its own redis-server (the real one, on loopback) in a temporary folder and removes it at the end,
 so nothing here touches a Redis or a printer that already exists on the machine.
@@ -6,17 +7,22 @@ so nothing here touches a Redis or a printer that already exists on the machine.
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
+import logging
 import math
 import os
 import platform
 import re
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,7 @@ from typing import Any
 import yaml
 from redis.asyncio import Redis
 
+from agent.logs import KeyValueFormatter
 from agent.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +51,15 @@ def redis_server(appendonly: bool = False, fsync: str = "everysec") -> Iterator[
             yield server
         finally:
             server.stop()
+
+
+def log_to_file(path: Path) -> None:
+    """Agents in this process log one key=value line per badge, as in production, to ``path`` (journald's cost is
+    not theirs to add, and the tables stay readable)."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(KeyValueFormatter(True))
+    logging.getLogger().handlers[:] = [handler]
+    logging.getLogger().setLevel(logging.INFO)
 
 
 def agent_config(
@@ -115,6 +131,77 @@ async def redis_cpu(redis: Redis) -> float:
     """Seconds of CPU the redis-server has used (user + sys), from ``INFO cpu``."""
     info = await redis.info("cpu")
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+
+# -- what clients send ---------------------------------------------------------------------------------------------
+
+
+class Monitor:
+    """MONITOR on its own socket: (unix time, client, command, first argument) of every command clients send.
+
+    Lua-internal calls come with the client ``lua``; the round-trip counts leave them out by it.
+    """
+
+    LINE = re.compile(r'^\+?([\d.]+) \[\d+ ([^\]]+)\] "(\w+)"(?: "([^"]*)")?')
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(b"MONITOR\r\n")
+        self.lines: list[str] = []
+        self._stop = False
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        buf = b""
+        while not self._stop:
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            *lines, buf = buf.split(b"\r\n")
+            self.lines += [line.decode("utf-8", "replace") for line in lines]
+
+    def close(self) -> list[tuple[float, str, str, str]]:
+        self._stop = True
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        self.thread.join(2)
+        out = []
+        for line in self.lines:
+            if m := self.LINE.match(line):
+                out.append((float(m.group(1)), m.group(2), m.group(3).lower(), m.group(4) or ""))
+        return out
+
+
+class RoundTrips:
+    """Every round trip a client makes, seen from the client: one per command or pipeline written to the socket.
+
+    MONITOR shows commands, not round trips (a pipeline's commands arrive one by one); this counts the writes. Each
+    entry is (``time.perf_counter()``, the start of the bytes sent), so callers can window them and tell scripts
+    apart by their SHA. Install before the client opens its connections.
+    """
+
+    def __init__(self, redis: Redis) -> None:
+        self.sent: list[tuple[float, bytes]] = []
+        pool = redis.connection_pool
+        base: Any = pool.connection_class
+        sent = self.sent
+
+        class Counting(base):  # type: ignore[misc]
+            async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+                head = command if isinstance(command, bytes | str) else b"".join(command[:3])
+                sent.append((time.perf_counter(), head[:200] if isinstance(head, bytes) else head[:200].encode()))
+                await super().send_packed_command(command, check_health)
+
+        pool.connection_class = Counting
+
+    def between(self, start: float, end: float, *, excluding: bytes = b"") -> int:
+        """Round trips sent in [start, end] (perf_counter), leaving out those whose head contains ``excluding``."""
+        return sum(1 for t, head in self.sent if start <= t <= end and not (excluding and excluding in head))
 
 
 # -- statistics -----------------------------------------------------------------------------------------------------
@@ -201,3 +288,20 @@ def write_results(name: str, data: dict[str, Any]) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps({"bench": name, "machine": machine(), **data}, indent=2, default=str) + "\n")
     return path
+
+
+def bench_main(
+    name: str,
+    doc: str | None,
+    run: Callable[..., Awaitable[dict[str, Any]]],
+    report: Callable[[dict[str, Any]], str],
+    options: Sequence[tuple[str, float, str]],
+) -> None:
+    """The command line every script has: ``--option`` flags (flag, default, help; the type is the default's),
+    ``run`` called with their values in that order, its tables printed and its figures written as JSON."""
+    parser = argparse.ArgumentParser(description=(doc or name).splitlines()[0])
+    for flag, default, help_text in options:
+        parser.add_argument(flag, type=type(default), default=default, help=help_text or None)
+    res = asyncio.run(run(*vars(parser.parse_args()).values()))
+    print(report(res))
+    print(f"\nwritten: {write_results(name, res)}")

@@ -14,7 +14,6 @@ them are out of the peers' printers.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import random
 import subprocess
@@ -32,6 +31,7 @@ from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
+    bench_main,
     fmt,
     percentile,
     read_print_log,
@@ -39,7 +39,6 @@ from bench.common import (
     spread,
     table,
     verdict,
-    write_results,
 )
 
 PEERS = 2
@@ -176,16 +175,7 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--venues", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--pinned", type=int, default=40)
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.venues, args.rounds, args.pinned))
-    print(report(res))
-    print(f"\nwritten: {write_results('failover', res)}")
-
+OPTIONS = [("--venues", 4, ""), ("--rounds", 5, ""), ("--pinned", 40, "")]  # flag, default, help: see bench_main
 
 if __name__ == "__main__":
-    main()
+    bench_main("failover", __doc__, main_async, report, OPTIONS)

@@ -18,8 +18,8 @@ Configurations, one row each:
 
 Start-up = process spawned -> its name appears in the venue's heartbeat set (polled every 5 ms). The agents are
 started one after the other (so they do not contend for the two cores), the printing agent's badges go through,
-then all sit idle together; CPU is utime + stime from /proc/<pid>/stat over the idle window (a minute by default, as the
-issue asks), RSS is VmRSS from /proc/<pid>/status at its end (RssAnon beside it: the part
+then all sit idle together; CPU is utime + stime from /proc/<pid>/stat over the idle window (a minute by default),
+RSS is VmRSS from /proc/<pid>/status at its end (RssAnon beside it: the part
 that is the agent's alone; the rest are mapped files such as libpython and the fonts, shared by every process that
 maps them). Beside them, measured in the same window: a bare redis-py asyncio process doing only a 1 s BLMOVE loop
 and a 1 s heartbeat SET (the floor of any Python agent), and an idle saq worker (concurrency 1).
@@ -27,7 +27,6 @@ and a 1 s heartbeat SET (the floor of any Python agent), and an idle saq worker 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import compileall
 import json
@@ -52,13 +51,13 @@ from agent.redis_server import free_port, stop_process
 from bench.common import (
     ROOT,
     agent_config,
+    bench_main,
     fmt,
     fmt_spread,
     redis_server,
     spread,
     table,
     verdict,
-    write_results,
 )
 
 BARE = """
@@ -316,18 +315,12 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agents", type=int, default=3)
-    parser.add_argument(
-        "--idle", type=float, default=60.0, help="seconds of idle CPU measured (the issue asks for a minute)"
-    )
-    parser.add_argument("--badges", type=int, default=100, help="badges the ZPL agent prints first (0: no row)")
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.agents, args.idle, args.badges))
-    print(report(res))
-    print(f"\nwritten: {write_results('footprint', res)}")
-
+# flag, default, help: see bench_main
+OPTIONS = [
+    ("--agents", 3, ""),
+    ("--idle", 60.0, "seconds of idle CPU measured (a minute by default)"),
+    ("--badges", 100, "badges the ZPL agent prints first (0: no row)"),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("footprint", __doc__, main_async, report, OPTIONS)

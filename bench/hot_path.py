@@ -4,10 +4,11 @@ the design), three ways: as redis-py's client is used by default (a connection f
 the same client on one connection (``single_connection_client``: its plain commands; redis-py still takes a
 pipeline's connection from the pool), and on redis-py's connection API (one connection
 kept, commands written and replies read by hand, as the agent's pull loop does); and (b) saq, one worker,
-concurrency 1, no-op jobs. The 60% target is judged against the faster client loop in each repeat (the loop the
-issue describes); the connection-API loop is shown beside it as the tightest floor redis-py allows.
+concurrency 1, no-op jobs. The 60% target is judged against the faster client loop in each repeat (plain
+redis-py, as anyone would write the loop); the connection-API loop is shown beside it as the tightest floor
+redis-py allows.
 
-Run: .venv/bin/python bench/hot_path.py [--badges N] [--repeats R]
+Run: .venv/bin/python -m bench.hot_path [--badges N] [--repeats R]
 Prints two tables and writes bench/results/hot_path.json.
 
 Throughput: N jobs are queued first, then the consumer starts; the rate is (N-1) / (last first-byte - first
@@ -22,9 +23,7 @@ stretch (one per command or pipeline), counted in the client (``RoundTrips``), h
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import logging
 import tempfile
 import time
 from collections import Counter
@@ -36,25 +35,26 @@ from redis.asyncio import Redis
 
 from agent.config import load_config
 from agent.jobs import parse_job
-from agent.logs import KeyValueFormatter
 from agent.protocol.keys import Keys
 from agent.protocol.scripts import SCRIPT_NAMES, script_source
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.runtime import Agent
 from bench.common import (
+    Monitor,
+    RoundTrips,
     agent_config,
+    bench_main,
     command_counts,
     fmt,
     fmt_spread,
+    log_to_file,
     redis_server,
     spread,
     table,
     verdict,
-    write_results,
 )
 from bench.stamp import StampDriver
-from tests.core.helpers import Monitor, RoundTrips
 
 SYSTEMS = (
     "agent",
@@ -214,10 +214,7 @@ async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="badge-bench-hot-") as tmpdir, redis_server() as server:
         tmp = Path(tmpdir)
         # The agent logs one line per badge, as in production; to a file here (journald's cost is not ours to add).
-        handler = logging.FileHandler(tmp / "bench.log")
-        handler.setFormatter(KeyValueFormatter(True))
-        logging.getLogger().handlers[:] = [handler]
-        logging.getLogger().setLevel(logging.INFO)
+        log_to_file(tmp / "bench.log")
 
         # Warm-up: imports, connection pools and the server's script cache (a first EVALSHA answered NOSCRIPT costs
         # one SCRIPT LOAD once per Redis start, not per badge).
@@ -344,16 +341,12 @@ def report(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--badges", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--monitor-badges", type=int, default=300)
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.badges, args.repeats, args.monitor_badges))
-    print(report(res))
-    print(f"\nwritten: {write_results('hot_path', res)}")
-
+# flag, default, help: see bench_main
+OPTIONS = [
+    ("--badges", 2000, ""),
+    ("--repeats", 5, ""),
+    ("--monitor-badges", 300, ""),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("hot_path", __doc__, main_async, report, OPTIONS)

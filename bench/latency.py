@@ -13,9 +13,7 @@ worker, concurrency 1: enqueue to the job function being called). The three take
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import logging
 import random
 import tempfile
 import time
@@ -26,12 +24,22 @@ from redis.asyncio import Redis
 
 from agent.config import load_config
 from agent.jobs import parse_job
-from agent.logs import KeyValueFormatter
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.runtime import Agent
-from bench.common import agent_config, fmt, fmt_spread, percentile, redis_server, spread, table, verdict, write_results
+from bench.common import (
+    agent_config,
+    bench_main,
+    fmt,
+    fmt_spread,
+    log_to_file,
+    percentile,
+    redis_server,
+    spread,
+    table,
+    verdict,
+)
 from bench.stamp import StampDriver
 
 FLEET = 4
@@ -113,10 +121,7 @@ async def main_async(samples: int, repeats: int) -> dict[str, Any]:
     raw: dict[str, list[list[float]]] = {s: [] for s in SYSTEMS}
     with tempfile.TemporaryDirectory(prefix="badge-bench-lat-") as tmpdir, redis_server() as server:
         tmp = Path(tmpdir)
-        handler = logging.FileHandler(tmp / "bench.log")
-        handler.setFormatter(KeyValueFormatter(True))
-        logging.getLogger().handlers[:] = [handler]
-        logging.getLogger().setLevel(logging.INFO)
+        log_to_file(tmp / "bench.log")
         for r in range(repeats):
             raw["agent"].append(await agents_latency(server, tmp, f"{r}a", samples, journal=True))
             raw["agent, journal in memory"].append(await agents_latency(server, tmp, f"{r}m", samples, journal=False))
@@ -159,15 +164,7 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=150)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.samples, args.repeats))
-    print(report(res))
-    print(f"\nwritten: {write_results('latency', res)}")
-
+OPTIONS = [("--samples", 150, ""), ("--repeats", 3, "")]  # flag, default, help: see bench_main
 
 if __name__ == "__main__":
-    main()
+    bench_main("latency", __doc__, main_async, report, OPTIONS)

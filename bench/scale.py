@@ -21,7 +21,6 @@ removing them from the heartbeat set.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import random
@@ -35,7 +34,7 @@ from redis.exceptions import RedisError
 
 from agent.jobs import parse_job
 from agent.protocol.store import Store
-from bench.common import fmt, fmt_spread, redis_cpu, redis_server, spread, table, verdict, write_results
+from bench.common import bench_main, fmt, fmt_spread, redis_cpu, redis_server, spread, table, verdict
 
 HB = 1.0
 DEAD_AFTER = 3.0
@@ -267,17 +266,13 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--agents", type=int, default=500)
-    parser.add_argument("--venues", type=int, default=10)
-    parser.add_argument("--window", type=float, default=8.0)
-    parser.add_argument("--single-venue-agents", type=int, default=500)
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.agents, args.venues, args.window, args.single_venue_agents))
-    print(report(res))
-    print(f"\nwritten: {write_results('scale', res)}")
-
+# flag, default, help: see bench_main
+OPTIONS = [
+    ("--agents", 500, ""),
+    ("--venues", 10, ""),
+    ("--window", 8.0, ""),
+    ("--single-venue-agents", 500, ""),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("scale", __doc__, main_async, report, OPTIONS)

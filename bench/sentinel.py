@@ -9,7 +9,6 @@ At the end every enqueued badge (each acknowledged by Redis) must be printed: lo
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import tempfile
 import time
@@ -28,14 +27,15 @@ from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
+    bench_main,
     fmt,
     percentile,
     read_print_log,
     spread,
     table,
-    write_results,
+    verdict,
 )
-from tests.redis.topology import SentinelSetup
+from bench.topology import SentinelSetup
 
 PRINTERS = ("s1", "s2", "s3")
 VENUE = "bench-sentinel"
@@ -151,39 +151,37 @@ async def main_async(rounds: int, badges: int) -> dict[str, Any]:
         setup.stop()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=10, help="master kills (default 10)")
-    parser.add_argument("--badges", type=int, default=300, help="badges checked in first (half as many per round)")
-    args = parser.parse_args()
-    result = asyncio.run(main_async(args.rounds, args.badges))
+def report(result: dict[str, Any]) -> str:
     t = result["failover_s"]
     s = spread(t)
-    print(
-        table(
-            f"Sentinel failover: master SIGKILLed -> next badge confirmed ({len(t)} kills, down-after 1000 ms)",
-            "lower is better; s",
-            ["measure", "n", "min", "median", "max", "p90"],
-            [
-                [
-                    "kill -> badge confirmed on the new master",
-                    len(t),
-                    fmt(s["min"]),
-                    fmt(s["median"]),
-                    fmt(s["max"]),
-                    fmt(percentile(t, 90)),
-                ]
-            ],
-        )
-    )
     ok = percentile(t, 90) <= 5 and result["lost"] == 0 and result["printed_twice_unflagged"] == 0
-    print(
-        f"badges acknowledged {result['badges']}, lost {result['lost']}, printed twice {result['printed_twice']} "
-        f"(unflagged {result['printed_twice_unflagged']}); target p90 <= 5 s, 0 lost, 0 unflagged: "
-        f"{'MET' if ok else 'MISSED'}"
+    kills = table(
+        f"Sentinel failover: master SIGKILLed -> next badge confirmed ({len(t)} kills, down-after 1000 ms)",
+        "lower is better; s",
+        ["measure", "n", "min", "median", "max", "p90"],
+        [
+            [
+                "kill -> badge confirmed on the new master",
+                len(t),
+                fmt(s["min"]),
+                fmt(s["median"]),
+                fmt(s["max"]),
+                fmt(percentile(t, 90)),
+            ]
+        ],
     )
-    print(f"written: {write_results('sentinel', result)}")
+    return (
+        f"{kills}\n"
+        f"badges acknowledged {result['badges']}, lost {result['lost']}, printed twice {result['printed_twice']} "
+        f"(unflagged {result['printed_twice_unflagged']}); target p90 <= 5 s, 0 lost, 0 unflagged: {verdict(ok)}"
+    )
 
+
+# flag, default, help: see bench_main
+OPTIONS = [
+    ("--rounds", 10, "master kills"),
+    ("--badges", 300, "badges checked in first (half as many per round)"),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("sentinel", __doc__, main_async, report, OPTIONS)

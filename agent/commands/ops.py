@@ -1,4 +1,4 @@
-"""Operator actions from the runbooks: drain a printer, reclaim a dead one's work, look at and requeue the DLQ."""
+"""Staff actions by hand (docs/venue.md): drain a printer, reclaim a dead one's work, look at and requeue the DLQ."""
 
 from __future__ import annotations
 

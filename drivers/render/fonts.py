@@ -1,6 +1,6 @@
 """Where the badge fonts come from, and which font can draw which character.
 
-A stock printer font prints a missing glyph as a blank (DESIGN "Badges"), so coverage is decided from each font's
+A stock printer font prints a missing glyph as a blank (docs/printers.md), so coverage is decided from each font's
 ``cmap`` table (:mod:`drivers.render.cmap`), never from Pillow's rendering, which silently draws ``.notdef`` boxes.
 
 Fonts are looked up, in this order, in the directories named by ``$BADGE_AGENT_FONT_DIRS`` (``os.pathsep``

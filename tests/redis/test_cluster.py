@@ -18,12 +18,12 @@ from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.scripts import script_source
 from agent.protocol.store import Store
+from bench.topology import ClusterSetup
 from tests.conftest import write_agent_config
 from tests.core.helpers import print_log_copies
 from tests.core.test_agent import enqueue_many, printed_count, wait_until
 from tests.core.test_process import agent_process
 from tests.redis.helpers import badge_agent
-from tests.redis.topology import ClusterSetup
 
 
 async def _user_on_every_node(setup: ClusterSetup, venue: str, printer: str, password_file: Path) -> str:

@@ -18,12 +18,12 @@ from agent.config import RedisConfig
 from agent.connection import make_redis
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
+from bench.topology import SentinelSetup
 from tests.conftest import write_agent_config
 from tests.core.helpers import print_log_copies
 from tests.core.test_agent import enqueue_many, wait_until
 from tests.core.test_process import agent_process
 from tests.redis.helpers import badge_agent
-from tests.redis.topology import SentinelSetup
 
 PRINTERS = ["s1", "s2", "s3"]
 

@@ -15,12 +15,12 @@ from agent.config import RedisConfig
 from agent.protocol.store import Store
 from agent.redis_server import free_port
 from agent.validate import Invalid
+from bench.topology import Node, wait_port
 from tests.conftest import write_agent_config
 from tests.core.helpers import print_log_copies
 from tests.core.test_agent import enqueue_many, printed_count, wait_until
 from tests.core.test_process import agent_process
 from tests.redis.helpers import badge_agent
-from tests.redis.topology import Node, wait_port
 
 SUBJECT_ALT_NAMES = "subjectAltName=DNS:localhost"  # not 127.0.0.1: connecting by that IP must fail
 
