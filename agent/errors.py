@@ -7,6 +7,10 @@ from __future__ import annotations
 EXIT_CONFIG = 78
 
 
+#: A config with a thousand mistakes is one mistake (the wrong file): the first ones say which.
+MAX_SHOWN_PROBLEMS = 20
+
+
 class UserError(Exception):
     """Something the person running badge-agent can fix; the message says what."""
 
@@ -20,8 +24,12 @@ class ConfigError(UserError):
         super().__init__(f"{path}: " + ("; ".join(problems) if len(problems) == 1 else f"{len(problems)} problems"))
 
     def render(self) -> str:
+        """The file and its problems, at most ``MAX_SHOWN_PROBLEMS`` of them (then how many were not shown)."""
         lines = [f"config error in {self.path}:"]
-        lines += [f"  {p}" for p in self.problems]
+        lines += [f"  {p}" for p in self.problems[:MAX_SHOWN_PROBLEMS]]
+        hidden = len(self.problems) - MAX_SHOWN_PROBLEMS
+        if hidden > 0:
+            lines.append(f"  ... {hidden} more not shown")
         return "\n".join(lines)
 
 
