@@ -124,12 +124,14 @@ def test_fleet_commands_explain_a_missing_target_and_an_unreachable_redis(venue:
 HOSTILE = [b"evil\r\x1b[2J", b"bad\xffid\x9b31m", b"[blink]x[/blink]\xe2\x80\xae", b"L" * 1_000_000]
 
 
-async def test_cli_output_escapes_and_truncates_what_redis_holds(redis: Redis, redis_server: RedisServer, venue: str) -> None:
+async def test_cli_output_escapes_and_truncates_what_redis_holds(
+    redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
     k = Keys(venue)
     for raw in HOSTILE:
         await redis.xadd(k.events, {b"event": b"dead", b"job_id": raw, b"reason": raw})
         await redis.lpush(k.dlq, raw)
-        await redis.hset(k.job("x").encode()[: -1] + raw, mapping={b"state": b"dead", b"error": raw})
+        await redis.hset(k.job("x").encode()[:-1] + raw, mapping={b"state": b"dead", b"error": raw})
     health = {"state": "ready", "location": "Hall\x1b[31m A", "printed": 0}
     await Store(redis, venue).beat("hall-a-1", health, 5000, first=True)
     await redis.lpush(k.inflight("hall-a-1"), b"[blink]x[/blink]\r")
