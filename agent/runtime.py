@@ -254,7 +254,10 @@ class Agent:
         tail, self._tail = self._tail, None
         begun = await self.store.begin(self.me, self.location, job_id, meanwhile=tail)
         if begun.kind != "print":
-            log.info("not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail))
+            # dead: begin dead-lettered it (no record, or one that contradicts the protocol): staff must look.
+            (log.warning if begun.kind == "dead" else log.info)(
+                "not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail)
+            )
             self.metrics.skipped.labels(begun.kind).inc()
             return
         reprinted_epoch = self.journal.printed_here(job_id)
