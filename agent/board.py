@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from importlib import resources
 from typing import Any
@@ -40,6 +41,8 @@ MAX_VIEWERS = 100
 SEND_TIMEOUT = 10.0
 #: What one string (a job id, a name, a reason) may carry into a snapshot: Redis holds whatever a tool wrote.
 MAX_FIELD_CHARS = 200
+#: A Redis error that lasts is logged again this often, not once per poll.
+LOG_EVERY = 30.0
 POLLER = web.AppKey("poller", asyncio.Task[None])
 
 
@@ -64,16 +67,19 @@ class Board:
 
     async def run(self) -> None:
         """Poll until cancelled; a Redis outage shows on the page and is retried every interval."""
+        logged: tuple[str, float] = ("", 0.0)  # the last error logged and when: once per LOG_EVERY, not per poll
         while True:
             try:
                 snapshot = bounded(await self.poll())
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 snapshot = {**self.snapshot, "error": shown(f"Redis unreachable: {exc}")}
-                log.warning("board cannot read Redis", extra=kv(error=exc))
             except RedisError as exc:
                 # Reachable but refusing (a key of the wrong type, NOPERM): a venue fault to fix, not an outage.
                 snapshot = {**self.snapshot, "error": shown(f"venue fault in Redis: {exc}")}
-                log.warning("board cannot read Redis", extra=kv(error=exc))
+            error, now = snapshot.get("error") or "", time.monotonic()
+            if error and (error != logged[0] or now - logged[1] >= LOG_EVERY):
+                log.warning("board cannot read Redis", extra=kv(error=error))
+                logged = (error, now)
             await self.publish(snapshot)
             await asyncio.sleep(self.interval)
 

@@ -253,3 +253,22 @@ async def test_the_board_caps_viewers_and_drops_one_that_stops_reading(
                 resp.close()
         stalled.close()
         await wait_until(lambda: board.viewers == 0, 10)
+
+
+async def test_a_key_of_the_wrong_type_shows_as_a_venue_fault_logged_once(
+    redis: Redis, venue: str, caplog: Any
+) -> None:
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="agent.board")
+    await redis.set(Keys(venue).pool, "oops")
+    board = Board(redis, venue, interval=0.02)
+    task = asyncio.create_task(board.run())
+    try:
+        await wait_until(lambda: "venue fault in Redis" in str(board.snapshot.get("error")), 10)
+        assert "WRONGTYPE" in str(board.snapshot["error"])
+        await asyncio.sleep(0.5)  # some 25 polls, all failing the same way
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert len([r for r in caplog.records if r.name == "agent.board"]) == 1
