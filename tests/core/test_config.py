@@ -251,3 +251,7 @@ def test_a_huge_config_is_refused_by_size_and_problems_are_bounded(tmp_path: Pat
     result = run_cli("check-config", str(many))
     assert result.returncode == EXIT_CONFIG
     assert result.stderr.count("unknown field") == 20 and "480 more not shown" in result.stderr
+    hostile = write(tmp_path, BASE + '"evil\\r\\e[2J": 1\n')
+    result = run_cli("check-config", str(hostile))
+    assert result.returncode == EXIT_CONFIG and "evil\\x0d\\x1b[2J: unknown field" in result.stderr
+    assert "\x1b" not in result.stderr and "\r" not in result.stderr
