@@ -262,8 +262,8 @@ class Agent:
         tail, self._tail = self._tail, None
         begun = await self.store.begin(self.me, self.location, job_id, meanwhile=tail)
         if begun.kind != "print":
-            # dead: begin dead-lettered it (no record, or one that contradicts the protocol): staff must look.
-            (log.warning if begun.kind == "dead" else log.info)(
+            # dead, dropped: the record or the list contradicted the protocol (begin.lua): staff must look.
+            (log.warning if begun.kind in ("dead", "dropped") else log.info)(
                 "not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail)
             )
             self.metrics.skipped.labels(begun.kind).inc()
