@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import time
 from collections import deque
 from importlib import resources
 from typing import Any
 
 from aiohttp import web
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent.fleet import events_after, fleet, tail_events
-from agent.logs import kv
+from agent.logs import kv, safe_json, shown
 from agent.protocol.keys import Keys
 from agent.protocol.store import dec, enc
 
@@ -32,6 +34,15 @@ ASSETS = {"/": "index.html", "/board.js": "board.js", "/board.css": "board.css"}
 CONTENT_TYPES = {"html": "text/html", "js": "text/javascript", "css": "text/css"}
 #: An SSE comment this often keeps proxies and phones from dropping an idle stream.
 KEEPALIVE = 15.0
+#: Open streams at once: a venue has a dozen screens; beyond this a page gets 503 (and EventSource retries).
+MAX_VIEWERS = 100
+#: One send that takes longer than this means the viewer stopped reading (or reads too slowly): it is dropped, so
+#: its unread snapshots do not pile up in the board's memory. Its page reconnects when it reads again.
+SEND_TIMEOUT = 10.0
+#: What one string (a job id, a name, a reason) may carry into a snapshot: Redis holds whatever a tool wrote.
+MAX_FIELD_CHARS = 200
+#: A Redis error that lasts is logged again this often, not once per poll.
+LOG_EVERY = 30.0
 POLLER = web.AppKey("poller", asyncio.Task[None])
 
 
@@ -49,17 +60,26 @@ class Board:
         self.last_event = ""  # stream id of the newest event seen; "" until the first successful read
         self.snapshot: dict[str, Any] = {"venue": venue, "printers": [], "error": "connecting to Redis"}
         self.version = 0
+        self.payload = safe_json(self.snapshot, separators=(",", ":")).encode()  # the snapshot, encoded once
+        self.viewers = 0
         self.changed = asyncio.Condition()
         self.closing = asyncio.Event()  # set at server shutdown: open streams end
 
     async def run(self) -> None:
         """Poll until cancelled; a Redis outage shows on the page and is retried every interval."""
+        logged: tuple[str, float] = ("", 0.0)  # the last error logged and when: once per LOG_EVERY, not per poll
         while True:
             try:
-                snapshot = await self.poll()
-            except (RedisError, OSError) as exc:
-                snapshot = {**self.snapshot, "error": f"Redis unreachable: {exc}"}
-                log.warning("board cannot read Redis", extra=kv(error=exc))
+                snapshot = bounded(await self.poll())
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                snapshot = {**self.snapshot, "error": shown(f"Redis unreachable: {exc}")}
+            except RedisError as exc:
+                # Reachable but refusing (a key of the wrong type, NOPERM): a venue fault to fix, not an outage.
+                snapshot = {**self.snapshot, "error": shown(f"venue fault in Redis: {exc}")}
+            error, now = snapshot.get("error") or "", time.monotonic()
+            if error and (error != logged[0] or now - logged[1] >= LOG_EVERY):
+                log.warning("board cannot read Redis", extra=kv(error=error))
+                logged = (error, now)
             await self.publish(snapshot)
             await asyncio.sleep(self.interval)
 
@@ -69,6 +89,7 @@ class Board:
             return
         async with self.changed:
             self.snapshot = snapshot
+            self.payload = safe_json(snapshot, separators=(",", ":")).encode()
             self.version += 1
             self.changed.notify_all()
 
@@ -102,19 +123,33 @@ class Board:
             page: Any = await self.redis.xrange(enc(k.events), min=start, count=1000)
             for entry_id, fields in page:
                 if dec(fields.get(b"event")) in DUPLICATE_EVENTS:
-                    self.duplicates.append({"id": dec(entry_id), **{dec(a): dec(b) for a, b in fields.items()}})
+                    event = {"id": dec(entry_id), **{dec(a): dec(b) for a, b in fields.items()}}
+                    self.duplicates.append(bounded(event))
             if len(page) < 1000:
                 break
             start = "(" + dec(page[-1][0])
         for event in await tail_events(self.redis, self.venue, self.recent.maxlen or 40):
-            self.recent.append(event)
+            self.recent.append(bounded(event))
         self.last_event = self.recent[-1]["id"] if self.recent else "0-0"
 
-    def _add_event(self, event: dict[str, str]) -> None:
+    def _add_event(self, raw: dict[str, str]) -> None:
+        event: dict[str, str] = bounded(raw)
         self.recent.append(event)
         if event.get("event") in DUPLICATE_EVENTS:
             self.duplicates.append(event)
         self.last_event = event["id"]
+
+
+def bounded(value: Any) -> Any:
+    """``value`` with every string cut to ``MAX_FIELD_CHARS`` and made printable (escapes for control bytes and
+    for the non-UTF-8 bytes Redis may hold), so no id, however long or strange, can stall or swell the feed."""
+    if isinstance(value, str):
+        return shown(value, MAX_FIELD_CHARS)
+    if isinstance(value, dict):
+        return {shown(str(k), MAX_FIELD_CHARS): bounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [bounded(v) for v in value]
+    return value
 
 
 def make_board_app(board: Board) -> web.Application:
@@ -127,27 +162,36 @@ def make_board_app(board: Board) -> web.Application:
         return web.Response(body=body, content_type=kind, charset="utf-8", headers={"Cache-Control": "no-cache"})
 
     async def snapshot(_request: web.Request) -> web.Response:
-        return web.json_response(board.snapshot)
+        return web.Response(body=board.payload, content_type="application/json")
 
     async def events(request: web.Request) -> web.StreamResponse:
+        if board.viewers >= MAX_VIEWERS:
+            log.warning("board refused a viewer: too many open", extra=kv(viewers=board.viewers))
+            raise web.HTTPServiceUnavailable(text="too many viewers", headers={"Retry-After": "10"})
         resp = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
-        await resp.prepare(request)
-        seen = -1
+        board.viewers += 1
         try:
+            await resp.prepare(request)
+            seen = -1
             while not board.closing.is_set():
                 if board.version != seen:
                     seen = board.version
-                    payload = json.dumps(board.snapshot, ensure_ascii=False, separators=(",", ":"))
-                    await resp.write(f"data: {payload}\n\n".encode())
+                    await send(resp, b"data: " + board.payload + b"\n\n")
                     continue
                 await board.next_version(seen, KEEPALIVE)
                 if board.version == seen:
-                    await resp.write(b": keepalive\n\n")
-        except ConnectionError:
-            pass  # the viewer went away (phone locked, tab closed)
+                    await send(resp, b": keepalive\n\n")
+        except (ConnectionError, TimeoutError):
+            pass  # the viewer went away (phone locked, tab closed) or stopped reading
+        finally:
+            board.viewers -= 1
         return resp
+
+    async def send(resp: web.StreamResponse, data: bytes) -> None:
+        async with asyncio.timeout(SEND_TIMEOUT):  # write waits while the viewer's socket buffer is full
+            await resp.write(data)
 
     async def start_poller(app: web.Application) -> None:
         app[POLLER] = asyncio.create_task(board.run(), name="board-poller")

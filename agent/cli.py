@@ -61,7 +61,7 @@ class Target:
 
 
 def fleet_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="An agent's YAML config.")
+    @click.option("-c", "--config", "config_path", help="An agent's YAML config.")
     @click.option("--redis", "redis_url", envvar="BADGE_REDIS_URL", help="Redis URL (or BADGE_REDIS_URL).")
     @click.option("--venue", envvar="BADGE_VENUE", help="Venue name (or BADGE_VENUE).")
     @functools.wraps(func)
@@ -92,7 +92,7 @@ def main() -> None:
 
 
 @main.command()
-@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False), help="Agent config.")
+@click.option("-c", "--config", "config_path", required=True, help="Agent config.")
 def run(config_path: str) -> None:
     """Run the agent for one printer (the daemon; systemd runs this)."""
     from agent.logs import setup_logging
@@ -120,7 +120,7 @@ def run(config_path: str) -> None:
 
 
 @main.command("check-config")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path")
 def check_config(path: str) -> None:
     """Validate an agent config without touching Redis or the printer."""
     try:

@@ -279,15 +279,30 @@ class AgentConfig(_Strict, kw_only=True):
         return self.printer.name
 
 
+#: An agent config is a few hundred bytes; a file far larger is a mistake (a log, an image), and parsing it would
+#: take minutes and gigabytes before saying so.
+MAX_CONFIG_BYTES = 256 * 1024
+
+
 def load_config(path: str | Path) -> AgentConfig:
     """Read and validate one agent config. Raises ConfigError naming the file and every bad field."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as fh:
+            # One byte past the cap tells "too large" from "exactly at the cap" without reading a huge file whole.
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(str(path), ["file not found"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(str(path), [f"cannot read: {exc}"]) from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), ["is a directory, not a config file"]) from None
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot read: {exc.strerror or exc}"]) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(str(path), [f"larger than {MAX_CONFIG_BYTES // 1024} KiB: not an agent config"])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), [f"not UTF-8 text: {exc.reason} at byte {exc.start}"]) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from agent.logs import shown
+
 #: Exit status for "cannot start: fix the configuration" (sysexits EX_CONFIG). systemd's RestartPreventExitStatus=
 #: uses it so a broken config does not restart in a loop.
 EXIT_CONFIG = 78
+
+
+#: A config with a thousand mistakes is one mistake (the wrong file): the first ones say which.
+MAX_SHOWN_PROBLEMS = 20
 
 
 class UserError(Exception):
@@ -20,8 +26,13 @@ class ConfigError(UserError):
         super().__init__(f"{path}: " + ("; ".join(problems) if len(problems) == 1 else f"{len(problems)} problems"))
 
     def render(self) -> str:
+        """The file and its problems, at most ``MAX_SHOWN_PROBLEMS`` of them (then how many were not shown)."""
         lines = [f"config error in {self.path}:"]
-        lines += [f"  {p}" for p in self.problems]
+        # shown: a key or value quoted from the file may hold terminal escapes, or be a megabyte long.
+        lines += [f"  {shown(p, 300)}" for p in self.problems[:MAX_SHOWN_PROBLEMS]]
+        hidden = len(self.problems) - MAX_SHOWN_PROBLEMS
+        if hidden > 0:
+            lines.append(f"  ... {hidden} more not shown")
         return "\n".join(lines)
 
 

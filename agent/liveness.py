@@ -72,6 +72,8 @@ def problems(agent: Agent) -> list[str]:
         reasons.append(f"no heartbeat acknowledged by Redis for {age:.1f} s")
     if agent.drained:
         reasons.append("drained by an operator")
+    if agent.venue_fault.active():
+        reasons.append(agent.venue_fault.describe())
     status = agent.device.status
     if agent.device.down:
         reasons.append(f"printer down: {status.describe()}")

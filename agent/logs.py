@@ -16,14 +16,56 @@ def kv(**fields: Any) -> dict[str, Any]:
     return {"fields": fields}
 
 
-#: A value with one of these (or an empty one) is written as a JSON string, so the line still splits on spaces.
-_NEEDS_QUOTES = re.compile('[ ="\n]')
+#: What a terminal or journald would act on rather than show: C0/C1 controls (ESC, CR, CSI), DEL, line and
+#: paragraph separators, bidi overrides (a job id could read backwards), and the surrogates that stand for
+#: non-UTF-8 bytes read from Redis (``surrogateescape``), which no stream can encode.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
+#: Job ids, names and reasons come from desks, kiosks and Redis: one value never carries more than this.
+MAX_VALUE_CHARS = 200
 
 
-def _quote(value: Any) -> str:
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # the raw byte the id held
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _json_escape_char(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def truncated(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}...({len(text) - limit} more chars)"
+
+
+def shown(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
+    """An untrusted value made safe for a terminal or a log: escaped (``\\x1b``) and truncated."""
     text = value if type(value) is str else str(value)
+    return _UNSAFE.sub(_escape_char, truncated(text, limit))
+
+
+#: ``_UNSAFE`` less the C0 controls: json.dumps escapes those inside strings itself, and its indent puts newlines
+#: between them.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udcff]")
+
+
+def safe_json(data: Any, **dump_args: Any) -> str:
+    """``json.dumps`` that any stream can write: unsafe characters become ``\\u`` escapes (still valid JSON)."""
+    return _UNSAFE_IN_JSON.sub(_json_escape_char, json.dumps(data, ensure_ascii=False, default=str, **dump_args))
+
+
+#: A value with one of these (or an empty one) is written as a JSON string, so the line still splits on spaces.
+_NEEDS_QUOTES = re.compile(r'[ ="\\]|' + _UNSAFE.pattern)
+
+
+def quoted(value: Any) -> str:
+    """A log or CLI value: bare when it is one safe word, else a JSON string with every unsafe character escaped."""
+    text = truncated(value if type(value) is str else str(value))
     if not text or _NEEDS_QUOTES.search(text) is not None:
-        return json.dumps(text, ensure_ascii=False)
+        return safe_json(text)
     return text
 
 
@@ -51,12 +93,12 @@ class KeyValueFormatter(logging.Formatter):
                 clock = self._clock = (second, time.strftime("%H:%M:%S", time.localtime(second)))
             parts.append(f"{clock[1]}.{int(record.msecs):03d}")
         parts.append(f"level={record.levelname.lower()}")
-        parts.append(f"msg={_quote(record.getMessage())}")
+        parts.append(f"msg={quoted(record.getMessage())}")
         fields = getattr(record, "fields", None)
         if fields:
-            parts += [f"{key}={_quote(value)}" for key, value in fields.items()]
+            parts += [f"{key}={quoted(value)}" for key, value in fields.items()]
         if record.exc_info:
-            parts.append(f"error={_quote(self.formatException(record.exc_info))}")
+            parts.append(f"error={quoted(self.formatException(record.exc_info))}")
         return _join(parts, self.journald)
 
 
@@ -68,11 +110,16 @@ def _join(parts: list[str], journald: bool) -> str:
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        data: dict[str, Any] = {"ts": record.created, "level": record.levelname.lower(), "msg": record.getMessage()}
-        data.update(getattr(record, "fields", {}))
+        data: dict[str, Any] = {
+            "ts": record.created,
+            "level": record.levelname.lower(),
+            "msg": truncated(record.getMessage()),
+        }
+        for key, value in getattr(record, "fields", {}).items():
+            data[key] = truncated(value) if isinstance(value, str) else value
         if record.exc_info:
             data["error"] = self.formatException(record.exc_info)
-        return json.dumps(data, ensure_ascii=False, default=str)
+        return safe_json(data)
 
 
 def setup_logging(level: str = "info", fmt: str = "text") -> None:

@@ -168,7 +168,7 @@ class AgentMetrics:
         )
         self.skipped = Counter(
             "badge_jobs_skipped",
-            "Jobs taken but not printed because begin said so (done, not_owner, dead, skip).",
+            "Jobs taken but not printed because begin said so (done, not_owner, dead, dropped).",
             ["reason"],
         )
         self.duplicates = Counter(

@@ -29,6 +29,7 @@ from agent.logs import kv
 from agent.metrics import AgentMetrics
 from agent.notify import Notifier, supervise
 from agent.protocol.store import ReleaseOutcome, Store
+from agent.venue_fault import VenueFaultBackoff, venue_fault_name
 from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
 
 log = logging.getLogger("agent")
@@ -68,6 +69,7 @@ class Agent:
         self.needs_recovery = True
         self.master_changes = 0  # Sentinel: how often we followed the master; each move means recovering
         self.redis_errors = 0
+        self.venue_fault = VenueFaultBackoff()  # the pull loop's: a Redis error retrying cannot fix
         self.drained = False  # an operator ordered this printer out of service
         self.reclaimed = 0
         self._last_steal_check = 0.0
@@ -203,6 +205,7 @@ class Agent:
                 else:
                     taken = self._next or await self.store.take(self.me)
                     self._next = None
+                    self.venue_fault.clear()
                 if taken is not None and taken[0] == "drained":
                     self.drained = True
                     continue
@@ -219,6 +222,11 @@ class Agent:
             except (RedisError, OSError) as exc:
                 self.redis_errors += 1
                 self.needs_recovery = True
+                fault = venue_fault_name(exc)
+                if fault is not None and isinstance(exc, RedisError):
+                    # Redis answers and will refuse again: back off, say so once per interval (agent/venue_fault.py).
+                    await self.sleep_unless_stopping(self.venue_fault.failed(fault, exc))
+                    continue
                 log.warning("redis unavailable; will recover before taking more work", extra=kv(error=exc))
                 await wait_for_redis(self.redis, self.timing.heartbeat_interval, self.stopping)
 
@@ -254,7 +262,10 @@ class Agent:
         tail, self._tail = self._tail, None
         begun = await self.store.begin(self.me, self.location, job_id, meanwhile=tail)
         if begun.kind != "print":
-            log.info("not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail))
+            # dead, dropped: the record or the list contradicted the protocol (begin.lua): staff must look.
+            (log.warning if begun.kind in ("dead", "dropped") else log.info)(
+                "not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail)
+            )
             self.metrics.skipped.labels(begun.kind).inc()
             return
         reprinted_epoch = self.journal.printed_here(job_id)
@@ -501,6 +512,8 @@ class Agent:
         if state is None:
             if self.drained:
                 state = "drained"
+            elif self.venue_fault.active():
+                state = "venue_fault"
             elif self.device.down:
                 state = "device_down"
             elif self.sending:
@@ -511,7 +524,7 @@ class Agent:
                 state = "paused"
         return {
             "state": state,
-            "reasons": list(status.reasons),
+            "reasons": list(status.reasons) + ([self.venue_fault.describe()] if self.venue_fault.active() else []),
             "device": status.state.value,
             "printing": self.current,
             "printed": self.printed,

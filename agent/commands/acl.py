@@ -29,11 +29,12 @@ from agent.protocol.scripts import SCRIPT_NAMES, script_source
 
 _CALL = re.compile(r"redis\.p?call\(\s*['\"]([A-Za-z]+)['\"]")
 
-#: What every client sends: scripts (EVALSHA, and SCRIPT LOAD/EXISTS when a cache is empty), SELECT for a db other
-#: than 0, PING for health, INFO replication when Sentinels disagree during a failover, CLUSTER SLOTS for a Cluster's
-#: slot map and COMMAND (redis-py's Cluster client reads the command table). agent/connection.py turns redis-py's
-#: CLIENT SETINFO off, so it need not be granted.
-BASE = ("ping", "eval", "evalsha", "script|load", "script|exists", "select", "info", "time", "cluster|slots", "command")
+#: What every client sends: scripts (EVALSHA, and SCRIPT LOAD/EXISTS when a cache is empty), PING for health, INFO
+#: replication when Sentinels disagree during a failover, CLUSTER SLOTS for a Cluster's slot map and COMMAND
+#: (redis-py's Cluster client reads the command table). agent/connection.py turns redis-py's CLIENT SETINFO off, so
+#: it need not be granted. No SELECT: key patterns do not name a database, so a user allowed to switch could reach
+#: another db's badge keys; a venue under these users lives in db 0 (the only one a Cluster has).
+BASE = ("ping", "eval", "evalsha", "script|load", "script|exists", "info", "time", "cluster|slots", "command")
 #: ``status``, ``job``, ``events``: reads only.
 READS = (
     "hget", "hgetall", "hkeys", "get", "exists", "llen", "lrange", "lindex",

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.errors import JobError, UserError
 from agent.jobs import Job, ignored_fields, parse_job, read_rows, sniff_format
+from agent.logs import shown
 from agent.protocol.store import Store
 
 BATCH = 200  # jobs per pipelined round trip
@@ -81,7 +82,7 @@ async def _enqueue_rows(
 
     def report(number: int, text: str) -> None:
         # Rows go to stdout (to keep or grep); the bar is on stderr and only where stderr is a terminal.
-        out.print(f"row {number}: {text}", markup=False)
+        out.print(f"row {number}: {shown(text, 500)}", markup=False)
 
     accepted: list[Job] = []  # enqueued by us in this run: checked on the current master at the end
 

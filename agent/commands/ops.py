@@ -8,6 +8,7 @@ import socket
 import click
 
 from agent.cli import Target, fail, fleet_options, run_async
+from agent.logs import shown
 from agent.protocol.store import Store, dec, enc
 
 
@@ -75,7 +76,8 @@ def reclaim(target: Target, printer: str, force: bool) -> None:
     kind, held, pinned, age = run_async(go())
     if kind == "alive":
         fail(f"{printer} is still beating (last beat {age or 0:.1f} s ago): it is alive; use drain, or --force", 1)
-    click.echo(f"{printer}: reclaimed; badge in hand: {held or 'none'}; {pinned} pinned job(s) to the pool")
+    in_hand = shown(held) if held else "none"
+    click.echo(f"{printer}: reclaimed; badge in hand: {in_hand}; {pinned} pinned job(s) to the pool")
 
 
 @click.group()
@@ -102,7 +104,7 @@ def dlq_list(target: Target) -> None:
 
     rows = run_async(go())
     for job_id, error in rows:
-        click.echo(f"{job_id!s:<24} {error}")
+        click.echo(f"{shown(job_id):<24} {shown(error)}")
     click.echo(f"{len(rows)} job(s) in the DLQ")
 
 
@@ -126,6 +128,6 @@ def dlq_requeue(target: Target, job_ids: tuple[str, ...], everything: bool) -> N
 
     results = run_async(go())
     for job_id, result in results:
-        click.echo(f"{job_id}: {result.replace('_', ' ')}")
+        click.echo(f"{shown(job_id)}: {result.replace('_', ' ')}")
     if any(r != "requeued" for _, r in results):
         raise SystemExit(1)

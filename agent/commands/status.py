@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from typing import Any
 
@@ -16,6 +15,7 @@ from rich.text import Text
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.fleet import FleetView, events_after, fleet, job_detail, tail_events
+from agent.logs import quoted, safe_json, shown
 
 STATE_STYLE = {
     "ready": "green",
@@ -33,11 +33,13 @@ def fleet_table(view: FleetView) -> Group:
     for column in ("printer", "state", "location", "printing", "pinned", "printed", "heartbeat"):
         table.add_column(column, justify="right" if column in ("pinned", "printed", "heartbeat") else "left")
     for p in view.printers:
-        state = Text(p.state, style=STATE_STYLE.get(p.state, ""))
+        state = Text(shown(p.state), style=STATE_STYLE.get(p.state, ""))
         if p.reasons:
-            state.append(f" ({', '.join(p.reasons)})", style="dim")
+            state.append(f" ({shown(', '.join(p.reasons))})", style="dim")
         age = "—" if p.beat_age is None else f"{p.beat_age:.1f} s"
-        table.add_row(p.name, state, p.location, p.inflight or "—", str(p.depth), str(p.printed), age)
+        # Text, not str: rich would read "[...]" in a job id or a location as markup.
+        cells = (Text(shown(p.name)), state, Text(shown(p.location)), Text(shown(p.inflight) if p.inflight else "—"))
+        table.add_row(*cells, str(p.depth), str(p.printed), age)
     c = view.counts
     line = Text(
         f"pool {view.pool} · queued {c.get('queued', 0)} · printing {c.get('printing', 0)} · "
@@ -78,7 +80,7 @@ def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
                 while True:
                     view = await fleet(redis, target.venue)
                     if as_json:
-                        click.echo(json.dumps(view.as_dict()))
+                        click.echo(safe_json(view.as_dict()))
                     else:
                         live.update(fleet_table(view), refresh=True)
                     await asyncio.sleep(interval)
@@ -91,7 +93,7 @@ def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
         return
     view = run_async(once())
     if as_json:
-        click.echo(json.dumps(view.as_dict(), ensure_ascii=False, indent=2))
+        click.echo(safe_json(view.as_dict(), indent=2))
     else:
         Console().print(fleet_table(view))
 
@@ -115,11 +117,11 @@ def job(target: Target, job_id: str, as_json: bool) -> None:
         fail(f"no job {job_id!r} in venue {target.venue}", 1)
         return
     if as_json:
-        click.echo(json.dumps(detail, ensure_ascii=False, indent=2))
+        click.echo(safe_json(detail, indent=2))
         return
     events = detail.pop("events")
     for key in sorted(detail):
-        click.echo(f"{key:>20}  {detail[key]}")
+        click.echo(f"{key:>20}  {shown(detail[key])}")
     click.echo("events:")
     for e in events:
         click.echo("  " + format_event(e))
@@ -128,8 +130,8 @@ def job(target: Target, job_id: str, as_json: bool) -> None:
 def format_event(e: dict[str, str]) -> str:
     ms = int(e["id"].split("-")[0])
     stamp = time.strftime("%H:%M:%S", time.localtime(ms / 1000)) + f".{ms % 1000:03d}"
-    rest = " ".join(f"{k}={v!r}" if " " in v else f"{k}={v}" for k, v in e.items() if k not in ("id", "event") and v)
-    return f"{stamp} {e.get('event', '?'):<16} {rest}"
+    rest = " ".join(f"{k}={quoted(v)}" for k, v in e.items() if k not in ("id", "event") and v)
+    return f"{stamp} {shown(e.get('event', '?')):<16} {rest}"
 
 
 @click.command()
@@ -141,7 +143,7 @@ def events(target: Target, follow: bool, count: int, as_json: bool) -> None:
     """The venue's audit log: one line per transition."""
 
     def show(e: dict[str, str]) -> None:
-        click.echo(json.dumps(e, ensure_ascii=False) if as_json else format_event(e))
+        click.echo(safe_json(e) if as_json else format_event(e))
 
     async def stream() -> None:
         redis = target.client()

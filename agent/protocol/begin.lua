@@ -2,8 +2,12 @@
 -- KEYS[1] inflight:<me>   KEYS[2] job:<id>   KEYS[3] done:<id>   KEYS[4] events   KEYS[5] dlq   KEYS[6] stats
 -- ARGV[1] job_id   ARGV[2] me   ARGV[3] my location   ARGV[4] events maxlen
 -- Returns {"not_owner"} (a peer reclaimed it: do NOT print), {"done", by} (already printed: dropped),
--- {"dead", reason} (no readable job: dead-lettered), {"skip", state} (job already final),
+-- {"dead", reason} (no job record, or one that contradicts the protocol: dead-lettered, never printed or skipped
+-- silently), {"dropped", reason} (another printer is printing it: this copy of the id is removed, with an event),
 -- or {"print", payload, attempts, epoch, maybe_printed_where}.
+-- A record contradicts the protocol when its state is printed but done:<id> is absent (done exists exactly when
+-- printed), when it is dead yet in a list (a dead job is in none), or when its payload names another job_id: none
+-- of these is reachable through the scripts, so a hand or a tool wrote it, and staff must look before it prints.
 local id, me = ARGV[1], ARGV[2]
 local function event(...)
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', ...)
@@ -19,19 +23,42 @@ if done_by then
   event('event', 'skipped', 'job_id', id, 'printer', me, 'reason', 'already printed by ' .. done_by)
   return {'done', done_by}
 end
-local job = redis.call('HMGET', KEYS[2], 'payload', 'state', 'maybe_printed_where')
-if not job[1] then
-  local reason = 'no job record for this id (pushed by hand, or its record was deleted)'
+local function dead(reason, integrity)
   redis.call('LREM', KEYS[1], 0, id)
+  redis.call('LREM', KEYS[5], 0, id)  -- a record already marked dead may be in the DLQ too: list it once
   redis.call('LPUSH', KEYS[5], id)
   redis.call('HSET', KEYS[2], 'state', 'dead', 'error', reason, 'printer', me, 'dead_ms', now)
   redis.call('HINCRBY', KEYS[6], 'dead', 1)
+  if integrity then
+    redis.call('HINCRBY', KEYS[6], 'integrity_fault', 1)
+  end
   event('event', 'dead', 'job_id', id, 'printer', me, 'reason', reason)
   return {'dead', reason}
 end
-if job[2] == 'dead' or job[2] == 'printed' then
+local job = redis.call('HMGET', KEYS[2], 'payload', 'state', 'maybe_printed_where', 'printer')
+if not job[1] then
+  return dead('no job record for this id (pushed by hand, or its record was deleted)', false)
+end
+if job[2] == 'printed' then
+  return dead('integrity fault: state is printed but no printer confirmed it (done is missing)', true)
+end
+if job[2] == 'dead' then
+  return dead('integrity fault: state is dead but the job was still in a list', true)
+end
+if job[2] == 'printing' and job[4] and job[4] ~= '' and job[4] ~= me then
+  -- Every step that moves a job out of a printer's in-flight list sets state queued and printer '', so this id
+  -- was pushed into a list by hand while another printer holds it. Printing it would make a second badge: drop
+  -- this copy of the id and leave the record to the printer that holds it.
+  local reason = 'integrity fault: ' .. job[4] .. ' is printing this job; a second copy of its id was dropped'
   redis.call('LREM', KEYS[1], 0, id)
-  return {'skip', job[2]}
+  redis.call('HINCRBY', KEYS[6], 'integrity_fault', 1)
+  event('event', 'integrity_fault', 'job_id', id, 'printer', me, 'reason', reason)
+  return {'dropped', reason}
+end
+local ok, decoded = pcall(cjson.decode, job[1])
+if ok and type(decoded) == 'table' and decoded['job_id'] ~= nil and tostring(decoded['job_id']) ~= id then
+  -- Unreadable payloads are left to the agent, which dead-letters them with the parse error.
+  return dead('integrity fault: the payload is for job_id ' .. string.sub(tostring(decoded['job_id']), 1, 200), true)
 end
 local attempts = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
 local epoch = redis.call('HINCRBY', KEYS[2], 'epoch', 1)

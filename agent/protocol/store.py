@@ -53,7 +53,7 @@ def _taken(reply: Any) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Begun:
-    """The reply of ``begin``. ``kind`` is print, not_owner, done, dead or skip."""
+    """The reply of ``begin``. ``kind`` is print, not_owner, done, dead or dropped."""
 
     kind: str
     payload: bytes = b""

@@ -119,3 +119,38 @@ def test_fleet_commands_explain_a_missing_target_and_an_unreachable_redis(venue:
         cwd=ROOT, capture_output=True, text=True, env=env,
     )  # fmt: skip
     assert result.returncode == 69 and "cannot reach Redis" in result.stderr and "Traceback" not in result.stderr
+
+
+HOSTILE = [b"evil\r\x1b[2J", b"bad\xffid\x9b31m", b"[blink]x[/blink]\xe2\x80\xae", b"L" * 1_000_000]
+
+
+async def test_cli_output_escapes_and_truncates_what_redis_holds(
+    redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    k = Keys(venue)
+    for raw in HOSTILE:
+        await redis.xadd(k.events, {b"event": b"dead", b"job_id": raw, b"reason": raw})
+        await redis.lpush(k.dlq, raw)
+        await redis.hset(k.job("x").encode()[:-1] + raw, mapping={b"state": b"dead", b"error": raw})
+    health = {"state": "ready", "location": "Hall\x1b[31m A", "printed": 0}
+    await Store(redis, venue).beat("hall-a-1", health, 5000, first=True)
+    await redis.lpush(k.inflight("hall-a-1"), b"[blink]x[/blink]\r")
+    outputs = [
+        cli(redis_server, venue, "events"),
+        cli(redis_server, venue, "events", "--json"),
+        cli(redis_server, venue, "dlq", "list"),
+        cli(redis_server, venue, "status"),
+        cli(redis_server, venue, "status", "--json"),
+    ]
+    for result in outputs:
+        assert result.returncode == 0, result.stderr
+        assert not any(c in result.stdout for c in "\r\x1b\x9b\u202e\udcff"), result.args
+        if "--json" not in result.args:  # JSON is exact (escaped, not cut): a tool reading it gets the real id
+            assert max(len(line) for line in result.stdout.splitlines()) < 5000, result.args
+    events, as_json, dlq = outputs[0].stdout, outputs[1].stdout, outputs[2].stdout
+    assert "evil\\r\\u001b[2J" in events and "bad\\udcffid\\udc9b31m" in events and "more chars" in events
+    assert "bad\\xffid\\x9b31m" in dlq and "evil\\x0d\\x1b[2J" in dlq
+    assert "[blink]x[/blink]" in outputs[3].stdout  # shown as typed, not read as rich markup
+    # --json stays exact: the escapes decode back to what Redis holds.
+    decoded = [json.loads(line).get("job_id") for line in as_json.splitlines()]
+    assert "evil\r\x1b[2J" in decoded and "L" * 1_000_000 in decoded

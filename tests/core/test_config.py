@@ -228,3 +228,30 @@ def test_redis_config_parse_checks_what_the_constructor_trusts() -> None:
         "connect_timeout: must be > 0 (got 0)",
         "cluster.nodes: '10.0.0.5' must be host:port, e.g. 10.0.0.5:26379",
     ]
+
+
+def test_a_directory_or_unreadable_file_as_config_exits_78_not_a_usage_error(tmp_path: Path) -> None:
+    # A path through a regular file cannot be opened even by root (tests may run as root, where mode 000 reads fine).
+    unreadable = write(tmp_path, BASE) / "agent.yaml"
+    cases = [(tmp_path, "is a directory"), (unreadable, "cannot read")]
+    for path, said in cases:
+        for args in (("check-config", str(path)), ("run", "-c", str(path)), ("status", "-c", str(path))):
+            result = run_cli(*args)
+            assert result.returncode == EXIT_CONFIG, (args, result.stderr)
+            assert str(path) in result.stderr and said in result.stderr
+            assert "Traceback" not in result.stderr
+
+
+def test_a_huge_config_is_refused_by_size_and_problems_are_bounded(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(BASE + "".join(f"junk{i}: {i}\n" for i in range(200_000)), encoding="utf-8")
+    result = run_cli("check-config", str(huge))
+    assert result.returncode == EXIT_CONFIG and "larger than" in result.stderr
+    many = write(tmp_path, BASE + "".join(f"junk{i}: {i}\n" for i in range(500)))
+    result = run_cli("check-config", str(many))
+    assert result.returncode == EXIT_CONFIG
+    assert result.stderr.count("unknown field") == 20 and "480 more not shown" in result.stderr
+    hostile = write(tmp_path, BASE + '"evil\\r\\e[2J": 1\n')
+    result = run_cli("check-config", str(hostile))
+    assert result.returncode == EXIT_CONFIG and "evil\\x0d\\x1b[2J: unknown field" in result.stderr
+    assert "\x1b" not in result.stderr and "\r" not in result.stderr

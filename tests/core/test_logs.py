@@ -40,3 +40,16 @@ def test_the_clock_is_the_records_own_second_even_when_cached(times: list[float]
         record = _record("x", created)
         expected = logging.Formatter("%(asctime)s", "%H:%M:%S").format(record) + f".{int(record.msecs):03d}"
         assert formatter.format(record).split(" ")[0] == expected
+
+
+def test_untrusted_values_cannot_drive_the_terminal_or_flood_the_journal() -> None:
+    from agent.logs import JsonFormatter
+
+    fields = {"job": "evil\r\x1b[2J", "raw": "bad\udcffid\x9b", "huge": "L" * 1_000_000, "bidi": "a\u202eb"}
+    for formatter in (KeyValueFormatter(False), KeyValueFormatter(False, journald=True), JsonFormatter()):
+        line = formatter.format(_record("not printing", 0.0, **fields))
+        line.encode("utf-8")  # no lone surrogate: the stream can write it
+        assert not any(c in line for c in "\r\n\x1b\x9b\u202e") and len(line) < 2000
+        assert "more chars" in line
+    line = KeyValueFormatter(False).format(_record("x", 0.0, job="evil\r\x1b[2J"))
+    assert line == 'level=info msg=x job="evil\\r\\u001b[2J"'

@@ -73,6 +73,66 @@ async def test_begin_drops_an_already_printed_job(redis: Redis, venue: str) -> N
     assert await redis.llen(Keys(venue).inflight("desk-1")) == 0
 
 
+@pytest.mark.parametrize(
+    ("tamper", "said"),
+    [
+        ({"state": "printed"}, "state is printed but no printer confirmed it"),
+        ({"state": "dead"}, "state is dead but the job was still in a list"),
+        (
+            {"payload": json.dumps({"job_id": "other", "attendee_id": "x", "name": "Eve"})},
+            "payload is for job_id other",
+        ),
+    ],
+)
+async def test_begin_dead_letters_a_record_that_contradicts_the_protocol(
+    redis: Redis, venue: str, tamper: dict[str, str], said: str
+) -> None:
+    """What a raw write to a job hash (a desk credential, a broken tool) does: never printed, never a silent skip."""
+    store = Store(redis, venue)
+    k = Keys(venue)
+    job_id = await add(store, "a1")
+    await redis.hset(k.job(job_id), mapping=tamper)
+    if tamper.get("state") == "dead":
+        await redis.lpush(k.dlq, job_id)  # listed in the DLQ too: it must end up there once
+    await store.take("desk-1")
+    begun = await store.begin("desk-1", "Hall A", job_id)
+    assert begun.kind == "dead" and said in begun.detail
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"state"] == b"dead" and said in job[b"error"].decode() and b"attempts" in job
+    assert job[b"attempts"] == b"0"
+    assert await redis.lrange(k.dlq, 0, -1) == [job_id.encode()]
+    assert await redis.llen(k.inflight("desk-1")) == 0
+    stats = await redis.hgetall(k.stats)
+    assert stats[b"integrity_fault"] == b"1" and stats[b"dead"] == b"1"
+    ((_, last),) = await redis.xrevrange(k.events, count=1)
+    assert last[b"event"] == b"dead" and said in last[b"reason"].decode()
+    await assert_each_unfinished_job_in_one_list(redis, venue, [])
+
+
+async def test_begin_does_not_print_an_id_pushed_again_while_another_printer_prints_it(
+    redis: Redis, venue: str
+) -> None:
+    """``LPUSH pool <id>`` by hand while desk-1 prints it: desk-2 must not make a second badge."""
+    store = Store(redis, venue)
+    k = Keys(venue)
+    job_id = await add(store, "a1")
+    await store.take("desk-1")
+    assert (await store.begin("desk-1", "Hall A", job_id)).kind == "print"
+    await redis.lpush(k.pool, job_id)
+    assert await store.take("desk-2") == ("pool", job_id)
+    begun = await store.begin("desk-2", "Hall B", job_id)
+    assert begun.kind == "dropped" and "desk-1 is printing this job" in begun.detail
+    assert await redis.llen(k.inflight("desk-2")) == 0
+    assert await redis.lrange(k.inflight("desk-1"), 0, -1) == [job_id.encode()]
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"state"] == b"printing" and job[b"printer"] == b"desk-1" and job[b"attempts"] == b"1"
+    assert await redis.hget(k.stats, "integrity_fault") == b"1"
+    ((_, last),) = await redis.xrevrange(k.events, count=1)
+    assert last[b"event"] == b"integrity_fault" and last[b"printer"] == b"desk-2"
+    # desk-1's badge is confirmed as usual.
+    assert (await store.confirm("desk-1", "Hall A", job_id, 1))[0] == "printed"
+
+
 async def test_begin_marks_printing_and_counts_attempts(redis: Redis, venue: str) -> None:
     store = Store(redis, venue)
     job_id = await add(store, "a1")

@@ -127,6 +127,10 @@ async def test_kiosk_user_cannot_claim_or_confirm_and_agents_stay_in_their_venue
         assert await redis.hget(k.job("k1"), "state") == b"queued"
         with pytest.raises(NoPermissionError):
             await as_kiosk.set(k.done("k1"), "p1")
+        # Neither user may switch database (key patterns do not name one).
+        for user in (as_kiosk, as_agent):
+            with pytest.raises(NoPermissionError):
+                await user.execute_command("SELECT", 1)
 
         # The agent does its job in its venue ...
         agent_store = Store(as_agent, venue)

@@ -183,3 +183,92 @@ async def test_board_in_chromium_shows_the_fleet_and_a_printer_going_down(
                 await asyncio.to_thread(driver.save_screenshot, str(tmp_path / "board.png"))
     finally:
         await asyncio.to_thread(driver.quit)
+
+
+async def read_first_snapshot(session: Any, url: str) -> dict[str, Any]:
+    async with session.get(url + "events") as resp:
+        assert resp.status == 200
+        async for line in resp.content:
+            if line.startswith(b"data: ") and "events" in (snap := json.loads(line[6:])):  # not "connecting"
+                return dict(snap)
+    raise AssertionError("stream ended without a snapshot")
+
+
+async def test_ids_of_any_bytes_reach_every_viewer_escaped_and_bounded(redis_server: RedisServer, venue: str) -> None:
+    """A non-UTF-8 id and a 1 MB id in Redis: every one of many real viewers still gets a small, valid snapshot."""
+    import aiohttp
+
+    redis = Redis.from_url(redis_server.url)
+    k = Keys(venue)
+    await redis.xadd(k.events, {b"event": b"dead", b"job_id": b"bad\xffid", b"reason": b"x"})
+    await redis.xadd(k.events, {b"event": b"dead", b"job_id": b"L" * 1_000_000, b"reason": b"evil\r\x1b[2J"})
+    await redis.lpush(k.inflight("hall-a-1"), b"bad\xffid")
+    await Store(redis, venue).beat("hall-a-1", {"state": "ready", "location": "\xff" * 10, "printed": 0}, 5000, True)
+    await redis.aclose()
+    with board_process(redis_server.url, venue) as url:
+        async with aiohttp.ClientSession() as session:
+            snapshots = await asyncio.gather(*(read_first_snapshot(session, url) for _ in range(40)))
+            async with session.get(url + "snapshot.json") as resp:
+                whole = await resp.read()
+    assert len(whole) < 50_000
+    for snap in snapshots:
+        ids = [e.get("job_id") for e in snap["events"]]
+        assert "bad\\xffid" in ids and any(i and i.startswith("LLL") and i.endswith("more chars)") for i in ids)
+        assert snap["printers"][0]["inflight"] == "bad\\xffid"
+        assert "evil\\x0d\\x1b[2J" in [e.get("reason") for e in snap["events"]]
+
+
+async def test_the_board_caps_viewers_and_drops_one_that_stops_reading(
+    redis: Redis, venue: str, monkeypatch: Any
+) -> None:
+    import socket
+
+    import aiohttp
+
+    import agent.board
+
+    monkeypatch.setattr(agent.board, "MAX_VIEWERS", 3)
+    monkeypatch.setattr(agent.board, "SEND_TIMEOUT", 0.5)
+    board = Board(redis, venue, interval=3600)
+    async with TestServer(make_board_app(board)) as server:
+        url = str(server.make_url("/"))
+        # A viewer that connects and never reads, with a tiny receive buffer so the board's sends back up.
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect((server.host, server.port))
+        stalled.sendall(f"GET /events HTTP/1.1\r\nHost: {server.host}\r\n\r\n".encode())
+        await wait_until(lambda: board.viewers == 1, 10)
+        async with aiohttp.ClientSession() as session:
+            readers = [await session.get(url + "events") for _ in range(2)]
+            await wait_until(lambda: board.viewers == 3, 10)
+            async with session.get(url + "events") as refused:
+                assert refused.status == 503
+            for i in range(400):  # big snapshots, until the stalled viewer's send times out
+                await board.publish({"venue": venue, "filler": f"{i}" + "x" * 100_000})
+                await asyncio.sleep(0.02)
+                if board.viewers == 2:
+                    break
+            assert board.viewers == 2, "the viewer that stopped reading is still held"
+            for resp in readers:
+                resp.close()
+        stalled.close()
+        await wait_until(lambda: board.viewers == 0, 10)
+
+
+async def test_a_key_of_the_wrong_type_shows_as_a_venue_fault_logged_once(
+    redis: Redis, venue: str, caplog: Any
+) -> None:
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="agent.board")
+    await redis.set(Keys(venue).pool, "oops")
+    board = Board(redis, venue, interval=0.02)
+    task = asyncio.create_task(board.run())
+    try:
+        await wait_until(lambda: "venue fault in Redis" in str(board.snapshot.get("error")), 10)
+        assert "WRONGTYPE" in str(board.snapshot["error"])
+        await asyncio.sleep(0.5)  # some 25 polls, all failing the same way
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert len([r for r in caplog.records if r.name == "agent.board"]) == 1
