@@ -38,6 +38,10 @@ SCRIPT_NAMES = (
     "steal",
     "drain",
     "requeue",
+) + (
+    # Staff operations (reprint.lua, cancel.lua): used by the intake service and the CLI, never by an agent.
+    "reprint",
+    "cancel",
 )
 
 SHEBANG = "#!lua\n"
