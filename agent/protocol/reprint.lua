@@ -6,9 +6,11 @@
 -- previous round's printer and time are kept on the job as last_printer / last_printed_ms / last_printed_at), so
 -- begin does not skip the reprint as "already printed", and confirm's SET NX is again the proof of THIS round's
 -- copy: a crash during the round is flagged maybe_printed / maybe_duplicate like any other; the intended copy is not.
+-- round_epoch (the epoch when the round began) tells an agent whose journal says it printed this job that the print
+-- was an earlier round's, not a confirm Redis lost.
 -- Returns {"reprint", reprints}, {"no_job"}, {"refused", state} or {"cap", reprints}.
 local id = ARGV[1]
-local job = redis.call('HMGET', KEYS[1], 'state', 'reprints', 'printer', 'printed_ms', 'printed_at', 'payload')
+local job = redis.call('HMGET', KEYS[1], 'state', 'reprints', 'printer', 'printed_ms', 'printed_at', 'payload', 'epoch')
 local state = job[1]
 if not state or not job[6] then
   return {'no_job'}
@@ -34,7 +36,7 @@ redis.call('DEL', KEYS[2])
 -- maybe_duplicate stays: a second copy of an earlier round may still be lying somewhere.
 redis.call('HSET', KEYS[1], 'state', 'queued', 'printer', '', 'attempts', 0, 'maybe_printed', 0,
   'maybe_printed_where', '', 'error', '', 'reprints', reprints, 'reprint_reason', ARGV[2], 'reprint_by', ARGV[3],
-  'reprint_ms', now)
+  'reprint_ms', now, 'round_epoch', job[7] or '0')
 -- Agents take from the right: RPUSH makes it the very next badge any printer takes (someone is waiting at a desk).
 redis.call('RPUSH', KEYS[3], id)
 redis.call('HINCRBY', KEYS[6], 'reprint', 1)

@@ -38,8 +38,7 @@ SCRIPT_NAMES = (
     "steal",
     "drain",
     "requeue",
-) + (
-    # Staff operations (reprint.lua, cancel.lua): used by the intake service and the CLI, never by an agent.
+    # staff operations, run by the intake service and the CLI (reprint.lua, cancel.lua)
     "reprint",
     "cancel",
 )

@@ -347,6 +347,11 @@ class Store:
         )
         return dec(reply[0]), dec(reply[1]) if len(reply) > 1 else ""
 
+    async def round_epoch(self, job_id: str) -> int:
+        """The epoch at which the job's latest reprint round began (0 when never reprinted)."""
+        raw = await self.redis.hget(enc(self.keys.job(job_id)), "round_epoch")
+        return int(dec(raw) or 0)
+
     async def cancel(self, job_id: str, by: str) -> tuple[str, str]:
         """Withdraw a job no printer has taken. Returns ("cancelled", ""), ("no_job", "") or ("refused", state)."""
         k = self.keys

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from redis.asyncio import Redis
 
 from agent.jobs import parse_job
@@ -9,6 +11,7 @@ from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from tests.core.helpers import assert_each_unfinished_job_in_one_list
+from tests.core.test_agent import running_agent, wait_until
 from tests.core.test_cli import cli
 
 
@@ -164,3 +167,17 @@ async def test_cli_reprint_and_cancel(redis: Redis, redis_server: RedisServer, v
     assert missing.returncode == 1 and "no job 'nope'" in missing.stderr
     status = cli(redis_server, venue, "status")
     assert "reprints 1 · cancelled 1" in status.stdout
+
+
+async def test_a_reprint_on_the_printer_that_printed_it_prints_a_second_copy(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """The agent's journal remembers it printed the job; the new round's epoch tells it that was the last round."""
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01) as agent:
+        store = Store(redis, venue)
+        job_id = await add(store, "a1")
+        await wait_until(lambda: agent.printed == 1)
+        assert (await store.reprint(job_id, "coffee", "s", 2, False))[0] == "reprint"
+        await wait_until(lambda: agent.printed == 2)
+        job = await redis.hgetall(Keys(venue).job(job_id))
+        assert job[b"state"] == b"printed" and job[b"maybe_duplicate"] == b"0" and job[b"reprints"] == b"1"
