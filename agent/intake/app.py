@@ -17,9 +17,10 @@ from typing import Any
 
 from aiohttp import web
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from agent.commands.staff import cancel_message, reprint_message
-from agent.errors import JobError
+from agent.errors import JobError, UserError
 from agent.fleet import fleet
 from agent.intake.config import IntakeConfig
 from agent.intake.openapi import spec
@@ -108,6 +109,9 @@ def make_middleware(intake: Intake) -> Any:
             resp = await handler(request)
         except Problem as problem:
             resp = response(problem)
+        except RedisError as exc:
+            log.error("Redis refused or unreachable: %s", exc)
+            resp = response(Problem(503, "the venue's Redis is unreachable; try again", headers={"Retry-After": "1"}))
         except web.HTTPRequestEntityTooLarge:
             resp = response(Problem(413, f"the body is larger than {intake.config.limits.max_body_bytes} bytes"))
         except web.HTTPException as exc:  # aiohttp's own 404 / 405 for an unknown route or method
@@ -129,7 +133,11 @@ def authorize(request: web.Request, roles: tuple[str, ...]) -> Token:
     secret = _secret(request)
     if secret is None:
         raise Problem(401, "no token: send Authorization: Bearer <token>", headers={"WWW-Authenticate": "Bearer"})
-    token = intake.tokens.lookup(secret)
+    try:
+        token = intake.tokens.lookup(secret)
+    except UserError as exc:
+        log.error("%s", exc)
+        raise Problem(503, "the token file cannot be read; ask the operator") from None
     if token is None:
         raise Problem(401, "unknown or revoked token", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
     if token.role not in roles:
@@ -251,11 +259,11 @@ async def events(request: web.Request) -> web.StreamResponse:
             line = json.dumps({"id": dec(entry_id), **data}, ensure_ascii=False)
             await resp.write(f"id: {dec(entry_id)}\nevent: {data.get('event', '')}\ndata: {line}\n\n".encode())
 
-    last = "0-0"
-    past: Any = await intake.redis.xrange(stream, count=10_000)
-    for entry_id, fields in past:
+    # The newest part of the stream (it is capped; a job's life is recent), oldest first.
+    past: Any = await intake.redis.xrevrange(stream, count=10_000)
+    last = dec(past[0][0]) if past else "0-0"
+    for entry_id, fields in reversed(past):
         await send(entry_id, fields)
-        last = dec(entry_id)
     while True:
         replies: Any = await intake.redis.xread({stream: last}, count=500, block=15_000)
         if not replies:

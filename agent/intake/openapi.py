@@ -25,6 +25,10 @@ AUTH = {
     "401": _problem("no token, or an unknown or revoked one"),
     "403": _problem("this token's role may not do it"),
     "429": {**_problem("over the token's rate"), "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
+    "503": {
+        **_problem("the venue's Redis is unreachable"),
+        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    },
 }
 JOB_ID = {
     "name": "id",

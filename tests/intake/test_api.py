@@ -187,3 +187,16 @@ async def test_printers_lists_name_location_state(desk: Desk, redis: Redis, venu
     assert body["printers"] == [
         {"name": "desk-1", "location": "Hall A, desk 1", "state": "ready", "depth": 0, "inflight": ""}
     ]
+
+
+async def test_503_with_retry_after_when_redis_is_unreachable(tmp_path: Path, venue: str) -> None:
+    from agent.redis_server import free_port
+
+    desk, redis = await start_desk(tmp_path, venue, f"redis://127.0.0.1:{free_port()}/0")
+    try:
+        resp = await desk.client.post("/v1/jobs", json={"attendee_id": "a", "name": "A"}, headers=desk.auth("desk"))
+        assert resp.status == 503 and resp.content_type == PROBLEM and resp.headers["Retry-After"] == "1"
+        assert "Traceback" not in await resp.text()
+    finally:
+        await desk.client.close()
+        await redis.aclose()
