@@ -10,7 +10,8 @@
 -- was an earlier round's, not a confirm Redis lost.
 -- Returns {"reprint", reprints}, {"no_job"}, {"refused", state} or {"cap", reprints}.
 local id = ARGV[1]
-local job = redis.call('HMGET', KEYS[1], 'state', 'reprints', 'printer', 'printed_ms', 'printed_at', 'payload', 'epoch')
+local job = redis.call('HMGET', KEYS[1], 'state', 'reprints', 'printer', 'printed_ms', 'printed_at', 'payload', 'epoch',
+  'printed_epoch', 'printed_epochs')
 local state = job[1]
 if not state or not job[6] then
   return {'no_job'}
@@ -28,8 +29,12 @@ reprints = reprints + 1
 if state == 'dead' then
   redis.call('LREM', KEYS[4], 0, id)
 else
+  -- printed_epochs: the epoch of every earlier round's confirmed print, so confirm can tell one confirmed again
+  -- (a journal replay) from a copy of an earlier round that was never confirmed (a second copy).
+  local epochs = job[9] or ''
+  if job[8] then epochs = (epochs == '' and job[8]) or (epochs .. ',' .. job[8]) end
   redis.call('HSET', KEYS[1], 'last_printer', job[3] or '', 'last_printed_ms', job[4] or '',
-    'last_printed_at', job[5] or '')
+    'last_printed_at', job[5] or '', 'printed_epochs', epochs)
 end
 redis.call('DEL', KEYS[2])
 -- A new round starts clean: attempts and "may have printed at" are about this round's copy only.

@@ -181,3 +181,34 @@ async def test_a_reprint_on_the_printer_that_printed_it_prints_a_second_copy(
         await wait_until(lambda: agent.printed == 2)
         job = await redis.hgetall(Keys(venue).job(job_id))
         assert job[b"state"] == b"printed" and job[b"maybe_duplicate"] == b"0" and job[b"reprints"] == b"1"
+
+
+async def test_a_confirm_replayed_from_before_a_reprint_changes_nothing(redis: Redis, venue: str) -> None:
+    """After a failover an agent confirms its recent prints again: the reprint round must not be taken for done."""
+    store, k = Store(redis, venue), Keys(venue)
+    job_id = await add(store, "a1")
+    await store.take("desk-1")
+    epoch = (await store.begin("desk-1", "d1", job_id)).epoch
+    await store.confirm("desk-1", "d1", job_id, epoch)
+    await store.reprint(job_id, "typo", "s", 2, False)
+    assert await store.confirm("desk-1", "d1", job_id, epoch) == ("printed", "")
+    assert await redis.hget(k.job(job_id), "state") == b"queued"
+    assert not await redis.exists(k.done(job_id)) and await redis.lrange(k.pool, 0, -1) == [job_id.encode()]
+    assert await print_it(store, "desk-2", job_id) == ("printed", "")
+    assert await store.confirm("desk-1", "d1", job_id, epoch) == ("printed", "")  # and again, after round 1
+    assert b"duplicate_print" not in await redis.hgetall(k.stats)
+
+
+async def test_a_copy_begun_before_a_reprint_and_confirmed_late_is_a_duplicate(redis: Redis, venue: str) -> None:
+    store, k = Store(redis, venue), Keys(venue)
+    job_id = await add(store, "a1")
+    await store.take("desk-3")
+    zombie = (await store.begin("desk-3", "d3", job_id)).epoch
+    await redis.lmove(k.inflight("desk-3"), k.pool, "LEFT", "RIGHT")  # reclaimed while desk-3 was frozen
+    await print_it(store, "desk-1", job_id)
+    await store.reprint(job_id, "typo", "s", 2, False)
+    # desk-3 wakes up: its copy is a second one of round 0, not the reprint.
+    assert await store.confirm("desk-3", "d3", job_id, zombie) == ("duplicate", "desk-1")
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"maybe_duplicate"] == b"1" and job[b"state"] == b"queued"
+    await assert_each_unfinished_job_in_one_list(redis, venue, [job_id])
