@@ -269,7 +269,8 @@ class Agent:
             self.metrics.skipped.labels(begun.kind).inc()
             return
         reprinted_epoch = self.journal.printed_here(job_id)
-        if reprinted_epoch is not None:
+        # A print from before the job's latest reprint round (reprint.lua) is not this round's copy: print it.
+        if reprinted_epoch is not None and reprinted_epoch > await self.store.round_epoch(job_id):
             # Redis lost our confirm (restart or failover) and handed the job out again: it is on paper already.
             kind, _ = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
             log.warning(

@@ -60,6 +60,19 @@ def kiosk_commands() -> list[str]:
     return sorted(script_commands("enqueue") | set(BASE) | set(READS))
 
 
+#: What the intake service sends outside scripts (agent/intake/app.py): reads, and who created a job.
+INTAKE_DIRECT = ("hmget", "hset")
+
+
+def intake_commands() -> list[str]:
+    """The intake service (``--intake``): enqueue, the staff scripts (reprint, cancel) and reads."""
+    return sorted(script_commands("enqueue", "reprint", "cancel") | set(BASE) | set(READS) | set(INTAKE_DIRECT))
+
+
+def intake_user(venue: str) -> str:
+    return f"badge-{venue}-intake"
+
+
 def agent_user(venue: str, printer: str) -> str:
     return f"badge-{venue}-{printer}"
 
@@ -68,11 +81,16 @@ def kiosk_user(venue: str) -> str:
     return f"badge-{venue}-kiosk"
 
 
-def setuser_rules(venue: str, password_sha256: str, kiosk: bool) -> list[str]:
+def setuser_rules(venue: str, password_sha256: str, kiosk: bool, intake: bool = False) -> list[str]:
     """The rules after ``ACL SETUSER <name>`` (also valid in an ACL file after ``user <name>``)."""
     k = Keys(venue)
     rules = ["reset", "on", f"#{password_sha256}"]
-    if kiosk:
+    if intake:
+        # Enqueue's keys, plus what reprint and cancel write: a job's done gate (a new round) and the DLQ.
+        writable = [k.job("*"), k.done("*"), k.pool, k.queue("*"), k.pinned, k.events, k.stats, k.dlq]
+        rules += [f"%RW~{pattern}" for pattern in writable] + [f"%R~{k.prefix}*"]
+        commands = intake_commands()
+    elif kiosk:
         # Write only where enqueueing writes; read the rest of the venue (Redis >= 7 key selectors).
         writable = [k.job("*"), k.pool, k.queue("*"), k.pinned, k.events, k.stats]
         rules += [f"%RW~{pattern}" for pattern in writable] + [f"%R~{k.prefix}*"]
@@ -107,8 +125,11 @@ def read_or_create_password(path: Path) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="The user's password; created (random, mode 0600) when missing. Point redis.password_file at it.",
 )
+@click.option("--intake", is_flag=True, help="The user for the intake service: enqueue, reprint, cancel, reads.")
 @click.option("--acl-file", "acl_file_format", is_flag=True, help="Print a line for an ACL file (user ...).")
-def acl(venue: str, printer: str | None, kiosk: bool, password_file: Path | None, acl_file_format: bool) -> None:
+def acl(
+    venue: str, printer: str | None, kiosk: bool, intake: bool, password_file: Path | None, acl_file_format: bool
+) -> None:
     """Print the least-privilege ACL SETUSER line for one agent (--printer) or for desks/kiosks (--kiosk).
 
     Run it on the venue's Redis (on every node of a Cluster, and on every server under Sentinel):
@@ -116,8 +137,8 @@ def acl(venue: str, printer: str | None, kiosk: bool, password_file: Path | None
     """
     if not VENUE_RE.match(venue):
         fail("--venue: lowercase letters, digits and - (at most 63)")
-    if kiosk == (printer is not None):
-        fail("give --printer NAME for an agent, or --kiosk for desks and kiosks")
+    if [kiosk, intake, printer is not None].count(True) != 1:
+        fail("give --printer NAME for an agent, --kiosk for desks and kiosks, or --intake for the intake service")
     if printer is not None and not PRINTER_RE.match(printer):
         fail("--printer: lowercase letters, digits, - and _ (at most 63)")
     if password_file is None:
@@ -125,6 +146,9 @@ def acl(venue: str, printer: str | None, kiosk: bool, password_file: Path | None
         return
     secret = read_or_create_password(password_file)
     digest = hashlib.sha256(secret.encode("utf-8")).hexdigest()
-    name = kiosk_user(venue) if kiosk or printer is None else agent_user(venue, printer)
-    rules = " ".join(setuser_rules(venue, digest, kiosk))
+    if intake:
+        name = intake_user(venue)
+    else:
+        name = kiosk_user(venue) if kiosk or printer is None else agent_user(venue, printer)
+    rules = " ".join(setuser_rules(venue, digest, kiosk, intake))
     click.echo(f"user {name} {rules}" if acl_file_format else f"ACL SETUSER {name} {rules}")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 import click
 from rich.console import Console
@@ -13,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.errors import JobError, UserError
+from agent.imports import PRESETS, ColumnMap, decode_export, mapped_rows
 from agent.jobs import Job, ignored_fields, parse_job, read_rows, sniff_format
 from agent.logs import shown
 from agent.protocol.store import Store
@@ -22,8 +24,20 @@ BATCH = 200  # jobs per pipelined round trip
 
 @click.command()
 @fleet_options
-@click.option("--file", "-f", "file", type=click.File("r", encoding="utf-8"), help="JSON lines or CSV; - for stdin.")
+@click.option("--file", "-f", "file", type=click.File("rb"), help="JSON lines or CSV; - for stdin.")
 @click.option("--format", "fmt", type=click.Choice(["auto", "jsonl", "csv"]), default="auto", show_default=True)
+@click.option(
+    "--encoding", help="The file's encoding (default: UTF-8 with or without BOM, UTF-16 by BOM, else cp1252)."
+)
+@click.option(
+    "--map",
+    "maps",
+    multiple=True,
+    help="FIELD=COLUMN or FIELD='{Column} {Other}' (repeatable), e.g. name='{First Name} {Last Name}'.",
+)
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), help="The column mapping of a registration export.")
+@click.option("--dry-run", is_flag=True, help="Show what would be enqueued; change nothing (Redis is not contacted).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON summary (counts, rejected rows) instead.")
 @click.option("--attendee-id", help="One job: the attendee id (goes into the QR code).")
 @click.option("--name", help="One job: the name printed large.")
 @click.option("--company", default="", help="One job: company.")
@@ -33,8 +47,13 @@ BATCH = 200  # jobs per pipelined round trip
 @click.option("--quiet", "-q", is_flag=True, help="Report only rejected and duplicate rows, and the totals.")
 def enqueue(
     target: Target,
-    file: TextIO | None,
+    file: BinaryIO | None,
     fmt: str,
+    encoding: str | None,
+    maps: tuple[str, ...],
+    preset: str | None,
+    dry_run: bool,
+    as_json: bool,
     attendee_id: str | None,
     name: str | None,
     company: str,
@@ -53,14 +72,35 @@ def enqueue(
             [(1, {"attendee_id": attendee_id, "name": name, "company": company, "role": role, "job_id": job_id}, "")]
         )
         total = 1
+        used = "utf-8"
     else:
-        text = file.read()
+        try:
+            text, used = decode_export(file.read(), encoding)
+            mapping = ColumnMap.parse(list(maps), preset) if maps or preset else None
+        except UserError as exc:
+            fail(f"{getattr(file, 'name', '-')}: {exc}")
+            return
         chosen = sniff_format(getattr(file, "name", "-"), text[:200]) if fmt == "auto" else fmt
         lines = text.splitlines(keepends=True)
         total = max(0, len([line for line in lines if line.strip()]) - (1 if chosen == "csv" else 0))
         rows = read_rows(lines, chosen)
-    counts = run_async(_enqueue_rows(target, rows, total, printer, quiet, show_bar=file is not None))
-    click.echo(f"enqueued {counts['enqueued']}, duplicate {counts['duplicate']}, rejected {counts['rejected']}")
+        if mapping is not None:
+            rows = mapped_rows(rows, mapping)
+        if used not in ("utf-8", "utf-8-sig") and encoding is None and not as_json:
+            click.echo(f"note: the file is not UTF-8; read as {used} (give --encoding if that is wrong)", err=True)
+    show_bar = file is not None and not as_json
+    try:
+        counts = run_async(_enqueue_rows(target, rows, total, printer, quiet, show_bar, dry_run, not as_json))
+    except UserError as exc:  # a mapped column missing from the header
+        fail(str(exc))
+        return
+    rejected = counts.pop("rejected_rows")
+    if as_json:
+        summary = {**counts, "rejected_rows": rejected, "dry_run": dry_run, "encoding": used}
+        click.echo(json.dumps(summary, ensure_ascii=False))
+    else:
+        verb = "would enqueue" if dry_run else "enqueued"
+        click.echo(f"{verb} {counts['enqueued']}, duplicate {counts['duplicate']}, rejected {counts['rejected']}")
     if counts["rejected"]:
         sys.exit(1)
 
@@ -72,23 +112,58 @@ async def _enqueue_rows(
     printer: str | None,
     quiet: bool,
     show_bar: bool,
-) -> dict[str, int]:
+    dry_run: bool = False,
+    row_lines: bool = True,
+) -> dict[str, Any]:
     redis = target.client()
     store = Store(redis, target.venue)
-    counts = {"enqueued": 0, "duplicate": 0, "rejected": 0}
+    counts: dict[str, Any] = {"enqueued": 0, "duplicate": 0, "rejected": 0}
+    rejected_rows: list[dict[str, Any]] = []
     ignored: set[str] = set()
     out = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True)
 
     def report(number: int, text: str) -> None:
         # Rows go to stdout (to keep or grep); the bar is on stderr and only where stderr is a terminal.
-        out.print(f"row {number}: {shown(text, 500)}", markup=False)
+        if row_lines:
+            out.print(f"row {number}: {shown(text, 500)}", markup=False)
 
     accepted: list[Job] = []  # enqueued by us in this run: checked on the current master at the end
 
-    async def flush(batch: list[tuple[int, Job]]) -> None:
-        if not batch:
+    def reject(number: int, reason: str) -> None:
+        counts["rejected"] += 1
+        rejected_rows.append({"row": number, "reason": reason})
+        report(number, f"rejected: {reason}")
+
+    async def flush(entries: list[tuple[int, Job | str]]) -> None:
+        """Report every row of the batch in file order; rejected rows are told where they are in the file."""
+        if not entries:
             return
+        batch = [(n, job) for n, job in entries if isinstance(job, Job)]
+        if dry_run:
+            replies: list[Any] = [(1, b"") for _ in batch]
+        else:
+            replies = await send(batch)
+        outcome = dict(zip([n for n, _ in batch], replies, strict=True))
+        for number, job in entries:
+            if isinstance(job, str):
+                reject(number, job)
+                continue
+            added, state = outcome[number]
+            if added:
+                counts["enqueued"] += 1
+                accepted.append(job)
+                if not quiet:
+                    pin = f" (pinned to {job.printer})" if job.printer else ""
+                    report(number, ("would enqueue " if dry_run else "enqueued ") + job.job_id + pin)
+            else:
+                counts["duplicate"] += 1
+                report(number, f"duplicate {job.job_id}: already known (state {state.decode()}), left unchanged")
+        progress.advance(task, len(entries))
+
+    async def send(batch: list[tuple[int, Job]]) -> list[Any]:
+        if not batch:
+            return []
         if store.scripts.shebang is None:
             # Load it now: a pipeline cannot fall back on NOSCRIPT (a Cluster node, a new master).
             await store.scripts.prepare("enqueue")
@@ -99,17 +174,7 @@ async def _enqueue_rows(
                     args=[job.job_id, job.payload(), job.printer or "", store.events_maxlen],
                     client=pipe,
                 )
-            replies = await pipe.execute()
-        for (number, job), (added, state) in zip(batch, replies, strict=True):
-            if added:
-                counts["enqueued"] += 1
-                accepted.append(job)
-                if not quiet:
-                    report(number, f"enqueued {job.job_id}" + (f" (pinned to {job.printer})" if job.printer else ""))
-            else:
-                counts["duplicate"] += 1
-                report(number, f"duplicate {job.job_id}: already known (state {state.decode()}), left unchanged")
-        progress.advance(task, len(batch))
+            return list(await pipe.execute())
 
     progress = Progress(
         TextColumn("enqueue"), BarColumn(), MofNCompleteColumn(), console=err, disable=not show_bar, transient=False
@@ -117,30 +182,27 @@ async def _enqueue_rows(
     try:
         with progress:
             task = progress.add_task("enqueue", total=total)
-            batch: list[tuple[int, Job]] = []
+            batch: list[tuple[int, Job | str]] = []
             for number, row, error in rows:
                 try:
                     if row is None:
                         raise JobError(error)
                     data = {**row, "printer": printer} if printer and not row.get("printer") else row
-                    job = parse_job(data)
+                    batch.append((number, parse_job(data)))
                     ignored.update(ignored_fields(data))
                 except JobError as exc:
-                    counts["rejected"] += 1
-                    report(number, f"rejected: {exc}")
-                    progress.advance(task)
-                    continue
-                batch.append((number, job))
+                    batch.append((number, str(exc)))
                 if len(batch) >= BATCH:
                     await flush(batch)
                     batch = []
             await flush(batch)
-        await verify_on_master(store, accepted, err)
+        if not dry_run:
+            await verify_on_master(store, accepted, err)
     finally:
         await redis.aclose()
     if ignored:
         err.print(f"note: ignored fields not used on badges: {', '.join(sorted(ignored))}", markup=False)
-    return counts
+    return {**counts, "rejected_rows": rejected_rows}
 
 
 async def verify_on_master(store: Store, jobs: list[Job], err: Console, rounds: int = 5) -> None:

@@ -44,7 +44,7 @@ def fleet_table(view: FleetView) -> Group:
     line = Text(
         f"pool {view.pool} · queued {c.get('queued', 0)} · printing {c.get('printing', 0)} · "
         f"printed {c.get('printed', 0)} · dead (DLQ) {view.dlq} · released {c.get('released', 0)} · "
-        f"reclaimed {c.get('reclaimed', 0)}"
+        f"reclaimed {c.get('reclaimed', 0)} · reprints {c.get('reprint', 0)} · cancelled {c.get('cancelled', 0)}"
     )
     parts: list[Any] = [table, line]
     dups = c.get("maybe_duplicate", 0) + c.get("duplicate_print", 0)

@@ -9,6 +9,20 @@ end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local owned = redis.call('LREM', KEYS[1], 0, id) > 0
+-- A print begun before the job's latest reprint round (reprint.lua): confirmed again (a journal replay after a
+-- failover) it changes nothing; never confirmed before, it is an extra copy of an earlier round.
+local round = tonumber(redis.call('HGET', KEYS[2], 'round_epoch') or '0')
+if tonumber(ARGV[4]) <= round then
+  if string.find(',' .. (redis.call('HGET', KEYS[2], 'printed_epochs') or '') .. ',', ',' .. ARGV[4] .. ',', 1, true) then
+    return {'printed', ''}
+  end
+  local last = redis.call('HGET', KEYS[2], 'last_printer') or ''
+  redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
+  redis.call('HINCRBY', KEYS[6], 'duplicate_print', 1)
+  event('event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', last,
+    'reason', 'printed a copy begun before a reprint; the earlier copy came out at ' .. last, 'epoch', ARGV[4])
+  return {'duplicate', last}
+end
 local first = redis.call('SET', KEYS[3], me, 'NX')
 if not first then
   local prior = redis.call('GET', KEYS[3])

@@ -38,6 +38,9 @@ SCRIPT_NAMES = (
     "steal",
     "drain",
     "requeue",
+    # staff operations, run by the intake service and the CLI (reprint.lua, cancel.lua)
+    "reprint",
+    "cancel",
 )
 
 SHEBANG = "#!lua\n"

@@ -334,6 +334,39 @@ class Store:
         )
         return dec(reply[0])
 
+    # -- staff operations: reprint and cancel (reprint.lua, cancel.lua) ----------------------------------------------
+
+    async def reprint(self, job_id: str, reason: str, by: str, cap: int, force: bool) -> tuple[str, str]:
+        """Start a new print round of a printed or dead job. Returns ("reprint", count), ("no_job", ""),
+        ("refused", state) or ("cap", count)."""
+        k = self.keys
+        reply = await self._run(
+            "reprint",
+            [k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
+            [job_id, reason, by, cap, "1" if force else "0", self.events_maxlen],
+        )
+        return dec(reply[0]), dec(reply[1]) if len(reply) > 1 else ""
+
+    async def round_epoch(self, job_id: str) -> int:
+        """The epoch at which the job's latest reprint round began (0 when never reprinted)."""
+        raw = await self.redis.hget(enc(self.keys.job(job_id)), "round_epoch")
+        return int(dec(raw) or 0)
+
+    async def cancel(self, job_id: str, by: str) -> tuple[str, str]:
+        """Withdraw a job no printer has taken. Returns ("cancelled", ""), ("no_job", "") or ("refused", state)."""
+        k = self.keys
+        for _ in range(5):  # "retry": its pin changed between the read and the script (a job's pin never does)
+            pinned = dec(await self.redis.hget(enc(k.job(job_id)), "pinned"))
+            queue = k.queue(pinned) if pinned else k.pool
+            reply = await self._run(
+                "cancel",
+                [k.job(job_id), k.pool, queue, k.pinned, k.events, k.stats],
+                [job_id, pinned, by, self.events_maxlen],
+            )
+            if dec(reply[0]) != "retry":
+                return dec(reply[0]), dec(reply[1]) if len(reply) > 1 else ""
+        return "refused", "changing"
+
     async def dlq(self) -> list[str]:
         return [dec(x) for x in await self.redis.lrange(enc(self.keys.dlq), 0, -1)]
 

@@ -41,7 +41,7 @@ async def assert_each_unfinished_job_in_one_list(redis: Redis, venue: str, job_i
         state = (await redis.hget(k.job(job_id), "state") or b"").decode()
         done = await redis.exists(k.done(job_id))
         assert (state == "printed") == bool(done), (job_id, state, done)
-        if state in ("printed", "dead"):
+        if state in ("printed", "dead", "cancelled"):
             assert job_id not in places, (job_id, state, places.get(job_id))
         else:
             assert len(places.get(job_id, [])) == 1, (job_id, state, places.get(job_id))

@@ -1,0 +1,120 @@
+"""``badge-agent intake -c FILE``: the HTTP service for desks and kiosks; ``intake token add|list|revoke``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+
+import click
+
+from agent.cli import fail
+from agent.errors import EXIT_CONFIG, ConfigError, UserError
+from agent.intake.config import IntakeConfig, load_intake_config
+from agent.intake.tokens import ROLES, TokenFile
+
+CONFIG = click.option(
+    "-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False), help="The intake's YAML config."
+)
+
+
+def _config(path: str) -> IntakeConfig:
+    try:
+        return load_intake_config(path)
+    except ConfigError as exc:
+        fail(exc.render(), EXIT_CONFIG)
+        raise AssertionError("unreachable") from None
+
+
+@click.group(invoke_without_command=True)
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="The intake's YAML config.")
+@click.pass_context
+def intake(ctx: click.Context, config_path: str | None) -> None:
+    """Serve the intake (HTTP API and kiosk page) for a venue's desks and kiosks (docs/intake.md)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if config_path is None:
+        fail("give -c FILE (the intake's YAML config)")
+        return
+    config = _config(config_path)
+    from agent.logs import setup_logging
+
+    setup_logging()
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(config))
+
+
+async def serve(config: IntakeConfig) -> None:
+    from aiohttp import web
+
+    from agent.config import split_host_port
+    from agent.connection import make_redis
+    from agent.intake.app import make_app
+
+    redis = make_redis(config.redis, block_timeout=20.0, retries=8)
+    runner = web.AppRunner(make_app(config, redis), access_log=None)  # the app logs requests, never a header
+    await runner.setup()
+    host, port = split_host_port(config.listen)
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound = runner.addresses[0] if runner.addresses else (host, port)
+    click.echo(f"intake for venue {config.venue} on http://{bound[0]}:{bound[1]}", nl=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        await redis.aclose()
+
+
+@intake.group()
+def token() -> None:
+    """The intake's bearer tokens (stored hashed in the config's tokens file)."""
+
+
+@token.command("add")
+@click.argument("name")
+@click.option("--role", required=True, type=click.Choice(ROLES), help="kiosk, desk, staff or viewer.")
+@CONFIG
+def token_add(name: str, role: str, config_path: str) -> None:
+    """Create a token for NAME; it is printed once, here, and stored only as a hash."""
+    tokens = TokenFile(_config(config_path).tokens)
+    try:
+        secret = tokens.add(name, role)
+    except UserError as exc:
+        fail(str(exc))
+        return
+    click.echo(secret)
+    click.echo(f"token {name!r} ({role}) added to {tokens.path}; it is shown only now", err=True)
+
+
+@token.command("list")
+@CONFIG
+def token_list(config_path: str) -> None:
+    """Each token's name, role and creation time (never the token)."""
+    try:
+        rows = TokenFile(_config(config_path).tokens).list()
+    except UserError as exc:
+        fail(str(exc))
+        return
+    for t in rows:
+        click.echo(f"{t.name:<24} {t.role:<8} {t.created}")
+    click.echo(f"{len(rows)} token(s)")
+
+
+@token.command("revoke")
+@click.argument("name")
+@CONFIG
+def token_revoke(name: str, config_path: str) -> None:
+    """Remove NAME's token; a running intake refuses it from its next request."""
+    try:
+        removed = TokenFile(_config(config_path).tokens).revoke(name)
+    except UserError as exc:
+        fail(str(exc))
+        return
+    if not removed:
+        fail(f"no token named {name!r}", 1)
+    click.echo(f"token {name!r} revoked")

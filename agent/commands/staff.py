@@ -1,0 +1,77 @@
+"""Staff operations from the CLI: ``reprint`` (print a badge again on purpose) and ``cancel`` (withdraw a queued job).
+
+The same protocol steps the intake service's staff routes run (agent/protocol/reprint.lua, cancel.lua).
+"""
+
+from __future__ import annotations
+
+import click
+
+from agent.cli import Target, fail, fleet_options, run_async
+from agent.commands.ops import operator
+from agent.protocol.store import Store
+
+REPRINT_CAP = 2  # reprints a job may have before --force is needed (the intake's ``limits.reprint_cap``)
+
+
+def reprint_message(job_id: str, kind: str, detail: str, cap: int) -> tuple[bool, str]:
+    """(ok, what to tell staff) for a reprint's reply; shared by the CLI and the intake service."""
+    if kind == "reprint":
+        return True, f"{job_id}: reprint {detail} queued at the front of the pool"
+    if kind == "no_job":
+        return False, f"no job {job_id!r}"
+    if kind == "cap":
+        return False, f"{job_id} was reprinted {detail} time(s) already (cap {cap}); force to print it again anyway"
+    return False, f"{job_id} is {detail}: only a printed or dead job can be reprinted"
+
+
+def cancel_message(job_id: str, kind: str, detail: str) -> tuple[bool, str]:
+    if kind == "cancelled":
+        return True, f"{job_id}: cancelled"
+    if kind == "no_job":
+        return False, f"no job {job_id!r}"
+    if detail == "taken":
+        return False, f"{job_id} was just taken by a printer: it cannot be cancelled any more"
+    return False, f"{job_id} is {detail}: only a queued job can be cancelled"
+
+
+@click.command()
+@fleet_options
+@click.argument("job_id")
+@click.option("--reason", required=True, help="Why (recorded on the job and in the event).")
+@click.option("--force", is_flag=True, help=f"Reprint even past the cap ({REPRINT_CAP} per job).")
+def reprint(target: Target, job_id: str, reason: str, force: bool) -> None:
+    """Print JOB_ID's badge again on purpose (a printed or dead job); never counted as a duplicate."""
+
+    async def go() -> tuple[str, str]:
+        redis = target.client()
+        try:
+            return await Store(redis, target.venue).reprint(job_id, reason, operator(), REPRINT_CAP, force)
+        finally:
+            await redis.aclose()
+
+    kind, detail = run_async(go())
+    ok, message = reprint_message(job_id, kind, detail, REPRINT_CAP)
+    if not ok:
+        fail(message, 1)
+    click.echo(message)
+
+
+@click.command()
+@fleet_options
+@click.argument("job_id")
+def cancel(target: Target, job_id: str) -> None:
+    """Withdraw JOB_ID while it is still queued (state becomes cancelled); refused once a printer has it."""
+
+    async def go() -> tuple[str, str]:
+        redis = target.client()
+        try:
+            return await Store(redis, target.venue).cancel(job_id, operator())
+        finally:
+            await redis.aclose()
+
+    kind, detail = run_async(go())
+    ok, message = cancel_message(job_id, kind, detail)
+    if not ok:
+        fail(message, 1)
+    click.echo(message)

@@ -1,0 +1,70 @@
+"""The intake service's YAML (``badge-agent intake -c FILE``): venue, redis, listen, tokens, limits, kiosk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+import yaml
+from msgspec import Meta
+
+from agent import validate
+from agent.config import RedisConfig, _host_port, _Strict, _venue_name
+from agent.errors import ConfigError
+
+
+class LimitsConfig(_Strict, kw_only=True):
+    #: Largest request body; a larger one answers 413.
+    max_body_bytes: Annotated[int, Meta(ge=1024, le=16 * 1024 * 1024)] = 256 * 1024
+    #: Most jobs in one ``{"jobs": [...]}`` request; more answers 413.
+    max_batch: Annotated[int, Meta(ge=1, le=10_000)] = 500
+    #: Requests per second one token may make (a token bucket of ``burst``); over it answers 429 with Retry-After.
+    rate: Annotated[float, Meta(gt=0, le=100_000)] = 50.0
+    burst: Annotated[int, Meta(ge=1, le=100_000)] = 100
+    #: Reprints a job may have before ``"force": true`` is needed.
+    reprint_cap: Annotated[int, Meta(ge=0, le=100)] = 2
+
+
+class KioskConfig(_Strict, kw_only=True):
+    #: A JavaScript file that sets ``window.KIOSK_STRINGS`` (a translation of agent/intake/kiosk/strings.js).
+    strings: Path | None = None
+
+
+class IntakeConfig(_Strict, kw_only=True):
+    venue: Annotated[str, Meta(extra={"check": _venue_name})]
+    redis: RedisConfig = msgspec.field(default_factory=RedisConfig)
+    listen: Annotated[str, Meta(extra={"check": _host_port})] = "127.0.0.1:8080"
+    #: The token file (hashes only; written by ``badge-agent intake token add``, mode 0600).
+    tokens: Path
+    limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
+    kiosk: KioskConfig = msgspec.field(default_factory=KioskConfig)
+
+
+def load_intake_config(path: str | Path) -> IntakeConfig:
+    """Read and validate an intake config. Raises ConfigError naming the file and every bad field.
+
+    A relative ``tokens`` or ``kiosk.strings`` path is taken from the config file's folder.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(str(path), ["file not found"]) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(str(path), [f"cannot read: {exc}"]) from None
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), ["the file must hold a mapping (venue:, redis:, listen:, tokens:, ...)"])
+    try:
+        config = IntakeConfig.parse(data)
+    except validate.Invalid as exc:
+        raise ConfigError(str(path), exc.problems) from None
+    base = path.resolve().parent
+    if not config.tokens.is_absolute():
+        config.tokens = base / config.tokens
+    strings = config.kiosk.strings
+    if strings is not None and not strings.is_absolute():
+        config.kiosk.strings = strings = base / strings
+    if strings is not None and not strings.is_file():
+        raise ConfigError(str(path), [f"kiosk.strings: {strings} does not exist or is not a file"])
+    return config

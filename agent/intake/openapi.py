@@ -1,0 +1,266 @@
+"""The intake's OpenAPI 3.1 document, as served at /openapi.json (tests/intake/test_openapi.py walks every route)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+
+
+def _json(description: str, ref: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
+    }
+
+
+AUTH = {
+    "401": _problem("no token, or an unknown or revoked one"),
+    "403": _problem("this token's role may not do it"),
+    "429": {**_problem("over the token's rate"), "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
+    "503": {
+        **_problem("the venue's Redis is unreachable"),
+        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    },
+}
+JOB_ID = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"},
+}
+TEXT = {"type": "string"}
+
+
+def spec() -> dict[str, Any]:
+    job_in = {
+        "type": "object",
+        "required": ["attendee_id", "name"],
+        "properties": {
+            "job_id": {**TEXT, "description": "stable id; defaults to attendee_id; a known one is never changed"},
+            "attendee_id": {**TEXT, "description": "encoded in the badge's QR code"},
+            "name": TEXT,
+            "company": TEXT,
+            "role": TEXT,
+            "printer": {**TEXT, "description": "pin the job to one printer"},
+        },
+    }
+    job = {
+        "type": "object",
+        "properties": {
+            "job_id": TEXT,
+            "state": {"enum": ["queued", "printing", "printed", "dead", "cancelled"]},
+            "printer": TEXT,
+            "location": {**TEXT, "description": "where the badge is printing or came out (the printer's location)"},
+            "attempts": {"type": "integer"},
+            "reprints": {"type": "integer", "description": "intended reprints (never counted as duplicates)"},
+            "maybe_duplicate": {"type": "boolean"},
+            "maybe_printed_where": {**TEXT, "description": "where an earlier copy may lie"},
+            "last_printer": {**TEXT, "description": "the printer of the round before the last reprint"},
+            "duplicate": {"type": "boolean", "description": "POST only: the job_id was known; nothing changed"},
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "badge-agent intake", "version": "1", "description": "docs/intake.md"},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "JobIn": job_in,
+                "Job": job,
+                "Jobs": {
+                    "type": "object",
+                    "properties": {"jobs": {"type": "array", "items": {"$ref": "#/components/schemas/Job"}}},
+                },
+                "Problem": {
+                    "type": "object",
+                    "properties": {
+                        "type": TEXT,
+                        "title": TEXT,
+                        "status": {"type": "integer"},
+                        "detail": TEXT,
+                        "errors": {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"field": TEXT, "message": TEXT}},
+                        },
+                        "state": TEXT,
+                    },
+                },
+                "Printers": {
+                    "type": "object",
+                    "properties": {
+                        "printers": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "name": TEXT,
+                                    "location": TEXT,
+                                    "state": TEXT,
+                                    "depth": {"type": "integer"},
+                                    "inflight": TEXT,
+                                },
+                            },
+                        }
+                    },
+                },
+            },
+        },
+        "paths": {
+            "/v1/jobs": {
+                "post": {
+                    "summary": 'create one job, or a batch {"jobs": [...]}; roles kiosk, desk, staff',
+                    "security": BEARER,
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "oneOf": [
+                                        {"$ref": "#/components/schemas/JobIn"},
+                                        {
+                                            "type": "object",
+                                            "required": ["jobs"],
+                                            "properties": {
+                                                "jobs": {
+                                                    "type": "array",
+                                                    "items": {"$ref": "#/components/schemas/JobIn"},
+                                                }
+                                            },
+                                        },
+                                    ]
+                                }
+                            }
+                        },
+                    },
+                    "responses": {
+                        "201": _json("created (a batch: at least one created)", "Job"),
+                        "200": _json("known job_id: duplicate true, nothing changed", "Job"),
+                        "413": _problem("body or batch too large"),
+                        "422": _problem("invalid: errors name each field"),
+                        **AUTH,
+                    },
+                }
+            },
+            "/v1/jobs/{id}": {
+                "get": {
+                    "summary": "one job; a kiosk token reads only the jobs it created",
+                    "security": BEARER,
+                    "parameters": [
+                        JOB_ID,
+                        {
+                            "name": "wait",
+                            "in": "query",
+                            "schema": {"type": "number", "minimum": 0, "maximum": 30},
+                            "description": "hold the answer up to this many seconds until the state changes",
+                        },
+                        {
+                            "name": "state",
+                            "in": "query",
+                            "schema": TEXT,
+                            "description": "with wait: the state to wait away from (default: the current one)",
+                        },
+                    ],
+                    "responses": {
+                        "200": _json("the job", "Job"),
+                        "404": _problem("no such job"),
+                        "422": _problem("bad wait"),
+                        **AUTH,
+                    },
+                },
+                "delete": {
+                    "summary": "cancel a queued job (staff)",
+                    "security": BEARER,
+                    "parameters": [JOB_ID],
+                    "responses": {
+                        "200": _json("cancelled", "Job"),
+                        "404": _problem("no such job"),
+                        "409": _problem("not queued any more: state says what it is"),
+                        **AUTH,
+                    },
+                },
+            },
+            "/v1/jobs/{id}/events": {
+                "get": {
+                    "summary": "server-sent events of the job's transitions (past ones first)",
+                    "security": BEARER,
+                    "parameters": [JOB_ID],
+                    "responses": {
+                        "200": {"description": "text/event-stream", "content": {"text/event-stream": {"schema": TEXT}}},
+                        "404": _problem("no such job"),
+                        **AUTH,
+                    },
+                }
+            },
+            "/v1/jobs/{id}/reprint": {
+                "post": {
+                    "summary": "print a printed (or dead) job again on purpose (staff)",
+                    "security": BEARER,
+                    "parameters": [JOB_ID],
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["reason"],
+                                    "properties": {"reason": TEXT, "force": {"type": "boolean"}},
+                                }
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": _json("queued at the front of the pool", "Job"),
+                        "404": _problem("no such job"),
+                        "409": _problem("not printed or dead, or over the cap without force"),
+                        "413": _problem("body too large"),
+                        "422": _problem("no reason"),
+                        **AUTH,
+                    },
+                }
+            },
+            "/v1/printers": {
+                "get": {
+                    "summary": "each printer of the venue",
+                    "security": BEARER,
+                    "responses": {"200": _json("printers", "Printers"), **AUTH},
+                }
+            },
+            "/openapi.json": {
+                "get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3.1"}}}
+            },
+            "/metrics": {
+                "get": {
+                    "summary": "Prometheus text: venue counts and requests",
+                    "responses": {"200": {"description": "text/plain"}},
+                }
+            },
+            "/kiosk": {
+                "get": {
+                    "summary": "the self-service kiosk page (token in the URL fragment)",
+                    "responses": {"200": {"description": "text/html"}},
+                }
+            },
+            "/kiosk/{name}": {
+                "get": {
+                    "summary": "the kiosk page's script, style and strings",
+                    "parameters": [
+                        {
+                            "name": "name",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"enum": ["kiosk.js", "kiosk.css", "strings.js"]},
+                        }
+                    ],
+                    "responses": {"200": {"description": "file"}, "404": _problem("no such file")},
+                }
+            },
+        },
+    }

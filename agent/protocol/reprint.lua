@@ -1,0 +1,50 @@
+-- reprint: staff print a badge again on purpose (coffee on it, a typo fixed): a new round of the same job.
+-- KEYS[1] job:<id>   KEYS[2] done:<id>   KEYS[3] pool   KEYS[4] dlq   KEYS[5] events   KEYS[6] stats
+-- ARGV[1] job_id   ARGV[2] reason   ARGV[3] who   ARGV[4] cap (reprints allowed per job)   ARGV[5] "1" = force
+-- ARGV[6] events maxlen
+-- Only a printed or dead job starts a round. The completion gate belongs to the round: done:<id> is removed (the
+-- previous round's printer and time are kept on the job as last_printer / last_printed_ms / last_printed_at), so
+-- begin does not skip the reprint as "already printed", and confirm's SET NX is again the proof of THIS round's
+-- copy: a crash during the round is flagged maybe_printed / maybe_duplicate like any other; the intended copy is not.
+-- round_epoch (the epoch when the round began) tells an agent whose journal says it printed this job that the print
+-- was an earlier round's, not a confirm Redis lost.
+-- Returns {"reprint", reprints}, {"no_job"}, {"refused", state} or {"cap", reprints}.
+local id = ARGV[1]
+local job = redis.call('HMGET', KEYS[1], 'state', 'reprints', 'printer', 'printed_ms', 'printed_at', 'payload', 'epoch',
+  'printed_epoch', 'printed_epochs')
+local state = job[1]
+if not state or not job[6] then
+  return {'no_job'}
+end
+if state ~= 'printed' and state ~= 'dead' then
+  return {'refused', state}
+end
+local reprints = tonumber(job[2] or '0')
+if reprints >= tonumber(ARGV[4]) and ARGV[5] ~= '1' then
+  return {'cap', reprints}
+end
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+reprints = reprints + 1
+if state == 'dead' then
+  redis.call('LREM', KEYS[4], 0, id)
+else
+  -- printed_epochs: the epoch of every earlier round's confirmed print, so confirm can tell one confirmed again
+  -- (a journal replay) from a copy of an earlier round that was never confirmed (a second copy).
+  local epochs = job[9] or ''
+  if job[8] then epochs = (epochs == '' and job[8]) or (epochs .. ',' .. job[8]) end
+  redis.call('HSET', KEYS[1], 'last_printer', job[3] or '', 'last_printed_ms', job[4] or '',
+    'last_printed_at', job[5] or '', 'printed_epochs', epochs)
+end
+redis.call('DEL', KEYS[2])
+-- A new round starts clean: attempts and "may have printed at" are about this round's copy only.
+-- maybe_duplicate stays: a second copy of an earlier round may still be lying somewhere.
+redis.call('HSET', KEYS[1], 'state', 'queued', 'printer', '', 'attempts', 0, 'maybe_printed', 0,
+  'maybe_printed_where', '', 'error', '', 'reprints', reprints, 'reprint_reason', ARGV[2], 'reprint_by', ARGV[3],
+  'reprint_ms', now, 'round_epoch', job[7] or '0')
+-- Agents take from the right: RPUSH makes it the very next badge any printer takes (someone is waiting at a desk).
+redis.call('RPUSH', KEYS[3], id)
+redis.call('HINCRBY', KEYS[6], 'reprint', 1)
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[6], '*', 'event', 'reprint', 'job_id', id, 'by', ARGV[3],
+  'reason', ARGV[2], 'reprints', reprints, 'last_printer', job[3] or '')
+return {'reprint', reprints}

@@ -1,0 +1,132 @@
+"""``enqueue --file`` on real registration exports: Excel's encodings, --preset/--map, --dry-run, --json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from agent.protocol.keys import Keys
+from agent.redis_server import RedisServer
+from tests.core.test_cli import cli
+
+# The header rows as pretix ("Order data", order positions) and Eventbrite ("Attendee Summary") write them.
+PRETIX = (
+    "Event slug;Order code;Position ID;Status;Email;Phone number;Order date;Order time;Product;Variation;Price;"
+    "Tax rate;Tax rule;Tax value;Attendee name;Attendee email;Company;Address;ZIP code;City;Country;State;"
+    "Voucher;Pseudonymization ID;Ticket secret\r\n"
+    "expo;ABC12;1;paid;a@example.org;;2026-05-01;10:00:00;Exhibitor;;0.00;0;;0;Zoë Ó Briain;;Café Müller;;;;;;;"
+    "X1;s3cr3tqr1\r\n"
+    "expo;ABC12;2;paid;a@example.org;;2026-05-01;10:00:00;Visitor;;0.00;0;;0;François Gérard;;;;;;;;;X2;s3cr3tqr2\r\n"
+    "expo;ABC13;1;paid;b@example.org;;2026-05-01;10:00:00;Visitor;;0.00;0;;0;;;;;;;;;;X3;s3cr3tqr3\r\n"
+)
+EVENTBRITE = (
+    "Order #,Order Date,First Name,Last Name,Email,Quantity,Ticket Type,Attendee #,Barcode #,Buyer Last Name,"
+    "Buyer First Name,Buyer Email,Company,Job Title\r\n"
+    "1001,2026-05-01,José,Núñez,j@example.org,1,General,5001,900100,Núñez,José,j@example.org,Señor Café,CTO\r\n"
+    "1002,2026-05-01,Łukasz,Ö,l@example.org,1,General,5002,900200,Ö,Łukasz,l@example.org,,\r\n"
+)
+
+
+def test_a_pretix_export_saved_by_excel_in_cp1252_imports_with_the_preset(
+    tmp_path: Path, redis_server: RedisServer, venue: str
+) -> None:
+    path = tmp_path / "pretix.csv"
+    # Excel writes ";" where the list separator is ";" (continental Europe); csv sniffs nothing, so convert here.
+    path.write_bytes(PRETIX.replace(";", ",").encode("cp1252"))
+    result = cli(redis_server, venue, "enqueue", "--file", str(path), "--preset", "pretix", "--json")
+    summary = json.loads(result.stdout)
+    assert summary["enqueued"] == 2 and summary["encoding"] == "cp1252"
+    # The third row has no attendee name: rejected, named by its row.
+    assert summary["rejected_rows"] == [{"row": 4, "reason": "name is required"}]
+    assert result.returncode == 1
+
+
+async def test_pretix_fields_land_on_the_job(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    path = tmp_path / "pretix.csv"
+    path.write_bytes(PRETIX.replace(";", ",").encode("cp1252"))
+    cli(redis_server, venue, "enqueue", "--file", str(path), "--preset", "pretix")
+    payload = json.loads(await redis.hget(Keys(venue).job("ABC12-1"), "payload"))
+    assert payload == {
+        "job_id": "ABC12-1",
+        "attendee_id": "s3cr3tqr1",
+        "name": "Zoë Ó Briain",
+        "company": "Café Müller",
+        "role": "Exhibitor",
+    }
+
+
+async def test_an_eventbrite_export_in_cp1250_with_encoding_and_first_last_names(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    path = tmp_path / "eventbrite.csv"
+    text = EVENTBRITE.replace("José", "Jiří").replace("Núñez", "Dvořák").replace("Señor Café", "Škoda Café")
+    path.write_bytes(text.encode("cp1250"))  # Łukasz, Dvořák: a Central European code page, named with --encoding
+    result = cli(redis_server, venue, "enqueue", "--file", str(path), "--preset", "eventbrite", "--encoding", "cp1250")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "enqueued 2, duplicate 0, rejected 0" in result.stdout
+    first = json.loads(await redis.hget(Keys(venue).job("900100"), "payload"))
+    assert first["name"] == "Jiří Dvořák" and first["company"] == "Škoda Café" and first["role"] == "CTO"
+    second = json.loads(await redis.hget(Keys(venue).job("900200"), "payload"))
+    assert (second["name"] == "Łukasz Ö" and "company" not in second) or second.get("company") == ""
+
+
+def test_an_eventbrite_export_saved_by_excel_in_cp1252(tmp_path: Path, redis_server: RedisServer, venue: str) -> None:
+    path = tmp_path / "eventbrite.csv"
+    path.write_bytes(EVENTBRITE.replace("Łukasz", "Lukas").encode("cp1252"))
+    result = cli(redis_server, venue, "enqueue", "--file", str(path), "--preset", "eventbrite")
+    assert result.returncode == 0 and "enqueued 2" in result.stdout
+    assert "read as cp1252" in result.stderr
+
+
+def test_utf8_with_bom_and_map(tmp_path: Path, redis_server: RedisServer, venue: str) -> None:
+    path = tmp_path / "people.csv"
+    path.write_bytes("\ufeffFirst Name,Last Name,Barcode\r\nAda,Lovelace,B-1\r\n".encode())
+    result = cli(
+        redis_server, venue, "enqueue", "--file", str(path),
+        "--map", "name={First Name} {Last Name}", "--map", "attendee_id=Barcode",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "row 2: enqueued B-1" in result.stdout and "not UTF-8" not in result.stderr
+
+
+def test_a_mapped_column_missing_from_the_header_is_named(
+    tmp_path: Path, redis_server: RedisServer, venue: str
+) -> None:
+    path = tmp_path / "people.csv"
+    path.write_text("First Name,Surname,Barcode\nAda,Lovelace,B-1\n")
+    result = cli(redis_server, venue, "enqueue", "--file", str(path), "--preset", "eventbrite")
+    assert result.returncode == 2 and "'Last Name'" in result.stderr and "Traceback" not in result.stderr
+    bad = cli(redis_server, venue, "enqueue", "--file", str(path), "--map", "nickname=Surname")
+    assert bad.returncode == 2 and "not a job field" in bad.stderr
+
+
+def test_an_undecodable_file_names_the_line_never_a_traceback(
+    tmp_path: Path, redis_server: RedisServer, venue: str
+) -> None:
+    path = tmp_path / "people.csv"
+    path.write_bytes(b"attendee_id,name\nA-1,Ada\nA-2,Caf\xe9\n")
+    result = cli(redis_server, venue, "enqueue", "--file", str(path), "--encoding", "utf-8")
+    assert result.returncode == 2
+    assert "line 3: byte 0xe9 is not valid utf-8" in result.stderr and "Traceback" not in result.stderr
+    unknown = cli(redis_server, venue, "enqueue", "--file", str(path), "--encoding", "klingon")
+    assert unknown.returncode == 2 and "unknown encoding" in unknown.stderr
+
+
+async def test_dry_run_changes_nothing_and_rejected_rows_come_in_file_order(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    rows = ["attendee_id,name"] + [f"A-{i},Guest {i}" if i % 3 else f"A-{i}," for i in range(1, 500)]
+    path = tmp_path / "people.csv"
+    path.write_text("\n".join(rows) + "\n")
+    result = cli(redis_server, venue, "enqueue", "--file", str(path), "--dry-run")
+    numbers = [
+        int(line.split(":")[0].removeprefix("row ")) for line in result.stdout.splitlines() if line.startswith("row ")
+    ]
+    assert numbers == sorted(numbers) and len(numbers) == 499
+    assert "row 4: rejected: name: must not be empty" in result.stdout and "row 2: would enqueue A-1" in result.stdout
+    assert "would enqueue 333, duplicate 0, rejected 166" in result.stdout
+    assert await redis.llen(Keys(venue).pool) == 0

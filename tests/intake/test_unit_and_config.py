@@ -1,0 +1,58 @@
+"""systemd/badge-intake.service verifies and is as locked down as the agent's; config/intake.yaml loads."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from agent.intake.config import load_intake_config
+from tests.venue.test_systemd import UNIT, systemd_analyze
+
+ROOT = Path(__file__).resolve().parents[2]
+INTAKE_UNIT = ROOT / "systemd" / "badge-intake.service"
+
+
+def local_unit(tmp_path: Path) -> Path:
+    exe = Path(sys.executable).with_name("badge-agent")
+    out = tmp_path / INTAKE_UNIT.name
+    out.write_text(INTAKE_UNIT.read_text().replace("/opt/badge-agent/venv/bin/badge-agent", str(exe)))
+    return out
+
+
+def test_intake_unit_verifies_and_exposure_is_low(tmp_path: Path) -> None:
+    unit = local_unit(tmp_path)
+    verify = subprocess.run([systemd_analyze(), "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert verify.returncode == 0 and verify.stderr.strip() == "", verify
+    security = subprocess.run(
+        [systemd_analyze(), "security", "--offline=yes", "--no-pager", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    match = re.search(r"Overall exposure level for \S+: ([0-9.]+)", security.stdout)
+    assert match and float(match.group(1)) <= 2.0, security.stdout
+
+
+def test_intake_unit_has_every_hardening_line_of_the_agents() -> None:
+    def settings(text: str) -> set[str]:
+        return {line for line in text.splitlines() if re.match(r"(Protect|Restrict|NoNew|Capability|SystemCall)", line)}
+
+    agent, intake = settings(UNIT.read_text()), settings(INTAKE_UNIT.read_text())
+    # Narrower on purpose: no AF_NETLINK (that is libusb's hot-plug socket; the intake has no printer).
+    assert {s for s in agent if not s.startswith("RestrictAddressFamilies")} <= intake
+    assert "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" in intake
+
+
+def test_example_config_loads(tmp_path: Path) -> None:
+    text = (
+        (ROOT / "config" / "intake.yaml")
+        .read_text()
+        .replace("/etc/badge-agent/intake.redis-password", str(tmp_path / "pw"))
+    )
+    (tmp_path / "pw").write_text("secret\n")
+    path = tmp_path / "intake.yaml"
+    path.write_text(text)
+    config = load_intake_config(path)
+    assert config.venue == "expo-2026" and config.limits.reprint_cap == 2 and config.listen == "127.0.0.1:8080"
