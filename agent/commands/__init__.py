@@ -24,6 +24,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("sim", "sim"),
     "board": ("board", "board"),
     "acl": ("acl", "acl"),
+    "detect": ("detect", "detect"),
 }
 
 
