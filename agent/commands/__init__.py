@@ -25,6 +25,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "board": ("board", "board"),
     "acl": ("acl", "acl"),
     "detect": ("detect", "detect"),
+    "preview": ("printing", "preview"),
+    "test-print": ("printing", "test_print"),
 }
 
 
