@@ -27,6 +27,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "detect": ("detect", "detect"),
     "preview": ("printing", "preview"),
     "test-print": ("printing", "test_print"),
+    "setup": ("setup", "setup"),
 }
 
 
