@@ -100,6 +100,8 @@ def setup(**opts: Any) -> None:
         "venue": opts["venue"],
         "printer": {"name": name, "location": opts["location"], "driver": driver},
         "redis": redis,
+        # Each agent on one machine needs its own /healthz + /metrics port: 9731, 9732, ... (as install.sh did).
+        "http": {"listen": f"127.0.0.1:{9731 + len([p for p in out.parent.glob('*.yaml') if p != out])}"},
         "journal": f"/var/lib/badge-agent/{name}.journal" if not opts["out"] else str(out.with_suffix(".journal")),
     }
     # Validated under a temporary name first: a bad value never replaces a working config, even with --force.
