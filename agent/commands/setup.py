@@ -131,7 +131,9 @@ def setup(**opts: Any) -> None:
         if outcome.value != "printed":
             raise SystemExit(EXIT_UNAVAILABLE)
     if os.geteuid() == 0 and not opts["out"] and shutil.which("systemctl"):
-        subprocess.run(["systemctl", "enable", "--now", f"badge-agent@{name}"], check=True, timeout=60)
+        # The unit is Type=notify and reports "started" only once Redis acknowledged the agent's first heartbeat,
+        # so this returns when the agent is really running (or fails, naming the unit).
+        subprocess.run(["systemctl", "enable", "--now", f"badge-agent@{name}"], check=True, timeout=120)
         click.echo(f"badge-agent@{name} started; journalctl -u badge-agent@{name} -f")
     else:
         click.echo(f"run it: badge-agent run -c {out}")
