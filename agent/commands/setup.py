@@ -133,7 +133,10 @@ def setup(**opts: Any) -> None:
     if os.geteuid() == 0 and not opts["out"] and shutil.which("systemctl"):
         # The unit is Type=notify and reports "started" only once Redis acknowledged the agent's first heartbeat,
         # so this returns when the agent is really running (or fails, naming the unit).
-        subprocess.run(["systemctl", "enable", "--now", f"badge-agent@{name}"], check=True, timeout=120)
+        try:
+            subprocess.run(["systemctl", "enable", "--now", f"badge-agent@{name}"], check=True, timeout=120)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            fail(f"badge-agent@{name} did not start ({exc}); journalctl -u badge-agent@{name}", EXIT_UNAVAILABLE)
         click.echo(f"badge-agent@{name} started; journalctl -u badge-agent@{name} -f")
     else:
         click.echo(f"run it: badge-agent run -c {out}")
