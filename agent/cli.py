@@ -121,8 +121,9 @@ def run(config_path: str) -> None:
 
 @main.command("check-config")
 @click.argument("path")
-def check_config(path: str) -> None:
-    """Validate an agent config without touching Redis or the printer."""
+@click.option("--connect", is_flag=True, help="Also check that Redis (login, ACL, TLS) and the printer answer.")
+def check_config(path: str, connect: bool) -> None:
+    """Validate an agent config (with --connect, also reach its Redis and printer)."""
     try:
         config = load_config(path)
     except ConfigError as exc:
@@ -132,6 +133,15 @@ def check_config(path: str) -> None:
         click.echo(f"warning: {warning}", err=True)
     if config.journal is None:
         click.echo("warning: no journal file set: a crash mid-print leaves that badge 'maybe printed'", err=True)
+    if connect:
+        from agent.commands.connect import check_printer, check_redis
+
+        failures = [f for f in (asyncio.run(check_redis(config)), asyncio.run(check_printer(config))) if f]
+        for failure in failures:
+            click.echo(f"{path}: {failure}", err=True)
+        if failures:
+            sys.exit(EXIT_UNAVAILABLE)
+        click.echo("redis and printer answer")
     click.echo(f"{path}: OK")
 
 

@@ -77,8 +77,25 @@ def _existing_file(value: Path | None) -> Path | None:
 
 
 def _redis_url(value: str) -> str:
-    if urlsplit(value).scheme not in ("redis", "rediss", "unix"):
-        raise ValueError("must start with redis://, rediss:// (TLS) or unix://")
+    # redis-py fills what a URL leaves out with localhost:6379, so `redis:/10.0.0.5:6390` (one slash) would
+    # silently reach another Redis: every part it reads must be there and well formed.
+    parts = urlsplit(value)
+    if parts.scheme not in ("redis", "rediss", "unix") or not value.startswith(parts.scheme + "://"):
+        raise ValueError("must start with redis://, rediss:// (TLS) or unix:// (two slashes)")
+    if parts.scheme == "unix":
+        if not parts.path.startswith("/"):
+            raise ValueError("names no socket path (unix:///run/redis/redis.sock)")
+        return value
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("has a port that is not a number from 1 to 65535") from None
+    if not parts.hostname:
+        raise ValueError("names no host (redis://HOST:PORT/DB)")
+    if port == 0 or (parts.netloc.rsplit("@", 1)[-1].endswith(":") and port is None):
+        raise ValueError("has a port that is not a number from 1 to 65535")
+    if parts.path not in ("", "/") and not parts.path[1:].isdigit():
+        raise ValueError(f"the path must be a database number (/0), not {parts.path!r}")
     return value
 
 

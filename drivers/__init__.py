@@ -51,6 +51,12 @@ def build_language_driver(config: DriverConfig, printer_name: str, usb_backend: 
             io_timeout=config.io_timeout,
             template=config.template,
         )
+    if config.language == "brother_ql":
+        from drivers.languages.brother import BrotherDriver
+
+        return BrotherDriver(
+            transport, printer_name=printer_name, label=config.label, io_timeout=config.io_timeout, model=config.model
+        )
     if config.template is not None:
         raise DriverError(f"'template' is for ZPL printers; {config.language} badges are always drawn as graphics")
     return LANGUAGES[config.language](

@@ -44,6 +44,9 @@ class LabelConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     width_mm: Annotated[float, Meta(gt=10, le=300)] = 101.6
     height_mm: Annotated[float, Meta(gt=10, le=600)] = 152.4
     dpi: Annotated[int, Meta(ge=100, le=600)] = 203
+    #: Brother QL: separate labels of width x height (e.g. DK-11202, 62x100 mm) rather than endless tape cut at
+    #: ``height_mm``; the printer reports which is loaded, and a badge is sent only when it matches.
+    die_cut: bool = False
 
 
 #: A 4x6 in Zebra label at 203 dpi; 62 mm Brother DK tape cut at 100 mm (QL printers are 300 dpi); 80 mm ESC/POS
@@ -59,6 +62,9 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     language: Language
     transport: TransportName
 
+    #: Brother QL model as detect reports it (e.g. QL-700, QL-1100): its head width and whether it takes
+    #: compressed raster come from brother_ql's tables; left out, a QL-820NWB.
+    model: str | None = None
     # tcp
     host: str | None = None
     port: Annotated[int, Meta(ge=1, le=65535)] = 9100
@@ -92,14 +98,23 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             raise ValueError("transport 'tcp' needs 'host'")
         if self.transport == "serial" and not self.device:
             raise ValueError("transport 'serial' needs 'device' (e.g. /dev/ttyUSB0)")
-        if self.transport == "usb" and (self.vendor_id is None) != (self.product_id is None):
-            raise ValueError("transport 'usb' needs both 'vendor_id' and 'product_id', or neither (any USB printer)")
+        if self.transport == "usb" and (self.vendor_id is None or self.product_id is None):
+            # Without ids the agent would take whichever USB printer answers first (or none, shown as 0000:0000).
+            raise ValueError(
+                "transport 'usb' needs 'vendor_id' and 'product_id' (as lsusb or `badge-agent detect` shows them)"
+            )
+        if self.model is not None and self.language != "brother_ql":
+            raise ValueError(f"'model' is for brother_ql printers; a {self.language} printer says its own model")
 
     def _check_given(self, given: frozenset[str]) -> None:
         """Rules about what the YAML block says, not what the values are (agent.validate calls this)."""
         # Only a label left out follows the language: an explicit 4x6 label on a Brother is the user's choice.
         if "label" not in given and self.language in DEFAULT_LABELS:
             self.label = msgspec.structs.replace(DEFAULT_LABELS[self.language])
+        if self.language == "brother_ql":
+            from drivers.languages import brother_media
+
+            brother_media.check(self.model or brother_media.DEFAULT_MODEL, self.label)
         # Written, not "differs from the default": `port: 9100` under a serial printer is still a mistake.
         for transport, names in _TRANSPORT_FIELDS.items():
             if transport == self.transport:

@@ -9,7 +9,7 @@
 #   - a system user and group "badge-agent" (udev gives that group the printers' device nodes)
 #   - a venv in /opt/badge-agent/venv with badge-agent installed from this checkout
 #   - the unit template /etc/systemd/system/badge-agent@.service and the udev rules
-#   - /etc/badge-agent/<printer>.yaml from config/hall-a-1.yaml when missing (edit it: venue, driver, redis)
+#   - /etc/badge-agent/<printer>.yaml when missing, by `badge-agent setup` (asks for venue, location, Redis)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,15 +65,10 @@ for printer in "$@"; do
   fi
   config="$CONFIG_DIR/$printer.yaml"
   if [ ! -e "$config" ]; then
-    # Each agent on this machine needs its own /healthz + /metrics port: 9731, 9732, ...
-    port=$((9731 + $(find "$CONFIG_DIR" -maxdepth 1 -name '*.yaml' | wc -l)))
-    sed -e "s/^\(  name: \).*/\1$printer/" \
-      -e "s/^\(  listen: \).*/\1127.0.0.1:$port/" \
-      -e "s#^journal: .*#journal: /var/lib/badge-agent/$printer.journal#" config/hall-a-1.yaml > "$config"
-    chown root:"$USER_NAME" "$config"
-    chmod 0640 "$config"
-    echo "install.sh: wrote $config from the example: set venue, printer.location, driver and redis, then"
-    echo "            badge-agent check-config $config && systemctl enable --now badge-agent@$printer"
+    # The config comes from the printer itself: setup asks for venue, location and Redis (defaults shown), checks
+    # Redis and the printer, test-prints and starts badge-agent@$printer.
+    "$PREFIX/venv/bin/badge-agent" setup --name "$printer" ||
+      echo "install.sh: setup for $printer did not finish (above); run: sudo badge-agent setup --name $printer" >&2
     continue
   fi
   if "$PREFIX/venv/bin/badge-agent" check-config "$config"; then

@@ -28,6 +28,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "reprint": ("staff", "reprint"),
     "cancel": ("staff", "cancel"),
     "intake": ("intake", "intake"),
+    # setting up a printer at the venue
+    "detect": ("detect", "detect"),
+    "preview": ("printing", "preview"),
+    "test-print": ("printing", "test_print"),
+    "setup": ("setup", "setup"),
 }
 
 

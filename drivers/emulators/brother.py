@@ -38,6 +38,9 @@ class BrotherPrinter(EmulatedPrinter):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        #: The loaded roll as the status reports it: (width mm, die-cut, label length mm; 0 for endless tape).
+        #: Tests swap it to play a volunteer loading the wrong roll and then the right one.
+        self.roll: tuple[int, bool, int] = (62, False, 0)
         self.reset_parser()
 
     def reset_parser(self) -> None:
@@ -46,7 +49,8 @@ class BrotherPrinter(EmulatedPrinter):
 
     def _status(self, status_type: int, phase: int = bs.PHASE_WAITING) -> bytes:
         err1, err2 = _ERRORS.get(self.fault or "", (0, 0))
-        media = 0x00 if self.fault == "media_out" else 0x0A
+        width, die_cut, length = self.roll
+        media = 0x00 if self.fault == "media_out" else (0x0B if die_cut else 0x0A)
         # A QL has no pause button; what holds its jobs without an error is head cooling, which it notifies.
         notification = {"head_open": 0x01, "paused": 0x03}.get(self.fault or "", 0x00)
         return bs.format_status(
@@ -55,6 +59,8 @@ class BrotherPrinter(EmulatedPrinter):
             error_1=err1,
             error_2=err2,
             media_type=media,
+            media_width_mm=width,
+            media_length_mm=length,
             notification=notification,
         )
 

@@ -12,7 +12,7 @@ from drivers.emulators.decode import decode_graphics
 from drivers.languages import zpl_status as zs
 from drivers.languages.zpl_text import unescape_field
 
-_TILDE_LEN = {b"~HS": 3, b"~JA": 3, b"~HQ": 5}
+_TILDE_LEN = {b"~HS": 3, b"~JA": 3, b"~HQ": 5, b"~HI": 3}
 _FIELD = re.compile(rb"\^FD(.*?)(?=\^FS|\^XZ|$)", re.S)
 _MARKER = re.compile(rb"\^FXjob:([A-Za-z0-9._:@-]+)")
 _HQES_BITS = {
@@ -92,6 +92,8 @@ class ZplPrinter(EmulatedPrinter):
     def _tilde(self, cmd: bytes) -> None:
         if cmd == b"~HS":
             self.send(zs.format_host_status(self.host_status()))
+        elif cmd == b"~HI":  # host identification, as a ZT410 answers it; detect reads model and firmware
+            self.send(b"\x02ZT410-203dpi,V75.20.01Z,8,8176KB\x03\r\n")
         elif cmd == b"~HQES":
             fault = self.fault
             self.send(zs.format_hqes(_HQES_BITS.get(fault or "", 0), 0))

@@ -9,10 +9,13 @@ no "printing completed" within the timeout => ``unknown``.
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.base import Badge, DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.languages import brother_media
 from drivers.languages import brother_status as bs
 from drivers.languages.base import NO_ANSWER, LanguageDriver
+from drivers.languages.rendering import render_for
 
 #: 400 NULs: the QL-800 series' invalidate length, and more than enough for older models (200): it flushes a
 #: half-sent raster line so the ``ESC @`` after it is read as a command, not as pixels.
@@ -21,6 +24,23 @@ INVALIDATE = b"\x00" * 400
 
 class BrotherDriver(LanguageDriver):
     language = "brother_ql"
+
+    def __init__(self, *args: Any, model: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.model = model or brother_media.DEFAULT_MODEL
+
+    def render(self, badge: Badge) -> bytes:
+        return render_for(self.language, badge, self.label, model=self.model)
+
+    def _judge(self, st: bs.BrotherStatus) -> DeviceStatus:
+        """The status, with a roll other than the configured stock as a media fault: the badge waits in the queue
+        (the readiness check keeps the agent from taking jobs) until the right roll is in, instead of printing
+        cropped or on the wrong labels and being reported printed."""
+        status = bs.to_device_status(st)
+        wrong = brother_media.roll_mismatch(st.media_width_mm, st.media_type, st.media_length_mm, self.label)
+        if wrong is None or status.faulted:
+            return status
+        return DeviceStatus(DeviceState.MEDIA_OUT, (f"wrong roll: {wrong}",), status.detail)
 
     async def _request(self) -> bs.BrotherStatus | None:
         await self.transport.discard_input()  # unprompted notices from the last job are not this answer
@@ -31,12 +51,12 @@ class BrotherDriver(LanguageDriver):
 
     async def _read_status(self) -> DeviceStatus | None:
         st = await self._request()
-        return None if st is None else bs.to_device_status(st)
+        return None if st is None else self._judge(st)
 
     async def _before_send(self) -> PrintResult | None:
         before = await self._request()
         # A QL has no job buffer to queue behind: a busy or cooling printer is asked again later, not sent to.
-        return self.refuse(None if before is None else bs.to_device_status(before), busy_is_refusal=True)
+        return self.refuse(None if before is None else self._judge(before), busy_is_refusal=True)
 
     async def _watch(self, deadline: float) -> PrintResult:
         printing = False

@@ -15,8 +15,6 @@ from drivers.base import Badge, RenderError
 from drivers.config import LabelConfig
 from drivers.languages import zpl_text
 
-BROTHER_MODEL = "QL-820NWB"
-
 
 def _render(module: str, name: str) -> Any:
     # The renderer loads Pillow, raqm and the Noto fonts: import it when the first badge is drawn, so tools that
@@ -46,21 +44,21 @@ def render_zpl(badge: Badge, label: LabelConfig, template: str | None) -> bytes:
     return body[: start + 3] + job_marker(badge) + body[start + 3 :]
 
 
-def render_for(language: str, badge: Badge, label: LabelConfig, template: str | None = None) -> bytes:
+def render_for(
+    language: str, badge: Badge, label: LabelConfig, template: str | None = None, model: str | None = None
+) -> bytes:
     try:
         if language == "zpl":
             return render_zpl(badge, label, template)
         if language == "brother_ql":
+            from drivers.languages import brother_media
+
+            model = model or brother_media.DEFAULT_MODEL
+            stock = brother_media.check(model, label)
             encode = _render("drivers.render.brother", "encode_brother_raster")
-            return bytes(encode(_image(badge, label), model=BROTHER_MODEL, label=brother_label(label)))
+            return bytes(encode(_image(badge, label), model=model, label=stock))
         if language == "escpos":
             return bytes(_render("drivers.render.escpos", "encode_escpos_raster")(_image(badge, label)))
     except ValueError as exc:
         raise RenderError(f"cannot encode the badge for {language}: {exc}") from exc
     raise RenderError(f"no renderer for language {language!r}")
-
-
-def brother_label(label: LabelConfig) -> str:
-    """Brother names its stock by width in mm ("62", "29x90"); continuous 62 mm is the badge default."""
-    width = round(label.width_mm)
-    return str(width) if width in (12, 29, 38, 50, 54, 62, 102) else "62"

@@ -12,6 +12,8 @@ import re
 import struct
 from dataclasses import dataclass
 
+from brother_ql.labels import Color, FormFactor, LabelsManager
+from brother_ql.models import ModelsManager
 from PIL import Image, ImageOps
 
 from drivers.render.bits import fit_width, pack, unpack
@@ -28,19 +30,6 @@ class QLModel:
     extra_offset_r: int = 0
 
 
-MODELS: dict[str, QLModel] = {
-    "QL-570": QLModel(compression=False, mode_switch=False),
-    "QL-700": QLModel(compression=False, mode_switch=False),
-    "QL-710W": QLModel(),
-    "QL-720NW": QLModel(),
-    "QL-800": QLModel(compression=False, invalidate_bytes=400),
-    "QL-810W": QLModel(invalidate_bytes=400),
-    "QL-820NWB": QLModel(invalidate_bytes=400),
-    "QL-1100": QLModel(bytes_per_row=162, min_rows=301, extra_offset_r=44),
-    "QL-1110NWB": QLModel(bytes_per_row=162, min_rows=301, extra_offset_r=44),
-}
-
-
 @dataclass(frozen=True)
 class QLLabel:
     width_mm: int
@@ -49,20 +38,53 @@ class QLLabel:
     printable_rows: int  # 0 for endless tape
     offset_r: int
     feed_margin: int
+    models: tuple[str, ...] = ()  # the only models that take it; empty = every model
+
+    def describe(self) -> str:
+        """How a volunteer names the roll: "62 mm endless", "62x100 mm die-cut"."""
+        return f"{self.width_mm} mm endless" if not self.length_mm else f"{self.width_mm}x{self.length_mm} mm die-cut"
 
 
-LABELS: dict[str, QLLabel] = {
-    "29": QLLabel(29, 0, 306, 0, 6, 35),
-    "38": QLLabel(38, 0, 413, 0, 12, 35),
-    "50": QLLabel(50, 0, 554, 0, 12, 35),
-    "54": QLLabel(54, 0, 590, 0, 0, 35),
-    "62": QLLabel(62, 0, 696, 0, 12, 35),
-    "102": QLLabel(102, 0, 1164, 0, 12, 35),
-    "29x90": QLLabel(29, 90, 306, 991, 6, 0),
-    "62x29": QLLabel(62, 29, 696, 271, 12, 0),
-    "62x100": QLLabel(62, 100, 696, 1109, 12, 0),
-    "102x152": QLLabel(102, 153, 1164, 1660, 12, 0),
-}
+def _brother_ql_tables() -> tuple[dict[str, QLModel], dict[str, QLLabel]]:
+    # brother_ql's tables are the maintained record of each model's head, compression and label stripes; copies
+    # of them drift. Two-colour (red/black) stock and round labels are left out: the badge is one colour, square.
+    models = {
+        m.identifier: QLModel(
+            bytes_per_row=m.number_bytes_per_row,
+            invalidate_bytes=m.num_invalidate_bytes,
+            compression=m.compression,
+            mode_switch=m.mode_setting,
+            cutter=m.cutting,
+            min_rows=m.min_max_length_dots[0],
+            extra_offset_r=m.additional_offset_r,
+        )
+        for m in ModelsManager().iter_elements()
+    }
+    labels = {
+        lb.identifier: QLLabel(
+            width_mm=lb.tape_size[0],
+            length_mm=lb.tape_size[1],
+            printable_dots=lb.dots_printable[0],
+            printable_rows=lb.dots_printable[1],
+            offset_r=lb.offset_r,
+            feed_margin=lb.feed_margin,
+            models=tuple(lb.restricted_to_models),
+        )
+        for lb in LabelsManager().iter_elements()
+        if lb.color == Color.BLACK_WHITE and lb.form_factor in (FormFactor.ENDLESS, FormFactor.DIE_CUT)
+    }
+    return models, labels
+
+
+MODELS, LABELS = _brother_ql_tables()
+
+
+DPI = 300  # every QL model's head
+
+
+def _mm(dots: int) -> float:
+    return dots * 25.4 / DPI
+
 
 _MEDIA_ENDLESS, _MEDIA_DIE_CUT = 0x0A, 0x0B
 _RUN = re.compile(rb"(.)\1{2,127}", re.DOTALL)
@@ -113,19 +135,26 @@ def encode_brother_raster(image: Image.Image, model: str = "QL-820NWB", label: s
     """A complete Brother QL job printing ``image`` (300 dpi, width across the tape) and cutting after it.
 
     Args:
-        image: the badge; narrower images are centred on the tape, wider ones lose white edges only.
+        image: the badge; narrower images are centred on the tape, white edges outside the printable stripe
+            are trimmed.
         model: a key of :data:`MODELS`.
         label: a key of :data:`LABELS` (``"62"`` = 62 mm endless tape, ``"62x100"`` = die-cut).
 
     Raises:
-        ValueError: unknown model or label, an image too short for the model, too long for die-cut labels, or
-            with ink outside the printable stripe.
+        ValueError: unknown model or label, a label the model cannot take, a badge larger than the label, an
+            image too short for the model, or with ink outside the printable stripe.
     """
     if model not in MODELS:
         raise ValueError(f"unknown Brother model {model!r}; known: {', '.join(MODELS)}")
     if label not in LABELS:
         raise ValueError(f"unknown Brother label {label!r}; known: {', '.join(LABELS)}")
     spec, media = MODELS[model], LABELS[label]
+    if media.models and model not in media.models:
+        raise ValueError(f"{model} cannot print {media.describe()} labels (only {', '.join(media.models)})")
+    width_mm, height_mm = _mm(image.width), _mm(image.height)
+    if width_mm > media.width_mm + 0.5 or (media.length_mm and height_mm > media.length_mm + 0.5):
+        # Never trimmed: a badge laid out for other stock would lose its edges and still count as printed.
+        raise ValueError(f"the badge is {width_mm:.0f}x{height_mm:.0f} mm, larger than the {media.describe()} label")
     image = fit_width(image, media.printable_dots, f"{label} labels", media.printable_rows or None)
     if image.height < spec.min_rows:
         raise ValueError(f"image is {image.height} rows; {model} prints at least {spec.min_rows}")

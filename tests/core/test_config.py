@@ -202,13 +202,41 @@ def test_usb_ids_and_the_label_that_follows_the_language(tmp_path: Path) -> None
     config = load_config(write(tmp_path, BASE.replace("{language: sim, transport: sim}", driver)))
     assert (config.printer.driver.vendor_id, config.printer.driver.product_id) == (0x04F9, 0x209D)
     assert config.printer.driver.label.dpi == 300  # the Brother stock, as no label was given
-    driver = "{language: brother_ql, transport: usb, vendor_id: 04f9, product_id: 209d, label: {dpi: 203}}"
+    driver = (
+        "{language: brother_ql, transport: usb, vendor_id: 04f9, product_id: 209d, label: {dpi: 203}, model: QL-1100}"
+    )
     config = load_config(write(tmp_path, BASE.replace("{language: sim, transport: sim}", driver)))
     assert config.printer.driver.label == LabelConfig(dpi=203)  # given: kept, whatever the language
     driver = "{language: zpl, transport: usb, vendor_id: zebra, product_id: 1}"
     assert problems(write(tmp_path, BASE.replace("{language: sim, transport: sim}", driver))) == [
         "printer.driver.vendor_id: not a USB id: 'zebra' (write it as lsusb shows it, e.g. 0a5f)"
     ]
+
+
+def test_usb_without_ids_and_brother_stock_the_model_cannot_take_are_refused(tmp_path: Path) -> None:
+    def driver_problems(driver: str) -> list[str]:
+        return problems(write(tmp_path, BASE.replace("{language: sim, transport: sim}", driver)))
+
+    assert driver_problems("{language: zpl, transport: usb}") == [
+        "printer.driver: transport 'usb' needs 'vendor_id' and 'product_id' (as lsusb or `badge-agent detect` "
+        "shows them)"
+    ]
+    assert driver_problems("{language: zpl, transport: usb, vendor_id: 0a5f}")[0].startswith("printer.driver: ")
+    brother = "{language: brother_ql, transport: tcp, host: 127.0.0.1"
+    assert driver_problems(brother + ", model: QL-9}")[0].startswith("printer.driver: unknown Brother model 'QL-9'")
+    assert driver_problems(brother + ", label: {width_mm: 102, height_mm: 150, dpi: 300}}") == [
+        "printer.driver: QL-820NWB cannot print 102 mm labels (only QL-1050, QL-1060N, QL-1100, QL-1100NWB, QL-1115NWB)"
+    ]
+    assert driver_problems(brother + ", label: {width_mm: 62, height_mm: 90, dpi: 300, die_cut: true}}")[0] == (
+        "printer.driver: Brother has no 62x90 mm die-cut label; die-cut stock: 17x54, 17x87, 23x23, 29x42, 29x90, "
+        "39x90, 39x48, 52x29, 54x29, 60x86, 62x29, 62x100, 102x51, 102x152, 103x164"
+    )
+    assert driver_problems("{language: zpl, transport: tcp, host: 127.0.0.1, model: QL-700}") == [
+        "printer.driver: 'model' is for brother_ql printers; a zpl printer says its own model"
+    ]
+    good = brother + ", model: QL-700, label: {width_mm: 62, height_mm: 100, dpi: 300, die_cut: true}}"
+    config = load_config(write(tmp_path, BASE.replace("{language: sim, transport: sim}", good)))
+    assert (config.printer.driver.model, config.printer.driver.label.die_cut) == ("QL-700", True)
 
 
 def test_a_field_of_another_transport_is_refused_even_at_its_default(tmp_path: Path) -> None:
@@ -224,7 +252,7 @@ def test_redis_config_parse_checks_what_the_constructor_trusts() -> None:
     with pytest.raises(Invalid) as info:
         RedisConfig.parse({"url": "http://h/0", "cluster": {"nodes": ["10.0.0.5"]}, "connect_timeout": 0})
     assert info.value.problems == [
-        "url: must start with redis://, rediss:// (TLS) or unix:// (got 'http://h/0')",
+        "url: must start with redis://, rediss:// (TLS) or unix:// (two slashes) (got 'http://h/0')",
         "connect_timeout: must be > 0 (got 0)",
         "cluster.nodes: '10.0.0.5' must be host:port, e.g. 10.0.0.5:26379",
     ]
@@ -255,3 +283,30 @@ def test_a_huge_config_is_refused_by_size_and_problems_are_bounded(tmp_path: Pat
     result = run_cli("check-config", str(hostile))
     assert result.returncode == EXIT_CONFIG and "evil\\x0d\\x1b[2J: unknown field" in result.stderr
     assert "\x1b" not in result.stderr and "\r" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("redis:/127.0.0.1:6390", "must start with redis://"),  # redis-py would read this as localhost:6379
+        ("redis:///0", "names no host"),
+        ("redis://127.0.0.1:63a0", "has a port that is not a number"),
+        ("redis://127.0.0.1:", "has a port that is not a number"),
+        ("redis://127.0.0.1:6390/db", "the path must be a database number"),
+        ("unix:/run/redis.sock", "must start with"),
+    ],
+)
+def test_a_malformed_redis_url_is_refused_never_another_address(url: str, why: str) -> None:
+    with pytest.raises(Invalid) as info:
+        RedisConfig.parse({"url": url})
+    assert info.value.problems[0].startswith("url: " + why)
+
+
+def test_the_cli_refuses_a_malformed_redis_url() -> None:
+    from click.testing import CliRunner
+
+    from agent.cli import main
+
+    result = CliRunner().invoke(main, ["status", "--redis", "redis:/127.0.0.1:6390", "--venue", "v"])
+    assert result.exit_code == 2 and "--redis: must start with redis://" in result.output
+    assert "Traceback" not in result.output

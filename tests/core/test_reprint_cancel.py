@@ -204,7 +204,7 @@ async def test_a_copy_begun_before_a_reprint_and_confirmed_late_is_a_duplicate(r
     job_id = await add(store, "a1")
     await store.take("desk-3")
     zombie = (await store.begin("desk-3", "d3", job_id)).epoch
-    await redis.lmove(k.inflight("desk-3"), k.pool, "LEFT", "RIGHT")  # reclaimed while desk-3 was frozen
+    await store.reclaim("desk-3", "desk-1", None)  # reclaimed while desk-3 was frozen
     await print_it(store, "desk-1", job_id)
     await store.reprint(job_id, "typo", "s", 2, False)
     # desk-3 wakes up: its copy is a second one of round 0, not the reprint.

@@ -80,10 +80,12 @@ def test_unit_agrees_with_the_agent_the_udev_rules_and_the_install_script() -> N
     # The udev rules hand printers to the unit's group.
     groups = set(re.findall(r'GROUP="([^"]+)"', RULES.read_text()))
     assert groups == {settings["Group"]} == {settings["User"]}
-    # The default journal path (README, install.sh) lives in the unit's state directory.
+    # The journal path setup writes (install.sh runs setup) lives in the unit's state directory.
     assert settings["StateDirectory"] == "badge-agent"
+    setup = (ROOT / "agent" / "commands" / "setup.py").read_text()
+    assert 'f"/var/lib/badge-agent/{name}.journal"' in setup and 'Path("/etc/badge-agent")' in setup
     install = (ROOT / "systemd" / "install.sh").read_text()
-    assert "/var/lib/badge-agent/$printer.journal" in install and "/etc/badge-agent" in install
+    assert 'badge-agent" setup --name "$printer"' in install and "/etc/badge-agent" in install
     assert subprocess.run(["bash", "-n", str(ROOT / "systemd" / "install.sh")], check=False).returncode == 0
     # Stopping must outlast the badge in progress (shutdown_grace 20 s) plus the hand-back (10 s).
     assert int(settings["TimeoutStopSec"]) > 30

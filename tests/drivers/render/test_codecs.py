@@ -15,9 +15,17 @@ from escpos.printer import Dummy
 from PIL import Image, ImageChops, ImageOps
 
 from drivers.base import Badge
+from drivers.config import LabelConfig
 from drivers.render import render_badge
 from drivers.render.bits import fit_width
-from drivers.render.brother import decode_brother_raster, encode_brother_raster, packbits, unpackbits
+from drivers.render.brother import (
+    LABELS,
+    MODELS,
+    decode_brother_raster,
+    encode_brother_raster,
+    packbits,
+    unpackbits,
+)
 from drivers.render.escpos import decode_escpos_raster, encode_escpos_raster
 from drivers.render.zpl import crc16_xmodem, decode_zpl_graphics, encode_zpl
 
@@ -161,8 +169,30 @@ def test_brother_die_cut_and_errors() -> None:
         encode_brother_raster(image, label="99")
     with pytest.raises(ValueError, match="rows"):
         encode_brother_raster(Image.new("1", (696, 20), 1))
-    with pytest.raises(ValueError, match="prints only"):
-        encode_brother_raster(Image.new("1", (800, 300), 0))
+    with pytest.raises(ValueError, match="prints only"):  # the tape's width, but ink where the head cannot reach
+        encode_brother_raster(Image.new("1", (732, 300), 0))
+
+
+def test_brother_badge_larger_than_the_label_is_an_error_naming_both_sizes() -> None:
+    wide = render_badge(BADGE, LabelConfig(width_mm=102, height_mm=152, dpi=300))
+    with pytest.raises(ValueError, match=r"the badge is 102x152 mm, larger than the 62 mm endless label"):
+        encode_brother_raster(wide, "QL-820NWB", "62")
+    with pytest.raises(ValueError, match=r"larger than the 62x29 mm die-cut label"):
+        encode_brother_raster(render_badge(BADGE, BROTHER_62), "QL-820NWB", "62x29")
+    with pytest.raises(ValueError, match=r"QL-820NWB cannot print 102 mm endless labels \(only .*QL-1100"):
+        encode_brother_raster(wide, "QL-820NWB", "102")
+    (page,) = decode_brother_raster(encode_brother_raster(wide, "QL-1100", "102"))
+    assert page.width == 162 * 8
+
+
+def test_brother_tables_come_from_brother_ql() -> None:
+    from brother_ql.labels import LabelsManager
+    from brother_ql.models import ModelsManager
+
+    assert MODELS["QL-700"].compression is False and MODELS["QL-820NWB"].compression is True
+    assert set(MODELS) == set(ModelsManager().iter_identifiers())
+    assert {"62", "29", "102", "62x100", "29x90"} <= set(LABELS) <= set(LabelsManager().iter_identifiers())
+    assert LABELS["62x100"].length_mm == 100 and LABELS["62"].length_mm == 0
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,116 @@
+"""``badge-agent preview`` and ``test-print``: the badge a config draws, as a picture and on paper."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agent.cli import EXIT_UNAVAILABLE, fail
+from agent.config import AgentConfig, load_config
+from agent.errors import EXIT_CONFIG, ConfigError
+from drivers.base import Badge, DriverError, Outcome, RenderError
+
+_DECODERS = {
+    "zpl": ("drivers.render.zpl", "decode_zpl_graphics"),
+    "brother_ql": ("drivers.render.brother", "decode_brother_raster"),
+    "escpos": ("drivers.render.escpos", "decode_escpos_raster"),
+}
+
+
+def _config(path: str) -> AgentConfig:
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        fail(exc.render(), EXIT_CONFIG)
+    raise AssertionError("unreachable")
+
+
+def _driver(config: AgentConfig, path: str) -> Any:
+    from drivers import build_driver
+
+    try:
+        return build_driver(config.printer.driver, config.printer.name)
+    except (DriverError, ValueError) as exc:
+        fail(f"config error in {path}: printer.driver: {exc}", EXIT_CONFIG)
+
+
+def test_badge(config: AgentConfig) -> Badge:
+    """Venue, printer, location and time on one badge; its QR code carries the printer's name."""
+    when = time.strftime("%H:%M:%S")
+    return Badge(
+        job_id=f"test-print-{config.printer.name}",
+        attendee_id=f"TEST-{config.printer.name}",
+        name=f"Test badge {config.printer.name}",
+        company=config.venue,
+        role=f"{config.printer.location} {when}",
+    )
+
+
+@click.command()
+@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--name", default=None, help="The attendee name to draw.")
+@click.option("--company", default="", help="Company line.")
+@click.option("--role", default="", help="Role line.")
+@click.option("--file", "csv_file", type=click.Path(dir_okay=False, exists=True), help="A jobs CSV (name column).")
+@click.option("-o", "--out", default="preview.png", show_default=True, help="PNG to write (one per CSV row: -N).")
+def preview(config_path: str, name: str | None, company: str, role: str, csv_file: str | None, out: str) -> None:
+    """Write the exact bitmap the agent would send for a badge, read back from the printer bytes."""
+    import importlib
+
+    config = _config(config_path)
+    driver = _driver(config, config_path)
+    if config.printer.driver.language not in _DECODERS:
+        fail(f"{config_path}: preview needs a printer language (zpl, brother_ql, escpos), not 'sim'", EXIT_CONFIG)
+    module, attr = _DECODERS[config.printer.driver.language]
+    decode = getattr(importlib.import_module(module), attr)
+    if csv_file is not None:
+        with open(csv_file, newline="", encoding="utf-8") as fh:
+            rows = [(r.get("name", ""), r.get("company", ""), r.get("role", "")) for r in csv.DictReader(fh)]
+    elif name is not None:
+        rows = [(name, company, role)]
+    else:
+        fail("say what to draw: --name NAME or --file jobs.csv")
+    stem = Path(out)
+    for n, (who, comp, what) in enumerate(rows, 1):
+        badge = Badge(job_id=f"preview-{n}", attendee_id=f"PREVIEW-{n}", name=who, company=comp, role=what)
+        try:
+            pages = decode(driver.render(badge))
+        except RenderError as exc:
+            fail(f"badge {n} ({who}): {exc}", EXIT_CONFIG)
+        target = stem if len(rows) == 1 else stem.with_name(f"{stem.stem}-{n}{stem.suffix}")
+        pages[0].save(target)
+        click.echo(f"{target}: {pages[0].width}x{pages[0].height} dots")
+
+
+@click.command("test-print")
+@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--timeout", default=None, type=float, help="Seconds to wait for the outcome (print_timeout).")
+def test_print(config_path: str, timeout: float | None) -> None:
+    """Print one test badge through the real driver and report the confirmed outcome."""
+    config = _config(config_path)
+    driver = _driver(config, config_path)
+    outcome, reason = asyncio.run(print_test_badge(config, driver, timeout))
+    click.echo(f"test badge: {outcome.value} ({reason})")
+    if outcome is not Outcome.PRINTED:
+        raise SystemExit(EXIT_UNAVAILABLE)
+
+
+async def print_test_badge(config: AgentConfig, driver: Any, timeout: float | None) -> tuple[Outcome, str]:
+    badge = test_badge(config)
+    try:
+        data = driver.render(badge)
+    except RenderError as exc:
+        return Outcome.FAILED, f"cannot draw the badge: {exc}"
+    try:
+        await driver.open()
+        result = await driver.print(data, badge, timeout or config.printer.driver.print_timeout)
+    except DriverError as exc:
+        return Outcome.FAILED, f"printer unreachable: {exc}"
+    finally:
+        await driver.aclose()
+    return result.outcome, result.reason

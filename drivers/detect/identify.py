@@ -1,0 +1,103 @@
+"""Ask a byte stream, language by language, what printer answers on it.
+
+The order keeps every question harmless to the printers not yet ruled out: ESC/POS real-time status first
+(``DLE EOT 1``: Zebras ignore bytes outside a format, Brothers skip unknown bytes), then Brother's status
+request (``ESC i S``; on an ESC/POS printer ``ESC i`` would cut, which is why ESC/POS is ruled out first), then
+ZPL ``~HS`` and ``~HI`` (an ESC/POS printer would print them as text; it was ruled out before).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from drivers.languages import brother_status as bs
+from drivers.languages import zpl_status as zs
+from drivers.languages.escpos_status import DLE_EOT
+
+_ZPL_INFO = b"~HI"  # host identification: model, firmware, dots/mm, memory
+
+Ask = Callable[[bytes, Callable[[bytes], bool], float], Awaitable[bytes]]
+
+
+@dataclass
+class Found:
+    """One printer as detect reports it; ``driver`` is the config section that reaches it."""
+
+    transport: str
+    address: str
+    language: str
+    model: str = ""
+    firmware: str = ""
+    serial_number: str = ""
+    media: str = ""
+    driver: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _brother_model(code: int) -> str:
+    # brother_ql's status model codes (byte 4 of the reply), e.g. 0x41 = QL-820NWB.
+    from brother_ql.reader import RESP_MODEL_CODES
+
+    return str(RESP_MODEL_CODES.get(code, f"Brother QL (model code 0x{code:02x})"))
+
+
+def _escpos_realtime(reply: bytes) -> bool:
+    # DLE EOT 1: bit 1 set, bits 0, 4 and 7 as fixed by the ESC/POS reference.
+    return len(reply) == 1 and reply[0] & 0x93 == 0x12
+
+
+async def identify(ask: Ask, timeout: float) -> dict[str, str] | None:
+    """Language, model, firmware and media of the printer behind ``ask``; None when nothing answered.
+
+    ``ask(question, complete, timeout)`` writes ``question`` and returns what came back once ``complete`` holds
+    or the timeout passed.
+    """
+    reply = await ask(DLE_EOT + b"\x01", lambda b: len(b) >= 1, timeout)
+    if _escpos_realtime(reply):
+        return {"language": "escpos", "model": "ESC/POS printer"}
+    reply = await ask(bs.STATUS_REQUEST, lambda b: len(bs.split_replies(b)[0]) > 0, timeout)
+    replies, _ = bs.split_replies(reply)
+    if replies:
+        st = bs.parse_status(replies[-1])
+        kind = bs.MEDIA_TYPES.get(st.media_type, "unknown media")
+        length = f"x{st.media_length_mm}" if st.media_length_mm else ""
+        media = f"{st.media_width_mm}{length} mm {kind}" if st.media_type else "no media"
+        return {"language": "brother_ql", "model": _brother_model(replies[-1][4]), "media": media}
+    reply = await ask(zs.HOST_STATUS, zs.host_status_complete, timeout)
+    if not zs.host_status_complete(reply):
+        return None
+    hs = zs.parse_host_status(reply)
+    found = {"language": "zpl", "model": "Zebra (ZPL)", "media": f"label length {hs.label_length} dots"}
+    info = await ask(_ZPL_INFO, lambda b: b"\x03" in b, timeout)
+    if b"\x02" in info and b"\x03" in info:
+        # ~HI: STX model,firmware,dots/mm,memory ETX
+        fields = info[info.index(b"\x02") + 1 : info.index(b"\x03")].decode("ascii", "replace").split(",")
+        found["model"] = fields[0].strip() or found["model"]
+        if len(fields) > 1:
+            found["firmware"] = fields[1].strip()
+    return found
+
+
+async def identify_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float) -> Any:
+    async def ask(question: bytes, complete: Callable[[bytes], bool], wait: float) -> bytes:
+        writer.write(question)
+        await writer.drain()
+        buf = b""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while not complete(buf) and (left := deadline - loop.time()) > 0:
+            try:
+                chunk = await asyncio.wait_for(reader.read(4096), left)
+            except TimeoutError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+        return buf
+
+    return await identify(ask, timeout)
