@@ -13,6 +13,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -184,14 +185,21 @@ class EmulatedPrinter(abc.ABC):
             if job in self.buffer:
                 self.buffer.remove(job)
             if not job.zero_time:
-                self._log(job, complete=True, note="reprint after error" if reprint else "", started_t=started_t)
+                # Decoding the label for the log is the emulator's cost, not the printer's: run it after the
+                # engine has started the next buffered label (call_soon), so it never shows as idle time.
+                note = "reprint after error" if reprint else ""
+                asyncio.get_running_loop().call_soon(
+                    functools.partial(self._log, job, True, note, started_t, time.time())
+                )
             self.on_complete(job)
         finally:
             self.printing = None
 
-    def _log(self, job: Job, complete: bool, note: str = "", started_t: float | None = None) -> None:
+    def _log(
+        self, job: Job, complete: bool, note: str = "", started_t: float | None = None, t: float | None = None
+    ) -> None:
         entry: dict[str, Any] = {
-            "t": time.time(),
+            "t": time.time() if t is None else t,
             "printer": self.name,
             "kind": self.kind,
             "job": job.marker,
