@@ -20,6 +20,7 @@ from typing import Any
 from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
 from drivers.languages import zpl_status as zs
 from drivers.languages.base import NO_ANSWER, LanguageDriver
+from drivers.languages.pace import CompletionPace
 from drivers.languages.zpl_text import load_template
 from drivers.transports.base import Transport
 
@@ -32,6 +33,7 @@ class ZplDriver(LanguageDriver):
         self.template_text = load_template(template) if template is not None else None
         self.has_label_counter = False
         self._counter_before: int | None = None  # the label counter read just before the badge in progress
+        self.pace = CompletionPace(self.poll_interval)
 
     async def _query(self, command: bytes, complete: Callable[[bytes], bool], within: float) -> bytes:
         await self.transport.discard_input()  # a late answer to an earlier question must not pass as this one
@@ -97,13 +99,16 @@ class ZplDriver(LanguageDriver):
                 if hs.formats_in_buffer or hs.labels_remaining or hs.partial_format:
                     seen = True
                 else:
-                    return await self._drained(seen, counter_before, status)
+                    result = await self._drained(seen, counter_before, status)
+                    if result.outcome is Outcome.PRINTED:
+                        self.pace.learn(time.monotonic() - started)
+                    return result
             if time.monotonic() >= deadline:
                 why = "printer stopped answering" if hs is None else f"printer still {status.describe()}"
                 return PrintResult(
                     Outcome.UNKNOWN, f"{why} {deadline - started:.0f} s after the badge was sent", status
                 )
-            await asyncio.sleep(self.poll_interval)
+            await asyncio.sleep(min(self.pace.wait(time.monotonic() - started), max(deadline - time.monotonic(), 0)))
 
     async def _drained(self, seen: bool, counter_before: int | None, status: DeviceStatus) -> PrintResult:
         if counter_before is not None:

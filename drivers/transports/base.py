@@ -39,9 +39,17 @@ class Transport(abc.ABC):
     async def read(self, within: float) -> bytes:
         """Return what arrives within ``within`` seconds (at least one byte), or ``b""`` on silence."""
 
+    async def read_ready(self) -> bytes:
+        """What has already arrived, without waiting for more. Links that cannot tell wait briefly (20 ms)."""
+        return await self.read(0.02)
+
     async def discard_input(self) -> None:
-        """Drop stale replies (an answer that came after we stopped waiting must not be read as a new one)."""
-        while self.is_open and await self.read(0.02):
+        """Drop stale replies (an answer that came after we stopped waiting must not be read as a new one).
+
+        Only what has already arrived is dropped: every query whose answer can be late is bounded by a read
+        timeout, and the answer the languages wait for next is told apart by its content (``drivers/languages``).
+        """
+        while self.is_open and await self.read_ready():
             pass
 
     async def read_until(self, complete: Callable[[bytes], bool], within: float) -> bytes:

@@ -81,6 +81,9 @@ class SerialTransport(Transport):
             await self.aclose()
             raise DriverError(f"{self.description}: write failed ({exc})") from exc
 
+    async def read_ready(self) -> bytes:
+        return await self.read(0.0)  # pyserial's timeout 0 returns what the tty already holds
+
     async def read(self, within: float) -> bytes:
         port = self._port_or_raise()
 

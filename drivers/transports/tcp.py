@@ -57,6 +57,21 @@ class TcpTransport(Transport):
             await self.aclose()
             raise DriverError(f"{self.description}: connection lost while sending ({exc})") from exc
 
+    async def read_ready(self) -> bytes:
+        reader = self._reader
+        if reader is None:
+            raise DriverError(f"{self.description}: not connected")
+        # One turn of the event loop lets the selector hand over what the kernel already holds; then take what
+        # the stream has buffered without waiting (StreamReader has no public "what is buffered" call).
+        await asyncio.sleep(0)
+        buffered = len(getattr(reader, "_buffer", b""))
+        if buffered == 0:
+            if reader.at_eof():
+                await self.aclose()
+                raise DriverError(f"{self.description}: printer closed the connection")
+            return b""
+        return await reader.read(buffered)
+
     async def read(self, within: float) -> bytes:
         reader = self._reader
         if reader is None:
