@@ -6,8 +6,7 @@ local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
 local function event(...)
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', ...)
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 local owned = redis.call('LREM', KEYS[1], 0, id) > 0
 local first = redis.call('SET', KEYS[3], me, 'NX')
 if not first then
