@@ -22,10 +22,18 @@ agent goes on (``syncs_each_record``).
 The file is append-only JSON lines, rewritten down to the open records and the history once it grows past
 ``max_records``, so it stays small. A missing path keeps the journal in memory (it then covers reconnects, not
 crashes).
+
+A disk that refuses a record (full, read-only, failing card) does not stop the agent, and no ``Journal`` method
+raises ``OSError`` after the journal is open: the first failure is logged loudly once (``failure`` keeps it for
+health reports) and the journal goes on in memory. Going on rather than stopping is deliberate: ownership lives in
+Redis, not in this file, so the badge being handled keeps its attempt and the printer keeps printing; what is lost
+is only the crash cover (a crash from now on leaves a held badge to be released as maybe printed, staff told where
+to look). Stopping would take a working printer out of an event for a disk that only guards against crashes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -93,6 +101,8 @@ class Journal:
         # no text layer encoding and flushing it on the way (written is what the durability rule needs).
         self._fd: int | None = None
         self._dirty = False
+        # The disk error that put the journal in memory (see module doc), or None while records reach the file.
+        self.failure: OSError | None = None
         # Syncs run in a worker thread; the lock keeps a compaction from closing the file under one.
         self._lock = threading.Lock()
         if path is not None:
@@ -104,6 +114,8 @@ class Journal:
         return self.path is not None and self.boot_id is None
 
     def _load(self, path: Path) -> None:
+        if path.exists() and not path.is_file():
+            return  # a device (``/dev/full`` in the tests): nothing to read back, records are written to it
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
@@ -161,17 +173,38 @@ class Journal:
     def write(self, job_id: str, epoch: int, stage: Stage) -> None:
         """Hand a record to the kernel: from now on it survives the agent crashing (a reboot: see module doc)."""
         self._apply(job_id, epoch, stage)
-        if self.path is None:
+        if self.path is None or self.failure is not None:
             return
-        if self._records >= self.max_records:
-            self._compact(self.path)  # the rewrite holds this record and is synced
+        try:
+            if self._records >= self.max_records:
+                self._compact(self.path)  # the rewrite holds this record and is synced
+                return
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+                if self.boot_id is not None:
+                    # Every record after this line was written in this boot.
+                    self._write_bytes(_json_line({"boot": self.boot_id}))
+            self._write_bytes(record_line(job_id, epoch, stage))
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: OSError) -> None:
+        """The disk refused a record: say so once, loudly, and go on in memory (see module doc for why)."""
+        if self.failure is not None:
             return
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
-            if self.boot_id is not None:
-                # Every record after this line was written in this boot.
-                self._write_bytes(_json_line({"boot": self.boot_id}))
-        self._write_bytes(record_line(job_id, epoch, stage))
+        log.error(
+            "journal %s cannot be written (%s); going on in memory: a crash or reboot from now on leaves the badge "
+            "being printed to be released as maybe printed. Free or fix the disk and restart the agent.",
+            self.path,
+            exc,
+        )
+        self.failure = exc
+        self._dirty = False
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):  # the descriptor is released even when close reports an error
+                os.close(fd)
 
     def _write_bytes(self, data: bytes) -> None:
         assert self._fd is not None
@@ -188,15 +221,17 @@ class Journal:
 
     def sync(self) -> None:
         """Make every record written so far durable (fdatasync). Safe to call from a worker thread."""
-        with self._lock:
+        failed: OSError | None = None
+        with self._lock:  # held through the sync: a compaction must not close the file under it
             if self._fd is None or not self._dirty:
                 return
             self._dirty = False  # before the sync: a record written during it is left dirty for the next one
             try:
                 os.fdatasync(self._fd)
-            except OSError:
-                self._dirty = True
-                raise
+            except OSError as exc:
+                failed = exc
+        if failed is not None:
+            self._fail(failed)  # takes the lock itself
 
     def close(self) -> None:
         self.sync()

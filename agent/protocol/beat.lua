@@ -6,8 +6,7 @@
 -- The health stored is the agent's JSON plus what only Redis knows for sure: pinned depth, in-flight job, beat time.
 -- Returns {server_ms, was_declared_dead (0/1), depth, inflight id or "", operator order or ""}.
 local me = ARGV[1]
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 local was_dead = 0
 local prev = redis.call('GET', KEYS[2])
 if prev then

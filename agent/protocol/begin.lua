@@ -15,8 +15,7 @@ end
 if not redis.call('LPOS', KEYS[1], id) then
   return {'not_owner'}
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 local done_by = redis.call('GET', KEYS[3])
 if done_by then
   redis.call('LREM', KEYS[1], 0, id)

@@ -6,8 +6,7 @@ local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
 local function event(...)
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', ...)
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 local owned = redis.call('LREM', KEYS[1], 0, id) > 0
 -- A print begun before the job's latest reprint round (reprint.lua): confirmed again (a journal replay after a
 -- failover) it changes nothing; never confirmed before, it is an extra copy of an earlier round.

@@ -6,8 +6,7 @@ local id, me, reason = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('LREM', KEYS[1], 0, id) == 0 then
   return {'not_owner'}
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 redis.call('LPUSH', KEYS[3], id)
 redis.call('HSET', KEYS[2], 'state', 'dead', 'error', reason, 'printer', me, 'dead_ms', now)
 redis.call('HINCRBY', KEYS[5], 'dead', 1)

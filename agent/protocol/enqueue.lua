@@ -6,8 +6,7 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if state then
   return {0, state}
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 redis.call('HSET', KEYS[1], 'payload', ARGV[2], 'state', 'queued', 'printer', '', 'pinned', ARGV[3],
   'attempts', 0, 'epoch', 0, 'enqueued_ms', now, 'reclaims', 0, 'maybe_printed', 0, 'maybe_duplicate', 0)
 -- New jobs go in on the left; agents take from the right: oldest first.

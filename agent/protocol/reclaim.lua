@@ -9,8 +9,7 @@
 -- Returns {"alive"}, {"gone"} (already reclaimed), {"retry"} (the held job changed since the caller looked), or
 -- {"reclaimed", held id or "", pinned jobs moved}.
 local victim, held_arg, by = ARGV[1], ARGV[3], ARGV[4]
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 local last = redis.call('ZSCORE', KEYS[1], victim)
 if ARGV[2] ~= 'force' then
   if not last then

@@ -46,10 +46,23 @@ SCRIPT_NAMES = (
 SHEBANG = "#!lua\n"
 
 
+PRELUDE_USES = ("now_ms()",)  # calls that need prelude.lua joined in front of a script
+
+
+def _lua_file(name: str) -> str:
+    return resources.files("agent.protocol").joinpath(f"{name}.lua").read_text(encoding="utf-8")
+
+
 def script_source(name: str) -> str:
-    """The source as sent to a Redis >= 7: the file with a ``#!lua`` shebang (no flags: a writing script)."""
-    text = resources.files("agent.protocol").joinpath(f"{name}.lua").read_text(encoding="utf-8")
-    return text if text.startswith("#!") else SHEBANG + text
+    """The source as sent to a Redis >= 7: a ``#!lua`` shebang (no flags: a writing script), then ``prelude.lua``
+    when the script calls one of its functions, then the script's own file.
+
+    Joined only where used, so each script sends (and ``badge-agent acl`` finds) only the commands it runs.
+    """
+    text = _lua_file(name)
+    if any(use in text for use in PRELUDE_USES):
+        text = _lua_file("prelude") + text
+    return SHEBANG + text
 
 
 def plain_source(name: str) -> str:

@@ -20,8 +20,7 @@ if redis.call('LINDEX', KEYS[1], -1) ~= id then
   end
   return {'no', 'moved'}
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 local since = tonumber(redis.call('HGET', KEYS[3], 'enqueued_ms') or now)
 if now - since < tonumber(ARGV[4]) then
   return {'no', 'young'}

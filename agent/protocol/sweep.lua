@@ -6,6 +6,5 @@
 if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[3]) then
   return false
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[2])), 'LIMIT', 0, ARGV[4])

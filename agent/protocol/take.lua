@@ -6,7 +6,7 @@
 -- blocks on BLMOVE pool).
 -- Refuse a caller that passes the keys of before the pinned index: it would move a pinned job and leave it indexed.
 if #KEYS < 5 or not ARGV[1] then
-  return redis.error_reply('take: needs KEYS[5] pinned and ARGV[1] the printer (Store.take_call)')
+  return redis.error_reply('take: needs KEYS[5] pinned and ARGV[1] the printer (Store.take)')
 end
 if redis.call('GET', KEYS[4]) == 'drain' then
   return {'drained', ''}

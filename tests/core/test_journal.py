@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from redis.asyncio import Redis
@@ -148,3 +150,34 @@ def test_records_with_odd_ids_are_read_back(tmp_path: Path) -> None:
     assert [(e.job_id, e.epoch, e.stage) for e in again.open_entries()] == [
         (j, i, "sending") for i, j in enumerate(odd)
     ]
+
+
+def test_a_journal_on_a_full_disk_says_so_once_and_goes_on_in_memory(caplog: pytest.LogCaptureFixture) -> None:
+    journal = Journal(Path("/dev/full"), boot_id="boot-1")  # every write fails with ENOSPC, like a full disk
+    journal.write("a", 1, "sending")
+    journal.record("a", 1, "printed")
+    journal.sync()
+    assert isinstance(journal.failure, OSError) and journal.failure.errno == errno.ENOSPC
+    assert journal.printed_here("a") == 1  # kept in memory: a reconnect still confirms it rather than reprinting
+    failures = [r for r in caplog.records if "cannot be written" in r.getMessage()]
+    assert len(failures) == 1 and "/dev/full" in failures[0].getMessage()
+    journal.close()
+
+
+async def test_an_agent_whose_journal_disk_is_full_prints_every_badge_once_without_losing_an_attempt(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    job_ids = await enqueue_many(store, 3, "full")
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0, journal="/dev/full") as agent:
+        await wait_until(lambda: _all_printed(redis, k, job_ids))
+        assert agent.journal.failure is not None
+        assert agent.redis_errors == 0  # the disk error is not taken for a Redis outage
+    for job_id in job_ids:
+        assert await redis.hget(k.job(job_id), "attempts") == b"1"
+    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == dict.fromkeys(job_ids, 1)
+
+
+async def _all_printed(redis: Redis, k: Keys, job_ids: list[str]) -> bool:
+    return all([await _state(redis, k, job_id, b"printed") for job_id in job_ids])
