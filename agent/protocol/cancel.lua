@@ -27,8 +27,7 @@ end
 if removed == 0 then
   return {'refused', 'taken'}
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 redis.call('HSET', KEYS[1], 'state', 'cancelled', 'cancelled_by', ARGV[3], 'cancelled_ms', now)
 redis.call('HINCRBY', KEYS[6], 'cancelled', 1)
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*', 'event', 'cancelled', 'job_id', id, 'by', ARGV[3],

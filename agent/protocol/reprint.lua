@@ -23,8 +23,7 @@ local reprints = tonumber(job[2] or '0')
 if reprints >= tonumber(ARGV[4]) and ARGV[5] ~= '1' then
   return {'cap', reprints}
 end
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 reprints = reprints + 1
 if state == 'dead' then
   redis.call('LREM', KEYS[4], 0, id)
