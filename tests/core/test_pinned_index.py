@@ -14,7 +14,8 @@ from agent.protocol.keys import Keys, pinned_member
 from agent.protocol.scripts import script_source
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.helpers import Monitor, assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
+from bench.common import Monitor
+from tests.core.helpers import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
 from tests.core.test_agent import enqueue_many, running_agent, wait_until
 from tests.core.test_protocol import add
 
