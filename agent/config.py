@@ -301,9 +301,16 @@ class AgentConfig(_Strict, kw_only=True):
 MAX_CONFIG_BYTES = 256 * 1024
 
 
-def load_config(path: str | Path) -> AgentConfig:
-    """Read and validate one agent config. Raises ConfigError naming the file and every bad field."""
-    path = Path(path)
+def read_config_mapping(path: Path, keys_hint: str) -> dict[str, Any]:
+    """The YAML mapping a config file holds, read with the bounds every config gets.
+
+    Args:
+        path: the config file.
+        keys_hint: the top-level keys the file should have, named in the error when it holds no mapping.
+
+    Raises ConfigError naming the file: missing, a directory, unreadable, over the size cap, not UTF-8, not YAML,
+    or not a mapping (each exits 78 from the CLI, so systemd does not restart-loop on it).
+    """
     try:
         with path.open("rb") as fh:
             # One byte past the cap tells "too large" from "exactly at the cap" without reading a huge file whole.
@@ -315,7 +322,7 @@ def load_config(path: str | Path) -> AgentConfig:
     except OSError as exc:
         raise ConfigError(str(path), [f"cannot read: {exc.strerror or exc}"]) from None
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(str(path), [f"larger than {MAX_CONFIG_BYTES // 1024} KiB: not an agent config"])
+        raise ConfigError(str(path), [f"larger than {MAX_CONFIG_BYTES // 1024} KiB: not a config file"])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -328,7 +335,14 @@ def load_config(path: str | Path) -> AgentConfig:
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(str(path), [f"{where}not valid YAML: {problem}"]) from None
     if not isinstance(data, dict):
-        raise ConfigError(str(path), ["the file must hold a mapping (venue:, printer:, redis:, ...)"])
+        raise ConfigError(str(path), [f"the file must hold a mapping ({keys_hint})"])
+    return data
+
+
+def load_config(path: str | Path) -> AgentConfig:
+    """Read and validate one agent config. Raises ConfigError naming the file and every bad field."""
+    path = Path(path)
+    data = read_config_mapping(path, "venue:, printer:, redis:, ...")
     try:
         config = AgentConfig.parse(data)
     except validate.Invalid as exc:

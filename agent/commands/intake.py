@@ -13,9 +13,7 @@ from agent.errors import EXIT_CONFIG, ConfigError, UserError
 from agent.intake.config import IntakeConfig, load_intake_config
 from agent.intake.tokens import ROLES, TokenFile
 
-CONFIG = click.option(
-    "-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False), help="The intake's YAML config."
-)
+CONFIG = click.option("-c", "--config", "config_path", required=True, help="The intake's YAML config.")
 
 
 def _config(path: str) -> IntakeConfig:
@@ -27,7 +25,7 @@ def _config(path: str) -> IntakeConfig:
 
 
 @click.group(invoke_without_command=True)
-@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False), help="The intake's YAML config.")
+@click.option("-c", "--config", "config_path", help="The intake's YAML config.")
 @click.pass_context
 def intake(ctx: click.Context, config_path: str | None) -> None:
     """Serve the intake (HTTP API and kiosk page) for a venue's desks and kiosks (docs/intake.md)."""

@@ -52,7 +52,7 @@ def test_badge(config: AgentConfig) -> Badge:
 
 
 @click.command()
-@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("-c", "--config", "config_path", required=True, help="The agent's YAML config.")
 @click.option("--name", default=None, help="The attendee name to draw.")
 @click.option("--company", default="", help="Company line.")
 @click.option("--role", default="", help="Role line.")
@@ -88,7 +88,7 @@ def preview(config_path: str, name: str | None, company: str, role: str, csv_fil
 
 
 @click.command("test-print")
-@click.option("-c", "--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("-c", "--config", "config_path", required=True, help="The agent's YAML config.")
 @click.option("--timeout", default=None, type=float, help="Seconds to wait for the outcome (print_timeout).")
 def test_print(config_path: str, timeout: float | None) -> None:
     """Print one test badge through the real driver and report the confirmed outcome."""

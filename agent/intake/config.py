@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import msgspec
-import yaml
 from msgspec import Meta
 
 from agent import validate
-from agent.config import RedisConfig, _host_port, _Strict, _venue_name
+from agent.config import RedisConfig, _host_port, _Strict, _venue_name, read_config_mapping
 from agent.errors import ConfigError
 
 
@@ -47,14 +46,7 @@ def load_intake_config(path: str | Path) -> IntakeConfig:
     A relative ``tokens`` or ``kiosk.strings`` path is taken from the config file's folder.
     """
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(str(path), ["file not found"]) from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(str(path), [f"cannot read: {exc}"]) from None
-    if not isinstance(data, dict):
-        raise ConfigError(str(path), ["the file must hold a mapping (venue:, redis:, listen:, tokens:, ...)"])
+    data = read_config_mapping(path, "venue:, redis:, listen:, tokens:, ...")
     try:
         config = IntakeConfig.parse(data)
     except validate.Invalid as exc:

@@ -56,3 +56,20 @@ def test_example_config_loads(tmp_path: Path) -> None:
     path.write_text(text)
     config = load_intake_config(path)
     assert config.venue == "expo-2026" and config.limits.reprint_cap == 2 and config.listen == "127.0.0.1:8080"
+
+
+def test_intake_config_gets_the_agents_bounds(tmp_path: Path) -> None:
+    # A directory, an oversized file and YAML without a mapping each exit 78 naming the file (never click's 2), for
+    # the intake and for the setup commands that read an agent config.
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("venue: v\n" + "".join(f"junk{i}: {i}\n" for i in range(100_000)))
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- venue\n")
+    cases = [(tmp_path, "is a directory"), (huge, "larger than"), (listed, "must hold a mapping")]
+    commands = [["intake"], ["intake", "token", "list"], ["preview", "--name", "Ada"], ["test-print"]]
+    for (path, said), command in ((case, command) for case in cases for command in commands):
+        result = subprocess.run(
+            [sys.executable, "-m", "agent", *command, "-c", str(path)], capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 78, (command, path, result.stderr)
+        assert str(path) in result.stderr and said in result.stderr and "Traceback" not in result.stderr
