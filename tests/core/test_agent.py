@@ -21,16 +21,11 @@ from agent.protocol.scripts import script_source
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.runtime import Agent
+from bench.common import Monitor, RoundTrips
 from drivers import build_driver
 from drivers.sim import SimControl
 from tests.conftest import write_agent_config
-from tests.core.helpers import (
-    Monitor,
-    RoundTrips,
-    assert_each_unfinished_job_in_one_list,
-    assert_pinned_index_exact,
-    print_log_copies,
-)
+from tests.core.helpers import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact, print_log_copies
 
 
 @asynccontextmanager
