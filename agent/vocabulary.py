@@ -85,8 +85,10 @@ def where_to_look(job: Mapping[str, Any]) -> str:
 
 
 def printed_where(job: Mapping[str, Any]) -> str:
-    """The printer (and its location) that confirmed the job's first copy."""
+    """The printer (and its location) that confirmed the job's copy; after a reprint, the round before's."""
     printer, location = str(job.get("printer") or ""), str(job.get("printed_at") or "")
+    if not printer:  # a reprint round not printed yet: reprint.lua kept where the last copy came out
+        printer, location = str(job.get("last_printer") or ""), str(job.get("last_printed_at") or "")
     if printer and location:
         return f"{printer} ({location})"
     return printer or "unknown printer"
