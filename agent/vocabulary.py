@@ -74,11 +74,6 @@ def count_words(key: str, value: int) -> str:
     return f"{words} {value}"
 
 
-def words_for(field: str) -> str:
-    """The words for a stats-hash field (``maybe_duplicate`` -> ``may exist twice``); the field itself if none."""
-    return next((w for _, f, w in STAFF_COUNTS if f == field), field)
-
-
 def where_to_look(job: Mapping[str, Any]) -> str:
     """Where the other copy of a flagged job may be: printer and location, from the job's hash (str values)."""
     return str(job.get("maybe_printed_where") or "") or printed_where(job)
@@ -106,9 +101,9 @@ def flag_line(job_id: str, job: Mapping[str, Any]) -> str | None:
 def job_lines(job_id: str, job: Mapping[str, Any]) -> list[str]:
     """The staff words for one job (``job``): its intended reprints and whether a copy may be lying somewhere."""
     lines = []
-    reprints = int(str(job.get("reprints") or 0) or 0)
-    if reprints:
-        lines.append(f"{REPRINTS} {reprints} {INTENDED}")
+    reprints = str(job.get("reprints") or "")
+    if reprints.isdigit() and int(reprints):  # anything else in the field is not a count staff can use
+        lines.append(count_words("reprints", int(reprints)))
     flag = flag_line(job_id, job)
     if flag:
         lines.append(flag)
