@@ -25,11 +25,12 @@ from agent.fleet import events_after, fleet, tail_events
 from agent.logs import kv, safe_json, shown
 from agent.protocol.keys import Keys
 from agent.protocol.store import dec, enc
+from agent.vocabulary import BOARD_WORDS, DUPLICATE_WORDS, StaffCounts
 
 log = logging.getLogger("agent.board")
 
 #: Events staff must act on: find the badge that may exist twice and pull it (their ``reason`` says where).
-DUPLICATE_EVENTS = ("maybe_duplicate", "duplicate_print")
+DUPLICATE_EVENTS = tuple(DUPLICATE_WORDS)
 ASSETS = {"/": "index.html", "/board.js": "board.js", "/board.css": "board.css"}
 CONTENT_TYPES = {"html": "text/html", "js": "text/javascript", "css": "text/css"}
 #: An SSE comment this often keeps proxies and phones from dropping an idle stream.
@@ -109,7 +110,8 @@ class Board:
         view = await fleet(self.redis, self.venue)
         data = view.as_dict()
         counts = data["counts"]
-        data["duplicates_count"] = counts.get("maybe_duplicate", 0) + counts.get("duplicate_print", 0)
+        data["duplicates_count"] = StaffCounts.from_stats(counts).to_find
+        data["words"] = BOARD_WORDS
         data["events"] = list(reversed(self.recent))  # newest first
         data["duplicates"] = list(reversed(self.duplicates))
         data["error"] = None

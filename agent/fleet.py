@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
 from agent.protocol.store import dec, enc
+from agent.vocabulary import StaffCounts
 
 
 @dataclass
@@ -41,6 +42,7 @@ class FleetView:
             "pool": self.pool,
             "dlq": self.dlq,
             "counts": self.counts,
+            "staff": StaffCounts.from_stats(self.counts).as_dict(),
             "printers": [p.__dict__ for p in self.printers],
         }
 

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from agent import __version__
+from agent.vocabulary import INTENDED, MAY_EXIST_TWICE, PRINTED_TWICE, REPRINTS
 from drivers.base import DeviceState
 
 if TYPE_CHECKING:
@@ -173,8 +174,9 @@ class AgentMetrics:
         )
         self.duplicates = Counter(
             "badge_jobs_possible_duplicates",
-            "Badges printed here that may exist twice: duplicate_print (another printer had confirmed it) or "
-            "maybe_duplicate (an earlier attempt's outcome was unknown).",
+            f"Badges printed here staff must find: kind duplicate_print = {PRINTED_TWICE} (another printer had "
+            f"confirmed it), maybe_duplicate = {MAY_EXIST_TWICE} (an earlier attempt's outcome was unknown). "
+            f"A {REPRINTS} {INTENDED} copy is never counted here.",
             ["kind"],
         )
         self.print_seconds = Histogram(

@@ -49,12 +49,14 @@ function eventLine(e) {
   return el("li", {}, el("time", {}, clock(e.id)), el("span", { class: `ev ev-${e.event}` }, e.event), rest);
 }
 
+let WORDS = {};  // staff words for counts and duplicate events, sent by the server (agent/vocabulary.py)
+
 function duplicateLine(e) {
   return el("li", { "data-job": e.job_id || "" },
     el("span", { class: "job" }, `badge ${e.job_id || "?"}`), " — ",
     e.reason || `printed at ${e.printer || "?"}`,
     el("div", { class: "where" },
-      `${clock(e.id)} · ${e.event === "duplicate_print" ? "printed twice" : "may exist twice"}` +
+      `${clock(e.id)} · ${WORDS[e.event] || e.event}` +
       (e.printer ? ` · latest copy at ${e.printer}` : "")));
 }
 
@@ -69,9 +71,13 @@ function render(s) {
   document.getElementById("printing").textContent = counts.printing ?? 0;
   document.getElementById("printed").textContent = counts.printed ?? 0;
   document.getElementById("dlq").textContent = s.dlq ?? "–";
-  document.getElementById("dups").textContent = s.duplicates_count ?? 0;
+  WORDS = s.words || WORDS;
+  const staff = s.staff || {};
+  for (const b of document.querySelectorAll("[data-count]")) b.textContent = staff[b.dataset.count] ?? 0;
+  for (const w of document.querySelectorAll("[data-words]")) w.textContent = WORDS[w.dataset.words] || "";
   document.getElementById("dlq-box").classList.toggle("alert", (s.dlq || 0) > 0);
-  document.getElementById("dup-box").classList.toggle("alert", (s.duplicates_count || 0) > 0);
+  document.getElementById("dup-box").classList.toggle("alert", (staff.may_exist_twice || 0) > 0);
+  document.getElementById("twice-box").classList.toggle("alert", (staff.printed_twice || 0) > 0);
   document.getElementById("printers").replaceChildren(...s.printers.map(printerCard));
   document.getElementById("events").replaceChildren(...(s.events || []).map(eventLine));
   const dups = s.duplicates || [];

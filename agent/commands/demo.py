@@ -3,7 +3,7 @@
 A private redis-server, one agent process per simulated printer (different speeds), the bundled sample of
 attendees, a printer that runs out of labels and is reloaded, a printer whose power dies for good, an agent killed
 with SIGKILL mid-run, a garbage job pushed by hand, a live status board, and a closing count of printed / lost /
-duplicated judged from the printers' own print logs.
+printed twice judged from the printers' own print logs, in the staff words of agent/vocabulary.py.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store, dec
 from agent.redis_server import RedisServer
+from agent.vocabulary import PRINTED_TWICE, StaffCounts, flag_line
 from drivers.sim import SimControl
 
 VENUE = "demo-venue"
@@ -219,23 +220,24 @@ def summarize(console: Console, root: Path, server: RedisServer, printers: list[
                 copies[entry["job_id"]] += 1
                 per_printer[p.name] += 1
 
-    async def flagged() -> tuple[dict[str, str], int, int]:
+    async def flagged() -> tuple[dict[str, str], StaffCounts, int, int]:
         redis = make_redis(RedisConfig(url=server.unix_url), block_timeout=5)
         try:
             k = Keys(VENUE)
-            marks = {}
+            flags = {}
             for job_id in copies:
-                job = await redis.hgetall(k.job(job_id))
-                if job.get(b"maybe_duplicate") == b"1":
-                    marks[job_id] = dec(job.get(b"maybe_printed_where"))
-            reclaimed = int(await redis.hget(k.stats, "reclaimed") or 0)
-            return marks, int(await redis.llen(k.dlq)), reclaimed
+                raw = await redis.hgetall(k.job(job_id))
+                line = flag_line(job_id, {dec(a): dec(b) for a, b in raw.items()})
+                if line:
+                    flags[job_id] = line
+            stats = {dec(a): int(b) for a, b in (await redis.hgetall(k.stats)).items()}
+            return flags, StaffCounts.from_stats(stats), int(await redis.llen(k.dlq)), stats.get("reclaimed", 0)
         finally:
             await redis.aclose()
 
-    marks, dlq, reclaimed = run_async(flagged())
+    flags, staff, dlq, reclaimed = run_async(flagged())
     lost = badges - len(copies)
-    dups = {j for j, n in copies.items() if n > 1}
+    twice = {j for j, n in copies.items() if n > 1}
     table = Table(title="demo summary", title_justify="left")
     table.add_column("printer")
     table.add_column("what happened")
@@ -249,10 +251,15 @@ def summarize(console: Console, root: Path, server: RedisServer, printers: list[
         table.add_row(f"{p.name} ({p.print_time:g} s/badge)", fate.get(p.name, ""), str(per_printer[p.name]))
     console.print(table)
     console.print(
-        f"attendees {badges} · printed {len(copies)} · lost {lost} · duplicated {len(dups)} "
-        f"(flagged for staff {len(dups & set(marks))}, unflagged {len(dups - set(marks))}) · "
+        f"attendees {badges} · printed {len(copies)} · lost {lost} · {staff.line()} · "
         f"reclaimed from dead agents {reclaimed} · dead-lettered {dlq} (the junk job)",
         highlight=False,
     )
-    for job_id, where in sorted(marks.items()):
-        console.print(f"  staff: badge {job_id} may also have come out at {where}", highlight=False)
+    # The printers' own logs are the truth the flags are judged by: every badge that came out twice must be flagged.
+    console.print(
+        f"printers' logs: {PRINTED_TWICE} {len(twice)} (flagged for staff {len(twice & set(flags))}, "
+        f"unflagged {len(twice - set(flags))})",
+        highlight=False,
+    )
+    for _, line in sorted(flags.items()):
+        console.print(f"  staff: {line}", highlight=False)

@@ -16,6 +16,7 @@ from rich.text import Text
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.fleet import FleetView, events_after, fleet, job_detail, tail_events
 from agent.logs import quoted, safe_json, shown
+from agent.vocabulary import MAY_EXIST_TWICE, PRINTED_TWICE, StaffCounts, job_lines
 
 STATE_STYLE = {
     "ready": "green",
@@ -41,17 +42,18 @@ def fleet_table(view: FleetView) -> Group:
         cells = (Text(shown(p.name)), state, Text(shown(p.location)), Text(shown(p.inflight) if p.inflight else "—"))
         table.add_row(*cells, str(p.depth), str(p.printed), age)
     c = view.counts
+    staff = StaffCounts.from_stats(c)
     line = Text(
         f"pool {view.pool} · queued {c.get('queued', 0)} · printing {c.get('printing', 0)} · "
         f"printed {c.get('printed', 0)} · dead (DLQ) {view.dlq} · released {c.get('released', 0)} · "
-        f"reclaimed {c.get('reclaimed', 0)} · reprints {c.get('reprint', 0)} · cancelled {c.get('cancelled', 0)}"
+        f"reclaimed {c.get('reclaimed', 0)} · {staff.line()}"
     )
     parts: list[Any] = [table, line]
-    dups = c.get("maybe_duplicate", 0) + c.get("duplicate_print", 0)
-    if dups:
+    if staff.to_find:
         parts.append(
             Text(
-                f"{dups} badge(s) may exist twice: see `badge-agent events` for maybe_duplicate / duplicate_print",
+                f"{staff.to_find} badge(s) to find ({MAY_EXIST_TWICE} or {PRINTED_TWICE}): "
+                "`badge-agent job ID` says where to look",
                 style="bold yellow",
             )
         )
@@ -117,9 +119,11 @@ def job(target: Target, job_id: str, as_json: bool) -> None:
         fail(f"no job {job_id!r} in venue {target.venue}", 1)
         return
     if as_json:
-        click.echo(safe_json(detail, indent=2))
+        click.echo(safe_json({**detail, "staff": job_lines(job_id, detail)}, indent=2))
         return
     events = detail.pop("events")
+    for line in job_lines(job_id, detail):
+        click.echo(shown(line))
     for key in sorted(detail):
         click.echo(f"{key:>20}  {shown(detail[key])}")
     click.echo("events:")

@@ -30,6 +30,7 @@ from agent.intake.tokens import Token, TokenFile
 from agent.jobs import parse_job
 from agent.protocol.keys import JOB_ID_RE
 from agent.protocol.store import Store, dec, enc
+from agent.vocabulary import StaffCounts, staff_metric_lines
 
 log = logging.getLogger("badge_agent.intake")
 
@@ -337,6 +338,7 @@ async def metrics(request: web.Request) -> web.Response:
     lines = ["# HELP badge_venue_jobs Venue counts by transition (the stats hash).", "# TYPE badge_venue_jobs gauge"]
     for name, value in sorted(view.counts.items()):
         lines.append(f'badge_venue_jobs{{what="{name}"}} {value}')
+    lines += staff_metric_lines(StaffCounts.from_stats(view.counts))
     lines += [
         "# HELP badge_intake_requests Requests answered, by route and status.",
         "# TYPE badge_intake_requests counter",

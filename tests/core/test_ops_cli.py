@@ -72,7 +72,16 @@ def test_the_demo_runs_to_the_end_with_nothing_lost(redis_server: RedisServer, v
     result = cli(redis_server, venue, "demo", "--badges", "24", "--speed", "0.4")
     assert result.returncode == 0, result.stderr[-2000:]
     summary = result.stdout[result.stdout.index("demo summary") :]
-    assert re.search(
-        r"attendees 24 · printed 24 · lost 0 · duplicated \d+ \(flagged for staff \d+, unflagged 0\)", summary
+    counts = re.search(
+        r"attendees 24 · printed 24 · lost 0 · reprints 0 \(intended\) · cancelled 0 · "
+        r"may exist twice (\d+) · printed twice (\d+)",
+        summary,
     )
+    assert counts, summary
+    assert re.search(r"printers' logs: printed twice \d+ \(flagged for staff \d+, unflagged 0\)", summary)
+    # Every badge staff are sent to look for is named with where, in the same words as the counts above.
+    to_find = [line.strip() for line in summary.splitlines() if line.strip().startswith("staff:")]
+    assert bool(to_find) == (int(counts[1]) + int(counts[2]) > 0), summary
+    for line in to_find:
+        assert re.fullmatch(r"staff: badge \S+ (may exist twice — look at|printed twice — pull one;) .+", line), line
     assert "dead-lettered 1" in summary and "Traceback" not in result.stdout + result.stderr

@@ -140,6 +140,9 @@ async def test_reprint_and_cancel_through_the_api(desk: Desk, redis: Redis, venu
     assert reprint[0][b"by"] == b"token:staff-1" and reprint[0][b"reason"] == b"coffee"
     metrics = await (await desk.client.get("/metrics")).text()
     assert 'badge_venue_jobs{what="reprint"} 1' in metrics and 'badge_venue_jobs{what="cancelled"} 1' in metrics
+    # The staff words and counts (agent/vocabulary.py): an intended reprint is no duplicate.
+    assert 'badge_venue_staff{what="reprints"} 1' in metrics and 'badge_venue_staff{what="cancelled"} 1' in metrics
+    assert 'badge_venue_staff{what="may_exist_twice"} 0' in metrics and "reprints = reprints (intended)" in metrics
     for secret in desk.secrets.values():
         assert secret not in metrics
 

@@ -23,6 +23,7 @@ from agent.protocol.store import Store
 from agent.redis_server import RedisServer, free_port
 from drivers.sim import SimControl
 from tests.core.test_agent import running_agent, wait_until
+from tests.core.test_cli import cli
 from tests.venue.browser import start_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +38,60 @@ async def make_maybe_duplicate(store: Store, job_id: str, ghost: str, where: str
     begun = await store.begin(ghost, where, job_id)
     assert begun.kind == "print"
     assert await store.release(ghost, where, job_id, "unknown", "label jam while printing", 3) == "released"
+
+
+async def make_printed_twice(store: Store, job_id: str, first: str, second: str) -> None:
+    """A real 'printed twice': ``first`` confirmed the badge, then ``second`` confirmed a copy of the same print."""
+    job = parse_job({"attendee_id": job_id, "name": "Ana", "printer": first})
+    await store.enqueue(job.job_id, job.payload(), job.printer)
+    assert await store.take(first) is not None
+    begun = await store.begin(first, "Hall X", job_id)
+    assert begun.kind == "print"
+    assert await store.confirm(first, "Hall X", job_id, begun.epoch) == ("printed", "")
+    assert await store.confirm(second, "Hall Y", job_id, begun.epoch) == ("duplicate", first)
+
+
+async def test_status_job_board_and_metrics_use_the_same_staff_words_and_counts(
+    redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """One of each: an intended reprint, a cancel, a badge that may exist twice, one printed twice."""
+    store = Store(redis, venue)
+    await make_maybe_duplicate(store, "maybe-1", "ghost", "Hall Z, desk 9")
+    assert await store.take("desk-9") is not None
+    begun = await store.begin("desk-9", "Hall Z, desk 1", "maybe-1")
+    assert await store.confirm("desk-9", "Hall Z, desk 1", "maybe-1", begun.epoch) == (
+        "printed",
+        "ghost (Hall Z, desk 9)",
+    )
+    await make_printed_twice(store, "twice-1", "first", "second")
+    assert (await store.reprint("twice-1", "coffee", "staff", 2, False))[0] == "reprint"
+    for attendee in ("gone-1", "kept-1"):
+        job = parse_job({"attendee_id": attendee, "name": "N"})
+        await store.enqueue(job.job_id, job.payload(), job.printer)
+    assert await store.cancel("gone-1", "staff") == ("cancelled", "")
+
+    line = "reprints 1 (intended) · cancelled 1 · may exist twice 1 · printed twice 1"
+    status = cli(redis_server, venue, "status")
+    assert line in status.stdout and "2 badge(s) to find (may exist twice or printed twice)" in status.stdout
+    staff = {"reprints": 1, "cancelled": 1, "may_exist_twice": 1, "printed_twice": 1}
+    assert json.loads(cli(redis_server, venue, "status", "--json").stdout)["staff"] == staff
+
+    maybe = cli(redis_server, venue, "job", "maybe-1")
+    assert "badge maybe-1 may exist twice — look at ghost (Hall Z, desk 9)" in maybe.stdout
+    twice = cli(redis_server, venue, "job", "twice-1")
+    assert "reprints 1 (intended)" in twice.stdout
+    assert "badge twice-1 printed twice — pull one; the first came out at first (Hall X)" in twice.stdout
+    kept = cli(redis_server, venue, "job", "kept-1", "--json")
+    assert json.loads(kept.stdout)["staff"] == []  # nothing to say about a plain job
+
+    snap = await Board(redis, venue).poll()
+    assert snap["staff"] == staff and snap["duplicates_count"] == 2
+    assert snap["words"]["reprints"] == "reprints (intended)" and snap["words"]["duplicate_print"] == "printed twice"
+    assert snap["words"]["maybe_duplicate"] == snap["words"]["may_exist_twice"] == "may exist twice"
+    assert {d["job_id"]: d["event"] for d in snap["duplicates"]} == {
+        "maybe-1": "maybe_duplicate",
+        "twice-1": "duplicate_print",
+    }
 
 
 @contextmanager
@@ -157,6 +212,15 @@ async def test_board_in_chromium_shows_the_fleet_and_a_printer_going_down(
                 assert "desk of desk-1" in text and "<i>Hall B</i> & co" in text
                 assert "badge dup-7" in text and "ghost (Hall Z, desk 9)" in text  # the badge to pull, and where
                 assert "maybe_duplicate" in text  # in the recent events too
+                # The counts with the staff words (agent/vocabulary.py), reprints and cancels among them.
+                for box, words, value in (
+                    ("reprints-box", "reprints (intended)", "0"),
+                    ("cancelled-box", "cancelled", "0"),
+                    ("dup-box", "may exist twice", "1"),
+                    ("twice-box", "printed twice", "0"),
+                ):
+                    shown = await asyncio.to_thread(lambda b=box: driver.find_element("id", b).text)
+                    assert shown.split() == [value, *words.split()], (box, shown)
                 # Readable on a phone: nothing wider than the screen.
                 widths = await asyncio.to_thread(
                     driver.execute_script, "return [document.documentElement.scrollWidth, window.innerWidth];"

@@ -71,6 +71,10 @@ async def test_healthz_and_metrics_follow_the_printer(
         assert 0 <= m[("badge_heartbeat_age_seconds", ())] < agent.timing.dead_after
         assert m[("badge_redis_errors_total", ())] == 0
         assert m[("badge_loops_stalled", ())] == 0
+        # The staff words of agent/vocabulary.py, in the help of the counter staff act on.
+        text = await (await client.get("/metrics")).text()
+        help_line = next(line for line in text.splitlines() if line.startswith("# HELP badge_jobs_possible_duplicates"))
+        assert "duplicate_print = printed twice" in help_line and "maybe_duplicate = may exist twice" in help_line
         labels = (("location", "desk of desk-1"), ("printer", "desk-1"), ("venue", venue), ("version", __version__))
         assert m[("badge_agent_info", labels)] == 1
 
