@@ -11,10 +11,9 @@ from typing import Any
 
 import click
 
-from drivers.detect import Found, probe_hosts
 from drivers.detect.network import RAW_PORT, hosts_of, own_subnets
-from drivers.detect.serial import probe_serial, serial_ports
-from drivers.detect.usb import probe_usb
+from drivers.detect.scan import detect_all
+from drivers.detect.serial import serial_ports
 
 
 @dataclass
@@ -32,18 +31,6 @@ def _target(value: str) -> tuple[str, int]:
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise click.BadParameter(f"{value!r}: the port must be a number from 1 to 65535", param_hint="--host")
     return host, int(port)
-
-
-async def _everything(
-    scan: Scanners, targets: list[tuple[str, int]], devices: list[str], usb: bool, timeout: float
-) -> list[Found]:
-    # USB first, then serial, then network: the order setup --detected N counts in.
-    local = [await probe_usb(timeout, scan.usb_backend)] if usb else []
-    return [
-        f
-        for group in [*local, await probe_serial(devices, timeout), await probe_hosts(targets, timeout)]
-        for f in group
-    ]
 
 
 @click.command()
@@ -78,7 +65,7 @@ def detect(
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--network") from None
     ports = list(dict.fromkeys([*devices, *([] if no_serial else scan.serial_ports())]))
-    found = asyncio.run(_everything(scan, targets, ports, not no_usb, timeout))
+    found = asyncio.run(detect_all(targets, ports, usb=not no_usb, timeout=timeout, usb_backend=scan.usb_backend))
     if as_json:
         click.echo(json.dumps([f.as_dict() for f in found], indent=2))
         return
