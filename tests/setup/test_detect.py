@@ -158,3 +158,20 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
         await front.stop()
         await brother.stop()
         await zebra.stop()
+
+
+async def test_detect_finds_a_serial_printer_at_its_own_baud_rate() -> None:
+    printer = EMULATORS["zpl"]("pty-38400", print_time=0.05)
+    await printer.start()
+    front = PtyFront(printer, baudrate=38400)  # 9600 and 19200 are asked first and not understood
+    path = await front.start()
+    try:
+        found = await probe_serial([path], timeout=0.2)
+        assert [(f.address, f.model, f.driver["baudrate"]) for f in found] == [
+            (f"{path} 38400 baud", "ZT410-203dpi", 38400)
+        ]
+        assert printer.log == [] and printer.printed() == []
+        assert await probe_serial([path], timeout=0.2, rates=(9600, 19200)) == []
+    finally:
+        await front.stop()
+        await printer.stop()
