@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +65,9 @@ def detect(
             targets += hosts_of(net)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--network") from None
+    for device in devices:
+        if not os.path.exists(device):
+            raise click.BadParameter(f"{device}: no such device (plugged in? see ls /dev/tty*)", param_hint="--serial")
     ports = list(dict.fromkeys([*devices, *([] if no_serial else scan.serial_ports())]))
     found = asyncio.run(detect_all(targets, ports, usb=not no_usb, timeout=timeout, usb_backend=scan.usb_backend))
     if as_json:

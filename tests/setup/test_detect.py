@@ -70,6 +70,8 @@ def test_detect_cli_json_and_bad_network() -> None:
     assert json.loads(result.output) == []
     result = CliRunner().invoke(main, ["detect", "--network", "127.0.0.0/33"])
     assert result.exit_code == 2 and "--network" in result.output
+    result = CliRunner().invoke(main, ["detect", "--no-usb", "--serial", "/dev/no-such-tty"])
+    assert result.exit_code == 2 and "/dev/no-such-tty: no such device" in result.output
 
 
 #: The vendor id each kind's emulator presents on USB (Zebra, Brother, Epson).
