@@ -44,11 +44,12 @@ def _driver(language: str, host: str | None, usb: str | None, serial: str | None
 
 
 def _detected(n: int, timeout: float) -> dict[str, Any]:
-    from drivers.detect import probe_hosts
     from drivers.detect.network import hosts_of, own_subnets
+    from drivers.detect.scan import detect_all
+    from drivers.detect.serial import serial_ports
 
     targets = [t for net in own_subnets() for t in hosts_of(net)]
-    found = asyncio.run(probe_hosts(targets, timeout))
+    found = asyncio.run(detect_all(targets, serial_ports(), usb=True, timeout=timeout))
     if not 0 < n <= len(found):
         fail(f"--detected {n}: detect found {len(found)} printer(s); run badge-agent detect to list them")
     return dict(found[n - 1].driver)

@@ -2,5 +2,6 @@
 
 from drivers.detect.identify import Found, identify
 from drivers.detect.network import probe_hosts
+from drivers.detect.scan import detect_all
 
-__all__ = ["Found", "identify", "probe_hosts"]
+__all__ = ["Found", "detect_all", "identify", "probe_hosts"]

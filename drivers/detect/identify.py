@@ -13,9 +13,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from drivers.base import DriverError
 from drivers.languages import brother_status as bs
 from drivers.languages import zpl_status as zs
 from drivers.languages.escpos_status import DLE_EOT
+from drivers.transports.base import Transport
 
 _ZPL_INFO = b"~HI"  # host identification: model, firmware, dots/mm, memory
 
@@ -37,6 +39,14 @@ class Found:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def found(transport: str, address: str, what: dict[str, str], **link: Any) -> Found:
+    """A Found for ``what`` identify() learnt, with the driver section that reaches it over ``link``."""
+    driver: dict[str, Any] = {"language": what["language"], "transport": transport, **link}
+    if what["language"] == "brother_ql" and what.get("model", "").startswith("QL-"):
+        driver["model"] = what["model"]
+    return Found(transport=transport, address=address, driver=driver, **what)
 
 
 def _brother_model(code: int) -> str:
@@ -101,3 +111,18 @@ async def identify_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWr
         return buf
 
     return await identify(ask, timeout)
+
+
+async def identify_transport(link: Transport, timeout: float) -> dict[str, str] | None:
+    """identify() over an opened driver transport (USB bulk endpoints, a serial line); None on silence or a
+    broken link."""
+
+    async def ask(question: bytes, complete: Callable[[bytes], bool], wait: float) -> bytes:
+        await link.discard_input()  # a late answer to the previous question is not this one's
+        await link.write(question)
+        return await link.read_until(complete, wait)
+
+    try:
+        return await identify(ask, timeout)
+    except DriverError:
+        return None

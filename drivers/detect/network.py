@@ -7,7 +7,7 @@ import contextlib
 import ipaddress
 import socket
 
-from drivers.detect.identify import Found, identify_stream
+from drivers.detect.identify import Found, found, identify_stream
 
 RAW_PORT = 9100
 
@@ -45,10 +45,7 @@ async def _probe(host: str, port: int, timeout: float, slots: asyncio.Semaphore)
                 await asyncio.wait_for(writer.wait_closed(), timeout)
     if what is None:
         return None
-    driver = {"language": what["language"], "transport": "tcp", "host": host, "port": port}
-    if what["language"] == "brother_ql" and what.get("model", "").startswith("QL-"):
-        driver["model"] = what["model"]
-    return Found(transport="tcp", address=f"{host}:{port}", driver=driver, **what)
+    return found("tcp", f"{host}:{port}", what, host=host, port=port)
 
 
 async def probe_hosts(targets: list[tuple[str, int]], timeout: float = 0.5, in_flight: int = 64) -> list[Found]:

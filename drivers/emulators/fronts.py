@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import termios
 import tty
 
 from drivers.emulators.core import EmulatedPrinter
@@ -77,10 +78,15 @@ class TcpFront:
 
 
 class PtyFront:
-    """A pty pair: the host opens :attr:`path` with pyserial; we answer on the master side."""
+    """A pty pair: the host opens :attr:`path` with pyserial; we answer on the master side.
 
-    def __init__(self, printer: EmulatedPrinter) -> None:
+    With ``baudrate``, the printer's line runs at that rate: bytes the host sends while its side of the line is
+    set to another rate are not understood (a real UART sees framing garbage), so probing rates can be tested.
+    """
+
+    def __init__(self, printer: EmulatedPrinter, baudrate: int | None = None) -> None:
         self.printer = printer
+        self.baudrate = baudrate
         self.path = ""
         self._master = -1
         self._slave = -1
@@ -100,8 +106,14 @@ class PtyFront:
             return
         except OSError:
             return  # EIO: no process holds the slave end right now
-        if data:
+        if data and self._same_rate():
             self.printer.receive(data, self._write)
+
+    def _same_rate(self) -> bool:
+        if self.baudrate is None:
+            return True
+        speed = getattr(termios, f"B{self.baudrate}")
+        return bool(termios.tcgetattr(self._slave)[4] == speed)
 
     def _write(self, data: bytes) -> None:
         with contextlib.suppress(BlockingIOError, OSError):

@@ -21,7 +21,7 @@ from drivers.transports.base import Transport
 USB_CLASS_PRINTER = 7
 
 
-def _is_printer(dev: Any) -> bool:
+def is_printer(dev: Any) -> bool:
     if dev.bDeviceClass == USB_CLASS_PRINTER:
         return True
     return any(intf.bInterfaceClass == USB_CLASS_PRINTER for cfg in dev for intf in cfg)
@@ -58,7 +58,7 @@ class UsbTransport(Transport):
         def match(dev: Any) -> bool:
             if self.vendor_id is not None and (dev.idVendor, dev.idProduct) != (self.vendor_id, self.product_id):
                 return False
-            if self.vendor_id is None and not _is_printer(dev):
+            if self.vendor_id is None and not is_printer(dev):
                 return False
             return self.serial_number is None or usb.util.get_string(dev, dev.iSerialNumber) == self.serial_number
 

@@ -1,16 +1,24 @@
-"""detect finds the emulators over TCP, each with the right language and model, and none prints a label."""
+"""detect finds the emulators over TCP, the emulated pyusb backend and a pty, each with the right language and
+model, and none prints a label."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 
-from click.testing import CliRunner
+import pytest
+from click.testing import CliRunner, Result
 
 from agent.cli import main
+from agent.commands.detect import Scanners
 from drivers.detect import probe_hosts
 from drivers.detect.network import hosts_of
+from drivers.detect.serial import probe_serial
+from drivers.detect.usb import probe_usb
 from drivers.emulators import EMULATORS
-from drivers.emulators.fronts import TcpFront
+from drivers.emulators.fronts import PtyFront, TcpFront
+from drivers.emulators.usb_backend import EmulatedUsbBackend
 
 EXPECTED = {
     "zpl": ("ZT410-203dpi", "V75.20.01Z"),
@@ -55,8 +63,117 @@ def test_hosts_of_a_network_is_every_host_address() -> None:
 
 def test_detect_cli_json_and_bad_network() -> None:
     # Only loopback is ever probed here; 127.0.0.0/30 has no printer on 9100.
-    result = CliRunner().invoke(main, ["detect", "--network", "127.0.0.0/30", "--timeout", "0.2", "--json"])
+    result = CliRunner().invoke(
+        main, ["detect", "--network", "127.0.0.0/30", "--timeout", "0.2", "--json", "--no-usb", "--no-serial"]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == []
     result = CliRunner().invoke(main, ["detect", "--network", "127.0.0.0/33"])
     assert result.exit_code == 2 and "--network" in result.output
+    result = CliRunner().invoke(main, ["detect", "--no-usb", "--serial", "/dev/no-such-tty"])
+    assert result.exit_code == 2 and "/dev/no-such-tty: no such device" in result.output
+
+
+#: The vendor id each kind's emulator presents on USB (Zebra, Brother, Epson).
+VENDORS = {"zpl": 0x0A5F, "brother_ql": 0x04F9, "escpos": 0x04B8}
+
+
+@pytest.mark.parametrize("kind", list(EXPECTED))
+async def test_detect_finds_the_emulator_over_usb_and_prints_nothing(kind: str) -> None:
+    printer = EMULATORS[kind]("usb-" + kind, print_time=0.05)
+    await printer.start()
+    backend = EmulatedUsbBackend(printer, asyncio.get_running_loop(), vendor_id=VENDORS[kind], serial_number="SN42")
+    try:
+        found = await probe_usb(timeout=0.3, backend=backend)
+        assert [(f.transport, f.language, f.model, f.firmware) for f in found] == [("usb", kind, *EXPECTED[kind])]
+        ids = {"vendor_id": f"{VENDORS[kind]:04x}", "product_id": "0164", "serial_number": "SN42"}
+        assert {k: found[0].driver[k] for k in ids} == ids and found[0].serial_number == "SN42"
+        assert found[0].address == f"{VENDORS[kind]:04x}:0164 serial SN42"
+        assert not backend.claimed  # released for the agent
+        assert printer.log == [] and printer.printed() == []
+    finally:
+        await printer.stop()
+
+
+@pytest.mark.parametrize("fault", ["power_off", "no_answer"])
+async def test_usb_device_that_is_off_or_silent_is_not_reported(fault: str) -> None:
+    printer = EMULATORS["zpl"]("usb-off", print_time=0.05)
+    await printer.start()
+    printer.set_fault(fault)  # power_off: not enumerated; no_answer: enumerated, opened, and silent
+    backend = EmulatedUsbBackend(printer, asyncio.get_running_loop())
+    try:
+        assert await probe_usb(timeout=0.2, backend=backend) == []
+        assert not backend.claimed
+    finally:
+        await printer.stop()
+
+
+@pytest.mark.parametrize("kind", list(EXPECTED))
+async def test_detect_finds_the_emulator_on_a_serial_port_and_prints_nothing(kind: str) -> None:
+    printer = EMULATORS[kind]("pty-" + kind, print_time=0.05)
+    await printer.start()
+    front = PtyFront(printer)
+    path = await front.start()
+    silent_master, silent_slave = os.openpty()  # a port with nothing behind it
+    silent = os.ttyname(silent_slave)
+    try:
+        found = await probe_serial([silent, path], timeout=0.1)
+        assert [(f.transport, f.language, f.model, f.firmware) for f in found] == [("serial", kind, *EXPECTED[kind])]
+        # A pty takes any baud rate, so the first one asked is the one reported.
+        assert found[0].driver == {"language": kind, "transport": "serial", "device": path, "baudrate": 9600} | (
+            {"model": "QL-820NWB"} if kind == "brother_ql" else {}
+        )
+        assert printer.log == [] and printer.printed() == []
+    finally:
+        os.close(silent_master)
+        os.close(silent_slave)
+        await front.stop()
+        await printer.stop()
+
+
+async def test_detect_cli_lists_usb_and_serial_printers() -> None:
+    zebra, brother = EMULATORS["zpl"]("usb-z", print_time=0.05), EMULATORS["brother_ql"]("pty-b", print_time=0.05)
+    await zebra.start()
+    await brother.start()
+    front = PtyFront(brother)
+    path = await front.start()
+    scan = Scanners(usb_backend=EmulatedUsbBackend(zebra, asyncio.get_running_loop()), serial_ports=lambda: [path])
+    args = ["detect", "--host", "127.0.0.1:9", "--timeout", "0.2"]
+    try:
+        # The command runs its own event loop; the emulators answer on this one.
+        listed: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--json"], obj=scan)
+        assert listed.exit_code == 0, listed.output
+        found = json.loads(listed.output)
+        assert [(f["transport"], f["language"], f["model"]) for f in found] == [
+            ("usb", "zpl", "ZT410-203dpi"),
+            ("serial", "brother_ql", "QL-820NWB"),
+        ]
+        assert found[0]["driver"]["vendor_id"] == "0a5f" and found[1]["driver"]["device"] == path
+        text: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--no-usb", "--no-serial"], obj=scan)
+        assert text.output == "no printer answered\n"
+        named: Result = await asyncio.to_thread(
+            CliRunner().invoke, main, [*args, "--no-usb", "--no-serial", "--serial", path], obj=scan
+        )
+        assert named.output.startswith(f"1. serial {path} 9600 baud  brother_ql  QL-820NWB  (62 mm continuous tape)")
+        assert zebra.log == [] and brother.log == [] and zebra.printed() == brother.printed() == []
+    finally:
+        await front.stop()
+        await brother.stop()
+        await zebra.stop()
+
+
+async def test_detect_finds_a_serial_printer_at_its_own_baud_rate() -> None:
+    printer = EMULATORS["zpl"]("pty-38400", print_time=0.05)
+    await printer.start()
+    front = PtyFront(printer, baudrate=38400)  # 9600 and 19200 are asked first and not understood
+    path = await front.start()
+    try:
+        found = await probe_serial([path], timeout=0.2)
+        assert [(f.address, f.model, f.driver["baudrate"]) for f in found] == [
+            (f"{path} 38400 baud", "ZT410-203dpi", 38400)
+        ]
+        assert printer.log == [] and printer.printed() == []
+        assert await probe_serial([path], timeout=0.2, rates=(9600, 19200)) == []
+    finally:
+        await front.stop()
+        await printer.stop()
