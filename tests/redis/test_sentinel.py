@@ -70,7 +70,7 @@ async def test_agents_follow_every_failover_and_every_badge_prints(tmp_path: Pat
     redis_config = RedisConfig.parse({"sentinel": {"master": setup.name, "nodes": setup.nodes}})
     client = make_redis(redis_config, 1.0, retries=8)
     try:
-        await wait_until(lambda: _ready(setup), timeout=20)
+        await wait_until(lambda: _ready(setup), timeout=40)  # sentinels discover each other slower on a loaded machine
         store = Store(client, venue)
         ids = await enqueue_many(store, 240)
         configs = [
