@@ -54,7 +54,14 @@ def printer_devices(backend: Any = None) -> list[tuple[int, int, str | None]]:
 
 
 async def _probe(vendor: int, product: int, serial: str | None, timeout: float, backend: Any) -> Found | None:
-    link = UsbTransport(vendor_id=vendor, product_id=product, serial_number=serial, io_timeout=timeout, backend=backend)
+    link = UsbTransport(
+        vendor_id=vendor,
+        product_id=product,
+        serial_number=serial,
+        io_timeout=timeout,
+        backend=backend,
+        give_back_to_kernel=True,
+    )
     try:
         await link.open()
     except DriverError:

@@ -173,6 +173,9 @@ class EmulatedUsbBackend(usb.backend.IBackend):  # type: ignore[misc]
     def detach_kernel_driver(self, dev_handle: Any, intf: int) -> None:
         self.kernel_driver_active = False
 
+    def attach_kernel_driver(self, dev_handle: Any, intf: int) -> None:
+        self.kernel_driver_active = True
+
     def ctrl_transfer(
         self, dev_handle: Any, bmRequestType: int, bRequest: int, wValue: int, wIndex: int, data: Any, timeout: int
     ) -> int:

@@ -37,6 +37,7 @@ class UsbTransport(Transport):
         interface: int = 0,
         io_timeout: float = 3.0,
         backend: Any = None,
+        give_back_to_kernel: bool = False,
     ) -> None:
         self.vendor_id = vendor_id
         self.product_id = product_id
@@ -44,6 +45,10 @@ class UsbTransport(Transport):
         self.interface = interface
         self.io_timeout = io_timeout
         self.backend = backend  # a pyusb backend; tests pass an emulated device's backend
+        # A probe (badge-agent detect) must leave the machine as it found it: a CUPS queue on the printer needs
+        # usblp back. The agent keeps the printer, so it does not.
+        self.give_back_to_kernel = give_back_to_kernel
+        self._detached = False
         ident = f"{vendor_id:04x}:{product_id:04x}" if vendor_id is not None and product_id is not None else "printer"
         self.description = f"usb {ident}" + (f" serial {serial_number}" if serial_number else "")
         self._dev: Any = None
@@ -71,6 +76,7 @@ class UsbTransport(Transport):
         try:
             if dev.is_kernel_driver_active(self.interface):
                 dev.detach_kernel_driver(self.interface)  # usblp holds it otherwise (EBUSY)
+                self._detached = True
         except NotImplementedError:
             pass  # backends without kernel drivers (macOS, tests)
         try:
@@ -115,6 +121,10 @@ class UsbTransport(Transport):
             with contextlib.suppress(usb.core.USBError):  # already gone (unplugged)
                 usb.util.release_interface(dev, self.interface)
             usb.util.dispose_resources(dev)
+            if self._detached and self.give_back_to_kernel:
+                with contextlib.suppress(usb.core.USBError, NotImplementedError):
+                    dev.attach_kernel_driver(self.interface)
+                self._detached = False
 
         await asyncio.to_thread(_close)
 

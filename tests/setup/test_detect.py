@@ -90,6 +90,7 @@ async def test_detect_finds_the_emulator_over_usb_and_prints_nothing(kind: str) 
         assert {k: found[0].driver[k] for k in ids} == ids and found[0].serial_number == "SN42"
         assert found[0].address == f"{VENDORS[kind]:04x}:0164 serial SN42"
         assert not backend.claimed  # released for the agent
+        assert backend.kernel_driver_active  # usblp given back: a CUPS queue on the printer still works
         assert printer.log == [] and printer.printed() == []
     finally:
         await printer.stop()
