@@ -2,8 +2,8 @@
 
 A single failed probe pauses pulling until the next good one (never send a badge to a printer that just said it
 is out of labels), but only ``down_after`` failures in a row declare the device down, which hands its work to the
-peers: a two-second network blip must not reroute the backlog (seed runbook 000, "Missing or Flapping Health
-Probe"). A down printer rejoins after ``up_after`` good probes in a row, plus a test print where configured.
+peers: a two-second network blip must not reroute the backlog (docs/venue.md, "When a printer dies"). A down
+printer rejoins after ``up_after`` good probes in a row, plus a test print where configured.
 """
 
 from __future__ import annotations

@@ -412,7 +412,7 @@ class Agent:
         restart every heartbeat looks old at once, and live peers need that long to beat again (no reclaim storm).
         """
         # Twice per heartbeat interval: a silent peer is found at most half an interval after its dead-after window
-        # ends, so detection stays within dead-after + 1 s even when sweeps and deaths fall badly (issue 7).
+        # ends, so detection stays within dead-after + 1 s even when sweeps and deaths fall badly (bench/scale.py).
         interval = self.timing.heartbeat_interval / 2
         dead_ms = int(self.timing.dead_after * 1000)
         while True:

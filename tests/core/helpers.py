@@ -28,7 +28,7 @@ async def where_is(redis: Redis, venue: str) -> dict[str, list[str]]:
 
 
 async def assert_each_unfinished_job_in_one_list(redis: Redis, venue: str, job_ids: list[str]) -> None:
-    """DESIGN's invariant for these jobs, and the pinned index equal to the pinned queues."""
+    """The one-list invariant (docs/design.md, "Job states") for these jobs; the pinned index equals the queues."""
     await assert_pinned_index_exact(redis, venue)
     k = Keys(venue)
     places = await where_is(redis, venue)

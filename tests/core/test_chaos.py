@@ -62,7 +62,7 @@ async def snapshot_violations(redis: Redis, venue: str, ids: list[str]) -> list[
     for job_id, state in zip(ids, replies[len(lists) :], strict=True):
         final = state in FINAL
         count = where.get(job_id, 0)
-        # DESIGN: every job that is not printed or dead is in exactly one list. A printed one is never waiting for
+        # docs/design.md: a job that is not printed or dead is in exactly one list. A printed one is never waiting for
         # a printer; it may still sit in the in-flight list of a printer that took it before a woken zombie
         # confirmed it — that printer is printing a second copy, and its own confirm (or release) settles it.
         if (not final and count != 1) or (final and (job_id in waiting or count > 1)):

@@ -1,4 +1,4 @@
-"""Failover: a dead agent or a dead printer loses no badge and prints none twice unflagged (seed runbook 000)."""
+"""Failover: a dead agent or printer loses no badge and prints none twice unflagged (docs/venue.md, section 4)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ async def events_of(redis: Redis, venue: str, kind: str) -> list[dict[str, str]]
 async def test_seed_scenario_dead_printer_with_one_printing_and_forty_pinned(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
-    """The runbook's scenario: every unprinted badge prints once on the backup, the confirmed one never again."""
+    """A dead printer at a desk: every unprinted badge prints once on the backup, the confirmed one never again."""
     store = Store(redis, venue)
     k = Keys(venue)
     await store.beat("primary", {"state": "ready", "location": "Hall A, desk 1"}, 60_000, first=True)

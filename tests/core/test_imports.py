@@ -1,4 +1,4 @@
-"""What a running ``badge-agent run`` has loaded: only what its config asks for (issue 7, resident memory on a Pi).
+"""What a running ``badge-agent run`` has loaded: only what its config asks for (memory on a Pi: bench/footprint.py).
 
 A real process on a simulated printer, past its first heartbeat, reports its ``sys.modules`` on SIGUSR1 (the
 wrapper adds only that handler to ``agent.cli.main``). Each module kept out below is memory a Pi never needs for

@@ -1,4 +1,4 @@
-"""The runbook's manual operations from the command line: drain, reclaim, dlq; and the demo end to end."""
+"""The manual operations of docs/venue.md from the command line: drain, reclaim, dlq; and the demo end to end."""
 
 from __future__ import annotations
 
