@@ -16,9 +16,7 @@ label at once without confirmation (what a CUPS raw queue does), the physical li
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import logging
 import tempfile
 import time
 from pathlib import Path
@@ -28,12 +26,20 @@ from redis.asyncio import Redis
 
 from agent.config import load_config
 from agent.jobs import parse_job
-from agent.logs import KeyValueFormatter
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.runtime import Agent
-from bench.common import agent_config, fmt, percentile, redis_server, table, verdict, write_results
+from bench.common import (
+    agent_config,
+    bench_main,
+    fmt,
+    log_to_file,
+    percentile,
+    redis_server,
+    table,
+    verdict,
+)
 from bench.printers import LABELS, LANGS, emulator, read_labels, real_driver
 from drivers.base import Badge, Driver
 from drivers.languages.rendering import render_for
@@ -133,6 +139,23 @@ def judge_labels(labels: list[dict[str, Any]], print_time: float) -> dict[str, A
     return {"labels": len(labels), "duty": busy / wall, "gap_p50_ms": percentile(gaps, 50), "gap_max_ms": max(gaps)}
 
 
+async def print_queued(
+    server: RedisServer, tmp: Path, venue: str, driver: Driver, jobs: list[dict[str, str]], pt: float
+) -> None:
+    """Queue ``jobs`` first (so the pool never runs dry), then run one agent until it has printed them all."""
+    redis = Redis.from_url(server.url)
+    store = Store(redis, venue)
+    for fields in jobs:
+        job = parse_job(fields)
+        await store.enqueue(job.job_id, job.payload(), None)
+    agent, task = await start_agent(server, tmp / venue, venue, driver)
+    try:
+        await wait_until(lambda: agent.printed >= len(jobs), len(jobs) * pt * 3 + 20)
+    finally:
+        await stop_agent(agent, task)
+        await redis.aclose()
+
+
 async def duty_agent(server: RedisServer, tmp: Path, kind: str, pt: float, n: int, before: bool) -> dict[str, Any]:
     tag = f"{kind}-{pt}-{'before' if before else 'now'}"
     log = tmp / f"duty-{tag}.jsonl"
@@ -141,17 +164,14 @@ async def duty_agent(server: RedisServer, tmp: Path, kind: str, pt: float, n: in
         if before:
             make_before(driver)
         venue = f"duty-{tag}".replace("_", "-").replace(".", "-")
-        redis = Redis.from_url(server.url)
-        store = Store(redis, venue)
-        for i in range(n):
-            job = parse_job({"attendee_id": f"U-{i}", "name": f"Attendee Number {i}", "company": "Expo"})
-            await store.enqueue(job.job_id, job.payload(), None)
-        agent, task = await start_agent(server, tmp / venue, venue, driver)
-        try:
-            await wait_until(lambda: agent.printed >= n, n * pt * 3 + 20)
-        finally:
-            await stop_agent(agent, task)
-            await redis.aclose()
+        await print_queued(
+            server,
+            tmp,
+            venue,
+            driver,
+            [{"attendee_id": f"U-{i}", "name": f"Attendee Number {i}", "company": "Expo"} for i in range(n)],
+            pt,
+        )
         await asyncio.sleep(0.2)
         return judge_labels(read_labels(log), pt)
 
@@ -186,17 +206,9 @@ async def duty_sim(server: RedisServer, tmp: Path, pt: float, n: int) -> dict[st
         return result
 
     driver.print = stamped  # type: ignore[method-assign]
-    redis = Redis.from_url(server.url)
-    store = Store(redis, venue)
-    for i in range(n):
-        job = parse_job({"attendee_id": f"S-{i}", "name": f"Attendee Number {i}"})
-        await store.enqueue(job.job_id, job.payload(), None)
-    agent, task = await start_agent(server, tmp / venue, venue, driver)
-    try:
-        await wait_until(lambda: agent.printed >= n, n * pt * 3 + 20)
-    finally:
-        await stop_agent(agent, task)
-        await redis.aclose()
+    await print_queued(
+        server, tmp, venue, driver, [{"attendee_id": f"S-{i}", "name": f"Attendee Number {i}"} for i in range(n)], pt
+    )
     labels = [{"started_t": stamps[2 * i], "t": stamps[2 * i + 1]} for i in range(n)]
     return judge_labels(labels, pt)
 
@@ -205,10 +217,7 @@ async def main_async(badges: int, samples: int) -> dict[str, Any]:
     out: dict[str, Any] = {"dispatch": {}, "duty": {}}
     with tempfile.TemporaryDirectory(prefix="badge-bench-duty-") as tmpdir, redis_server() as server:
         tmp = Path(tmpdir)
-        handler = logging.FileHandler(tmp / "bench.log")
-        handler.setFormatter(KeyValueFormatter(True))
-        logging.getLogger().handlers[:] = [handler]
-        logging.getLogger().setLevel(logging.INFO)
+        log_to_file(tmp / "bench.log")
         for kind in LANGS:
             ms = [x * 1000 for x in await dispatch(server, tmp, kind, samples)]
             out["dispatch"][kind] = {
@@ -284,16 +293,10 @@ def report(res: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--badges", type=int, default=10, help="badges per duty run at 0.5 s (fewer at 1.5 s)")
-    parser.add_argument("--samples", type=int, default=40, help="dispatch samples per language")
-    args = parser.parse_args()
-    res = asyncio.run(main_async(args.badges, args.samples))
-    written = write_results("duty", res)
-    print(report(res))
-    print(f"\nwritten: {written}")
-
+OPTIONS = [  # flag, default, help: see bench_main
+    ("--badges", 10, "badges per duty run at 0.5 s (fewer at 1.5 s)"),
+    ("--samples", 40, "dispatch samples per language"),
+]
 
 if __name__ == "__main__":
-    main()
+    bench_main("duty", __doc__, main_async, report, OPTIONS)
