@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from drivers.base import Badge
-from drivers.config import LabelConfig
 from drivers.emulators.core import EmulatedPrinter
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
@@ -17,11 +16,6 @@ from drivers.transports import SerialTransport, TcpTransport, Transport, UsbTran
 
 LINKS = ["tcp", "serial", "usb"]
 #: The stock each printer kind is loaded with: the badge is drawn for it (a receipt printer prints 72 mm).
-LABELS = {
-    "zpl": LabelConfig(),
-    "brother_ql": LabelConfig(width_mm=62, height_mm=100, dpi=300),
-    "escpos": LabelConfig(width_mm=72, height_mm=100, dpi=203),
-}
 BADGE = Badge(job_id="job-1", attendee_id="ATT-0001", name="Ada Lovelace", company="Analytical", role="Speaker")
 
 

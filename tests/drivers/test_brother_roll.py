@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from bench.printers import LABELS
 from drivers.base import DeviceState, Outcome
 from drivers.config import LabelConfig
 from drivers.emulators.brother import BrotherPrinter
 from drivers.languages.brother import BrotherDriver
-from tests.drivers.conftest import BADGE, LABELS
+from tests.drivers.conftest import BADGE
 
 
 @pytest.mark.parametrize("link", ["tcp", "serial", "usb"])

@@ -6,10 +6,11 @@ import asyncio
 
 import pytest
 
+from bench.printers import LABELS
 from drivers.base import DeviceState, Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.drivers.conftest import BADGE, LABELS, LINKS
+from tests.drivers.conftest import BADGE, LINKS
 
 
 @pytest.mark.parametrize("link", LINKS)

@@ -7,10 +7,11 @@ import asyncio
 
 import pytest
 
+from bench.printers import LABELS
 from drivers.base import Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.drivers.conftest import BADGE, LABELS, wait_for
+from tests.drivers.conftest import BADGE, wait_for
 
 KINDS = ["zpl", "brother_ql", "escpos"]
 
