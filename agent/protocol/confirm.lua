@@ -6,6 +6,14 @@ local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
 local function event(...)
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', ...)
 end
+-- A second copy came out: flag the job for staff, count it, and say where the first one is.
+local function duplicate(first_printer, reason)
+  redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
+  redis.call('HINCRBY', KEYS[6], 'duplicate_print', 1)
+  event('event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', first_printer,
+    'reason', reason, 'epoch', ARGV[4])
+  return {'duplicate', first_printer}
+end
 local now = now_ms()
 local owned = redis.call('LREM', KEYS[1], 0, id) > 0
 -- A print begun before the job's latest reprint round (reprint.lua): confirmed again (a journal replay after a
@@ -16,11 +24,7 @@ if tonumber(ARGV[4]) <= round then
     return {'printed', ''}
   end
   local last = redis.call('HGET', KEYS[2], 'last_printer') or ''
-  redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
-  redis.call('HINCRBY', KEYS[6], 'duplicate_print', 1)
-  event('event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', last,
-    'reason', 'printed a copy begun before a reprint; the earlier copy came out at ' .. last, 'epoch', ARGV[4])
-  return {'duplicate', last}
+  return duplicate(last, 'printed a copy begun before a reprint; the earlier copy came out at ' .. last)
 end
 local first = redis.call('SET', KEYS[3], me, 'NX')
 if not first then
@@ -34,11 +38,7 @@ if not first then
   if prior_loc and prior_loc ~= '' then
     where = prior .. ' (' .. prior_loc .. ')'
   end
-  redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
-  redis.call('HINCRBY', KEYS[6], 'duplicate_print', 1)
-  event('event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', prior,
-    'reason', 'printed a second time; the first copy came out at ' .. where, 'epoch', ARGV[4])
-  return {'duplicate', prior}
+  return duplicate(prior, 'printed a second time; the first copy came out at ' .. where)
 end
 if not owned then
   -- A peer reclaimed it while it printed here (we were frozen or cut off): the copy waiting in the pool is void.
