@@ -259,8 +259,8 @@ class Agent:
         return self.device.ready.is_set() and not self.stopping.is_set()
 
     async def _process(self, job_id: str) -> None:
-        tail, self._tail = self._tail, None
-        begun = await self.store.begin(self.me, self.location, job_id, meanwhile=tail)
+        begun = await self.store.begin(self.me, self.location, job_id)
+        self._run_tail()  # the last badge's bookkeeping, once Redis has answered (nothing in it can fail begin)
         if begun.kind != "print":
             # dead, dropped: the record or the list contradicted the protocol (begin.lua): staff must look.
             (log.warning if begun.kind in ("dead", "dropped") else log.info)(

@@ -13,7 +13,7 @@ Redis (whose script cache is empty) costs one extra round trip once, not an erro
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -126,17 +126,10 @@ class _Lane:
         if not conn.is_connected:
             await conn.connect()
 
-    async def exchange(
-        self, commands: Sequence[Sequence[Any]], meanwhile: Callable[[], None] | None = None
-    ) -> list[Any]:
-        """Send the commands in one write, read every reply; an error reply is returned in its place, not raised.
-
-        ``meanwhile`` runs once the commands are sent, while Redis works on them (always exactly once: before
-        raising, if the send failed); an exception from it is raised after the replies are read.
-        """
+    async def exchange(self, commands: Sequence[Sequence[Any]]) -> list[Any]:
+        """Send the commands in one write, read every reply; an error reply is returned in its place, not raised."""
         self.busy = True
         conn = self._conn
-        failed: BaseException | None = None
         try:
             now = time.monotonic()
             if conn is None:
@@ -145,12 +138,6 @@ class _Lane:
                 await self._ready(conn)
             self._used = now
             await conn.send_packed_command(conn.pack_commands(commands))
-            if meanwhile is not None:
-                todo, meanwhile = meanwhile, None
-                try:
-                    todo()
-                except Exception as exc:  # noqa: BLE001 - raised below, once the connection is back in step
-                    failed = exc
             replies: list[Any] = []
             for _ in commands:
                 try:
@@ -160,13 +147,9 @@ class _Lane:
         except BaseException:
             if conn is not None:
                 await conn.disconnect(nowait=True)  # replies may still be on their way: never read them later
-            if meanwhile is not None:
-                meanwhile()
             raise
         finally:
             self.busy = False
-        if failed is not None:
-            raise failed
         return replies
 
 
@@ -189,25 +172,20 @@ class VenueScript:
         """The EVALSHA command of the source this server takes, as the hot path sends it."""
         return ("EVALSHA", self.current.sha, len(keys), *keys, *args)
 
-    async def run(
-        self, keys: Sequence[bytes], args: Sequence[bytes | int], meanwhile: Callable[[], None] | None = None
-    ) -> Any:
+    async def run(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
         """The hot path's call: one EVALSHA on the client, without redis-py's ``Script`` layer in between.
 
         Until the first call has told which source this server takes, and when the server lost its script cache
         (NOSCRIPT: restarted, failed over), it goes the long way round, which loads the script and runs it again.
-        ``meanwhile``: work to do while Redis runs the script, on the dedicated connection; elsewhere it runs first.
         """
         lane = self._lane
         if self._mode.shebang is not None and lane is not None and not lane.busy:
-            (reply,) = await lane.exchange([self.evalsha(keys, args)], meanwhile)
+            (reply,) = await lane.exchange([self.evalsha(keys, args)])
             if isinstance(reply, NoScriptError):
                 return await self(keys=keys, args=args)
             if isinstance(reply, Exception):
                 raise reply
             return reply
-        if meanwhile is not None:
-            meanwhile()
         if self._mode.shebang is None:
             return await self(keys=keys, args=args)
         try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, cast
 
@@ -156,15 +155,13 @@ class Store:
         )
         return None if raw is None else dec(raw)
 
-    async def begin(self, me: str, location: str, job_id: str, meanwhile: Callable[[], None] | None = None) -> Begun:
-        """``meanwhile``: work the caller does while Redis runs begin (see ``VenueScript.run``); run exactly once."""
+    async def begin(self, me: str, location: str, job_id: str) -> Begun:
         # KEYS inflight:<me>, job:<id>, done:<id>, events, dlq, stats; ARGV id, me, location, maxlen (begin.lua).
         mine = self._printer(me)
         bid = enc(job_id)
         reply = await self.scripts["begin"].run(
             [mine.inflight, self._job_prefix + bid, self._done_prefix + bid, self._events, self._dlq, self._stats],
             [bid, mine.name, _enc_name(location), self.events_maxlen],
-            meanwhile,
         )
         kind = dec(reply[0])
         if kind == "print":

@@ -348,32 +348,3 @@ async def test_a_dedicated_exchange_cut_short_never_hands_its_reply_to_the_next_
             await begin
         # Whatever the cancelled begin did in Redis, this reply is take's own, not begin's.
         assert await store.take("desk-2") == ("pool", "c2")
-
-
-async def test_work_done_meanwhile_runs_once_and_its_error_comes_after_the_reply(redis: Redis, venue: str) -> None:
-    async with _dedicated(redis, venue, "m1", "m2") as store:
-        calls: list[str] = []
-
-        def fails() -> None:
-            calls.append("fails")
-            raise OSError("disk full")
-
-        with pytest.raises(OSError, match="disk full"):
-            await store.begin("desk-1", "Hall A", "m1", meanwhile=fails)
-        assert calls == ["fails"]
-        # begin ran in Redis all the same, and its reply was read: the connection is in step for the next call.
-        k = Keys(venue)
-        assert await redis.hget(k.job("m1"), "state") == b"printing"
-        begun = await store.begin("desk-1", "Hall A", "m1", meanwhile=lambda: calls.append("ok"))
-        assert begun.kind == "print" and begun.attempts == 2 and calls == ["fails", "ok"]
-        # Nothing could be sent: the work is still done, once, before the error.
-        lane = store.scripts._lane
-        assert lane is not None and lane._conn is not None
-
-        async def cannot_send(*args: object, **kwargs: object) -> None:
-            raise RedisConnectionError("cable cut")
-
-        lane._conn.send_packed_command = cannot_send
-        with pytest.raises(RedisConnectionError):
-            await store.begin("desk-1", "Hall A", "m1", meanwhile=lambda: calls.append("lost"))
-        assert calls == ["fails", "ok", "lost"]
