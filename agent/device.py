@@ -23,7 +23,6 @@ class DeviceMonitor:
     def __init__(
         self,
         driver: Driver,
-        io_lock: asyncio.Lock,
         probe_interval: float,
         down_after: int,
         up_after: int,
@@ -32,7 +31,6 @@ class DeviceMonitor:
         test_print: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
         self.driver = driver
-        self.io_lock = io_lock
         self.probe_interval = probe_interval
         self.down_after = down_after
         self.up_after = up_after
@@ -47,19 +45,20 @@ class DeviceMonitor:
         self.ready = asyncio.Event()  # set while the printer may be sent a badge
 
     async def probe_once(self) -> DeviceStatus:
-        async with self.io_lock:
-            if not self.opened:
-                try:
-                    await self.driver.open()
-                    self.opened = True
-                except DriverError as exc:
-                    return DeviceStatus(DeviceState.OFFLINE, (str(exc),))
-            status = await self.driver.probe()
-            if status.state is DeviceState.OFFLINE:
-                # Reopen next time: a printer that was power-cycled needs a fresh connection.
-                await self.driver.aclose()
-                self.opened = False
-            return status
+        """Open the printer if needed and ask its status. Each driver call is exclusive by itself (drivers/base.py):
+        a badge sent between two of them finds the link open, or fails as a link error that recovery handles."""
+        if not self.opened:
+            try:
+                await self.driver.open()
+                self.opened = True
+            except DriverError as exc:
+                return DeviceStatus(DeviceState.OFFLINE, (str(exc),))
+        status = await self.driver.probe()
+        if status.state is DeviceState.OFFLINE:
+            # Reopen next time: a printer that was power-cycled needs a fresh connection.
+            await self.driver.aclose()
+            self.opened = False
+        return status
 
     async def observe(self, status: DeviceStatus) -> None:
         """Fold one reading (from a probe or from a print's outcome) into the up/down decision."""

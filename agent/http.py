@@ -30,13 +30,14 @@ def make_app(agent: Agent) -> web.Application:
     registry = agent.metrics.prometheus_registry()
 
     async def healthz(_request: web.Request) -> web.Response:
-        reasons = problems(agent)
+        snap = agent.snapshot()
+        reasons = problems(snap, agent.loop_budgets)
         body: dict[str, Any] = {
             "ok": not reasons,
-            "printer": agent.me,
+            "printer": snap.printer,
             "reason": "; ".join(reasons),
             "reasons": reasons,
-            "health": agent._health(),
+            "health": snap.health(),
         }
         return web.json_response(body, status=503 if reasons else 200)
 

@@ -33,6 +33,7 @@ to look). Stopping would take a working printer out of an event for a disk that 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -164,21 +165,37 @@ class Journal:
     def open_entries(self) -> list[Entry]:
         return list(self._open.values())
 
-    def record(self, job_id: str, epoch: int, stage: Stage) -> None:
-        """Write a record and, unless it is "closed", sync it before returning (recovery's rare path)."""
-        self.write(job_id, epoch, stage)
-        if stage != "closed":
-            self.sync()
+    async def append(self, job_id: str, epoch: int, stage: Stage, *, durable: bool = False) -> None:
+        """Record a stage: from when this returns it survives the agent crashing (a reboot: see the module doc).
 
-    def write(self, job_id: str, epoch: int, stage: Stage) -> None:
-        """Hand a record to the kernel: from now on it survives the agent crashing (a reboot: see module doc)."""
+        ``durable``: the agent acts on this record next (``sending``: bytes go to the printer; ``printed``: Redis
+        hears of it), so where the boot cannot be told it is synced before returning. Syncs and compactions run in
+        a worker thread: a Pi's SD card can take tens of ms, and the heartbeat must not wait for it.
+        """
         self._apply(job_id, epoch, stage)
         if self.path is None or self.failure is not None:
             return
+        if self._records >= self.max_records:
+            await asyncio.to_thread(self._compact, self.path)  # the rewrite holds this record and is synced
+            return
+        self._write_record(job_id, epoch, stage)
+        if durable and self.syncs_each_record:
+            await asyncio.to_thread(self.sync)
+
+    def write(self, job_id: str, epoch: int, stage: Stage) -> None:
+        """``append`` for code without an event loop (tools, tests): the same record, compaction inline."""
+        self._apply(job_id, epoch, stage)
+        if self.path is None or self.failure is not None:
+            return
+        if self._records >= self.max_records:
+            self._compact(self.path)
+        else:
+            self._write_record(job_id, epoch, stage)
+
+    def _write_record(self, job_id: str, epoch: int, stage: Stage) -> None:
+        """Hand one record to the kernel."""
+        assert self.path is not None
         try:
-            if self._records >= self.max_records:
-                self._compact(self.path)  # the rewrite holds this record and is synced
-                return
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
                 if self.boot_id is not None:
@@ -241,9 +258,16 @@ class Journal:
                 self._fd = None
 
     def _compact(self, path: Path) -> None:
+        """Rewrite the file down to the history and the open records (synced, then renamed into place)."""
+        try:
+            self._rewrite(path)
+        except OSError as exc:
+            self._fail(exc)
+
+    def _rewrite(self, path: Path) -> None:
         self.close()
         tmp = path.with_name(path.name + ".tmp")
-        # Every few hundred badges, in the pull loop: the history's lines are built as the records are (record_line).
+        # Every few hundred badges, in a worker thread: the history's lines are built as the records are (record_line).
         lines = [_json_line({"boot": self.boot_id})] if self.boot_id is not None else []
         lines += [record_line(j, epoch, "history") for j, epoch in self._printed.items()]
         lines += [record_line(e.job_id, e.epoch, e.stage) for e in self._open.values()]

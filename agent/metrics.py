@@ -1,6 +1,6 @@
 """Prometheus metrics of one agent, each agent with its own (tests run several agents in one process).
 
-Counters are bumped by the pull loop where an outcome is known (``Agent._process``); the agent's state (device,
+Counters are bumped by the pull loop where an outcome is known (agent/pull.py); the agent's state (device,
 heartbeat age, Redis errors) is read when scraped, so it is never stale and costs nothing between scrapes.
 
 They are counted here in plain Python, and turned into prometheus_client metric families only when ``/metrics`` is
@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from agent import __version__
+from agent.state import AgentState
 from agent.vocabulary import INTENDED, MAY_EXIST_TWICE, PRINTED_TWICE, REPRINTS
 from drivers.base import DeviceState
 
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
     from agent.runtime import Agent
 
-#: Agent states as ``_health()`` names them (one-hot in ``badge_agent_state``).
-AGENT_STATES = ("ready", "printing", "paused", "device_down", "drained", "stopped")
 #: A badge takes from a quarter second (fast thermal) to a minute (the print timeout's neighbourhood).
 PRINT_BUCKETS = (0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 20.0, 30.0, 45.0, 60.0)
 
@@ -228,43 +226,45 @@ def _state_families(a: Agent) -> Iterator[Metric]:
     from agent.liveness import LOOPS, problems, stale_loops
 
     now = time.monotonic()
+    snap = a.snapshot()
     info = InfoMetricFamily("badge_agent", "This agent and its printer.")
-    info.add_metric([], {"printer": a.me, "venue": a.config.venue, "location": a.location, "version": __version__})
+    info.add_metric(
+        [], {"printer": snap.printer, "venue": a.config.venue, "location": snap.location, "version": snap.version}
+    )
     yield info
-    health_state = str(a._health()["state"])
     state = GaugeMetricFamily("badge_agent_state", "1 for the agent's current state.", labels=["state"])
-    for name in AGENT_STATES:
-        state.add_metric([name], 1.0 if name == health_state else 0.0)
+    for agent_state in AgentState:
+        state.add_metric([agent_state.value], 1.0 if snap.state is agent_state else 0.0)
     yield state
     ready = GaugeMetricFamily("badge_agent_ready", "1 when /healthz answers 200 (the printer can print now).")
-    ready.add_metric([], 0.0 if problems(a) else 1.0)
+    ready.add_metric([], 0.0 if problems(snap, a.loop_budgets) else 1.0)
     yield ready
     device = GaugeMetricFamily("badge_device_state", "1 for the printer's last reported state.", labels=["state"])
     for member in DeviceState:
-        device.add_metric([member.value], 1.0 if a.device.status.state is member else 0.0)
+        device.add_metric([member.value], 1.0 if snap.device.state is member else 0.0)
     yield device
     down = GaugeMetricFamily("badge_device_down", "1 while the printer is declared down (work handed back).")
-    down.add_metric([], 1.0 if a.device.down else 0.0)
+    down.add_metric([], 1.0 if snap.device_down else 0.0)
     yield down
     age = GaugeMetricFamily(
         "badge_heartbeat_age_seconds", "Seconds since Redis last acknowledged a heartbeat (+Inf before the first)."
     )
-    age.add_metric([], now - a.last_beat_ok if a.last_beat_ok else float("inf"))
+    age.add_metric([], float("inf") if snap.last_beat_ok is None else now - snap.last_beat_ok)
     yield age
     loops = GaugeMetricFamily(
         "badge_loop_age_seconds", "Seconds since each loop last iterated (the watchdog's input).", labels=["loop"]
     )
-    stale = stale_loops(a, now)
+    stale = stale_loops(snap, a.loop_budgets, now)
     for name in LOOPS:
-        if name in a.alive:
-            loops.add_metric([name], now - a.alive[name])
+        if name in snap.loops:
+            loops.add_metric([name], now - snap.loops[name])
     yield loops
     stalled = GaugeMetricFamily("badge_loops_stalled", "Loops over their budget (watchdog not fed while > 0).")
     stalled.add_metric([], float(len(stale)))
     yield stalled
     errors = CounterMetricFamily("badge_redis_errors", "Failed Redis operations (heartbeats and the pull loop).")
-    errors.add_metric([], float(a.redis_errors))
+    errors.add_metric([], float(snap.redis_errors))
     yield errors
     reclaims = CounterMetricFamily("badge_reclaims", "Dead peers whose work this agent reclaimed.")
-    reclaims.add_metric([], float(a.reclaimed))
+    reclaims.add_metric([], float(snap.reclaimed))
     yield reclaims

@@ -75,11 +75,11 @@ def status_line(agent: Agent) -> str:
     """One line for ``systemctl status``: state, why, and the count so far."""
     from agent.liveness import problems
 
-    health = agent._health()
-    line = f"{health['state']}; printed {health['printed']}"
-    if health["printing"]:
-        line += f"; printing {health['printing']}"
-    reasons = problems(agent)
+    snap = agent.snapshot()
+    line = f"{snap.state}; printed {snap.printed}"
+    if snap.printing:
+        line += f"; printing {snap.printing}"
+    reasons = problems(snap, agent.loop_budgets)
     if reasons:
         line += "; " + "; ".join(reasons)
     return line
@@ -112,7 +112,7 @@ async def supervise(agent: Agent, notifier: Notifier) -> None:
                 if status != last_status:
                     fields["STATUS"] = status
                     last_status = status
-            stale = stale_loops(agent)
+            stale = stale_loops(agent.snapshot(), agent.loop_budgets)
             if stale.keys() != was_stale:
                 if stale:
                     log.error("loops stalled; not feeding the watchdog", extra=kv(loops=",".join(sorted(stale))))

@@ -27,6 +27,9 @@ FAULTS: dict[str, tuple[DeviceState, str]] = {
     "paused": (DeviceState.PAUSED, "paused at the printer"),
     "power_off": (DeviceState.OFFLINE, "no answer: printer off or unplugged"),
     "no_answer": (DeviceState.UNKNOWN, "printer accepts data but does not answer status"),
+    # A call into the driver that never returns while the fault lasts (a wedged USB stack, a printer that holds the
+    # link open and says nothing): what the agent's watchdog exists for.
+    "hung": (DeviceState.UNKNOWN, "driver call does not return"),
 }
 
 _SLICE = 0.02  # how often a print in progress looks at the control file
@@ -95,6 +98,8 @@ class SimDriver(Driver):
         self._buffer: list[Badge] = []
         self._printing = False
         self._open = False
+        # The driver is its device's one I/O owner (drivers/base.py): a probe never overlaps a badge in progress.
+        self._lock = asyncio.Lock()
 
     async def open(self) -> None:
         if self.control.fault() == "power_off":
@@ -114,6 +119,12 @@ class SimDriver(Driver):
         return json.dumps(badge.__dict__, ensure_ascii=False).encode("utf-8")
 
     async def probe(self) -> DeviceStatus:
+        async with self._lock:
+            return await self._probe()
+
+    async def _probe(self) -> DeviceStatus:
+        while self.control.fault() == "hung":  # noqa: ASYNC110 - the fault lives in a file another process writes
+            await asyncio.sleep(_SLICE)
         fault = self.control.fault()
         if fault is None:
             self._flush_buffer()
@@ -125,6 +136,10 @@ class SimDriver(Driver):
         return DeviceStatus(state, (reason,), {"buffered": len(self._buffer)})
 
     async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
+        async with self._lock:
+            return await self._print(badge, timeout)
+
+    async def _print(self, badge: Badge, timeout: float) -> PrintResult:
         fault = self.control.fault()
         if fault == "power_off":
             state, reason = FAULTS[fault]
@@ -143,7 +158,7 @@ class SimDriver(Driver):
             return PrintResult(Outcome.UNKNOWN, "printer did not answer status after the badge was sent")
         if fault is not None:
             # The job waits in the printer's buffer; clearing it is the proof it will never print.
-            await self.cancel()
+            self._clear()
             state, reason = FAULTS[fault]
             return PrintResult(
                 Outcome.FAILED, f"{reason}: badge cancelled before printing", DeviceStatus(state, (reason,))
@@ -168,6 +183,10 @@ class SimDriver(Driver):
             self._printing = False
 
     async def cancel(self) -> None:
+        async with self._lock:
+            self._clear()
+
+    def _clear(self) -> None:
         if self.control.fault() == "power_off":
             raise DriverError("printer unreachable: cannot clear its buffer")
         self._buffer.clear()

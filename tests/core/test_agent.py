@@ -19,6 +19,7 @@ from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.scripts import script_source
 from agent.protocol.store import Store
+from agent.pull import Blocked, Lookahead, Taken
 from agent.redis_server import RedisServer
 from agent.runtime import Agent
 from bench.common import Monitor, RoundTrips
@@ -243,10 +244,12 @@ async def test_a_job_taken_with_the_last_confirm_goes_back_when_the_printer_stop
     agent.last_beat_ok = time.monotonic()  # a fresh lease, as a beating agent has
     taken = await agent.store.take("desk-1")
     assert taken == ("pool", ids[0])
-    agent._next = taken
+    agent.pull.lookahead = Taken(taken[1])
     agent.device.ready.clear()  # the probe found the printer paused
-    await agent._put_back_next()
-    assert agent._next is None
+    blocked = agent.pull.blocked()
+    assert blocked is Blocked.NOT_READY
+    await agent.pull.wait(blocked)
+    assert agent.pull.lookahead is Lookahead.UNKNOWN
     assert await redis.llen(k.inflight("desk-1")) == 0
     assert await redis.lindex(k.pool, -1) == ids[0].encode()  # at the front: next out, by any printer
     job = await redis.hgetall(k.job(ids[0]))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -152,10 +154,10 @@ def test_records_with_odd_ids_are_read_back(tmp_path: Path) -> None:
     ]
 
 
-def test_a_journal_on_a_full_disk_says_so_once_and_goes_on_in_memory(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_journal_on_a_full_disk_says_so_once_and_goes_on_in_memory(caplog: pytest.LogCaptureFixture) -> None:
     journal = Journal(Path("/dev/full"), boot_id="boot-1")  # every write fails with ENOSPC, like a full disk
-    journal.write("a", 1, "sending")
-    journal.record("a", 1, "printed")
+    await journal.append("a", 1, "sending", durable=True)
+    await journal.append("a", 1, "printed", durable=True)
     journal.sync()
     assert isinstance(journal.failure, OSError) and journal.failure.errno == errno.ENOSPC
     assert journal.printed_here("a") == 1  # kept in memory: a reconnect still confirms it rather than reprinting
@@ -181,3 +183,30 @@ async def test_an_agent_whose_journal_disk_is_full_prints_every_badge_once_witho
 
 async def _all_printed(redis: Redis, k: Keys, job_ids: list[str]) -> bool:
     return all([await _state(redis, k, job_id, b"printed") for job_id in job_ids])
+
+
+async def test_syncs_and_compactions_run_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Pi's SD card can take tens of ms to sync: the heartbeat, on the event loop, must never wait for it."""
+    loop_thread = threading.get_ident()
+    synced_on: list[int] = []
+    real_fsync, real_fdatasync = os.fsync, os.fdatasync
+
+    def fsync(fd: int) -> None:
+        synced_on.append(threading.get_ident())
+        real_fsync(fd)
+
+    def fdatasync(fd: int) -> None:
+        synced_on.append(threading.get_ident())
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    # No boot id: every durable record is synced; 6 records: the seventh append compacts.
+    journal = Journal(tmp_path / "j", max_records=6, boot_id=None)
+    for i in range(5):
+        await journal.append(f"p{i}", 1, "printed", durable=True)
+        await journal.append(f"p{i}", 1, "closed")
+    assert len(synced_on) >= 4  # three syncs and the compaction's file and directory
+    assert loop_thread not in synced_on
+    assert Journal(tmp_path / "j", boot_id=None).printed_here("p4") == 1  # the compacted file holds the history
+    journal.close()

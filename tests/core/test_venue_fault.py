@@ -52,7 +52,9 @@ async def test_a_key_of_the_wrong_type_is_a_named_venue_fault_not_a_busy_loop(
         spent = await _commands(redis) - before
         # A busy loop sends thousands in 2 s; heartbeats and a backed-off retry send a few dozen.
         assert spent < 300, f"{spent} Redis commands in 2 s"
-        assert any("wrong_type" in p for p in problems(agent))  # /healthz answers 503 with this reason
+        assert any(
+            "wrong_type" in p for p in problems(agent.snapshot(), agent.loop_budgets)
+        )  # /healthz answers 503 with this reason
         health = json.loads(await redis.get(k.health("desk-1")))
         assert health["state"] == "venue_fault" and "wrong_type" in " ".join(health["reasons"])
         faults = [r for r in caplog.records if "venue fault" in r.getMessage()]

@@ -140,7 +140,7 @@ async def test_redis_down_makes_healthz_503_but_keeps_the_watchdog_fed(tmp_path:
             assert (await client.get("/healthz")).status == 200
             server.kill()
             await wait_until(lambda: agent.beating_since is None and agent.redis_errors > 0)
-            await wait_until(lambda: not agent._lease_ok())
+            await wait_until(lambda: not agent.lease_ok())
             resp = await client.get("/healthz")
             body = await resp.json()
             assert resp.status == 503
@@ -150,11 +150,11 @@ async def test_redis_down_makes_healthz_503_but_keeps_the_watchdog_fed(tmp_path:
             assert m[("badge_heartbeat_age_seconds", ())] > 0
             # Long enough for the pull loop to sit in wait_for_redis past its own budget.
             await asyncio.sleep(0.5)
-            assert stale_loops(agent) == {}
+            assert stale_loops(agent.snapshot(), agent.loop_budgets) == {}
             server.start()
-            await wait_until(lambda: agent._lease_ok() and not agent.needs_recovery)
+            await wait_until(lambda: agent.lease_ok() and not agent.pull.must_recover)
             await wait_until(_healthy(client))
-            assert stale_loops(agent) == {}
+            assert stale_loops(agent.snapshot(), agent.loop_budgets) == {}
     finally:
         server.stop()
 

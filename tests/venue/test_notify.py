@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from agent.http import problems, stale_loops
 from agent.notify import Notifier
 from agent.redis_server import RedisServer
+from drivers.sim import SimControl
 from tests.core.test_agent import running_agent, wait_until
 
 
@@ -68,17 +69,21 @@ async def test_ready_status_watchdog_and_stopping(
         await wait_until(lambda: systemd.has("WATCHDOG", since=ready_at))
         await wait_until(lambda: any(f.get("STATUS", "").startswith("ready; printed 0") for f in systemd.poll()))
 
-        # A hung driver: the probe loop cannot take the printer's lock. Once it is over its budget, the watchdog
-        # goes hungry (systemd would restart us) and /healthz says which loop stalled.
-        async with agent.io_lock:
-            await wait_until(lambda: "probe" in stale_loops(agent))
+        # A hung driver: the probe never returns. Once the probe loop is over its budget, the watchdog goes hungry
+        # (systemd would restart us) and /healthz says which loop stalled.
+        control = SimControl(tmp_path / "desk-1.control.json")
+        control.set_fault("hung")
+        try:
+            await wait_until(lambda: "probe" in stale_loops(agent.snapshot(), agent.loop_budgets))
             stalled_at = time.monotonic()
             await asyncio.sleep(0.6)  # two watchdog periods
             assert not systemd.has("WATCHDOG", since=stalled_at + 0.15)
-            assert any("probe loop stalled" in p for p in problems(agent))
+            assert any("probe loop stalled" in p for p in problems(agent.snapshot(), agent.loop_budgets))
+        finally:
+            control.set_fault(None)
         fed_again = time.monotonic()
         await wait_until(lambda: systemd.has("WATCHDOG", since=fed_again))
-        assert stale_loops(agent) == {}
+        assert stale_loops(agent.snapshot(), agent.loop_budgets) == {}
         stop_asked = time.monotonic()
     assert systemd.has("STOPPING", since=stop_asked)
 
@@ -91,7 +96,7 @@ async def test_starting_before_redis_extends_the_start_timeout_but_is_not_ready(
         async with running_agent(tmp_path, venue, server.url) as agent:
             await wait_until(lambda: systemd.has("EXTEND_TIMEOUT_USEC"))
             assert not systemd.has("READY")
-            assert "no heartbeat acknowledged by Redis yet" in problems(agent)
+            assert "no heartbeat acknowledged by Redis yet" in problems(agent.snapshot(), agent.loop_budgets)
             server.start()
             await wait_until(lambda: systemd.has("READY"))
     finally:

@@ -1,0 +1,45 @@
+"""The agent's side of its printer: drawing off the event loop, a backstop on every print, clearing the buffer.
+
+The driver is the one owner of the device's I/O (it serialises its own operations, drivers/languages/base.py);
+these only add what the agent needs around it: the CPU work of drawing in a thread, and a bound on a driver that
+hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from agent.logs import kv
+from drivers.base import Badge, Driver, DriverError, Outcome, PrintResult
+
+log = logging.getLogger("agent")
+
+BACKSTOP = 5.0  # seconds past the driver's own print timeout before the agent gives up on it
+
+
+async def render(driver: Driver, badge: Badge) -> bytes:
+    if driver.render_is_cheap:
+        return driver.render(badge)
+    return await asyncio.to_thread(driver.render, badge)  # drawing a badge is CPU work: off the loop
+
+
+async def print_badge(driver: Driver, data: bytes, badge: Badge, timeout: float) -> PrintResult:
+    """Print one badge; a driver that neither answers nor fails within its timeout (plus a backstop) is UNKNOWN."""
+    try:
+        # The driver watches its own timeout; ours is the backstop for a driver that hangs.
+        async with asyncio.timeout(timeout + BACKSTOP):
+            return await driver.print(data, badge, timeout)
+    except TimeoutError:
+        return PrintResult(Outcome.UNKNOWN, f"printer gave no outcome within {timeout + BACKSTOP:g} s")
+    except DriverError as exc:
+        return PrintResult(Outcome.UNKNOWN, f"printer link failed while sending: {exc}")
+
+
+async def clear_buffer(driver: Driver, io_timeout: float) -> None:
+    """Clear the printer's buffer before a badge leaves it, so it never prints a job handed to a peer."""
+    try:
+        async with asyncio.timeout(io_timeout + 2):
+            await driver.cancel()
+    except (DriverError, TimeoutError) as exc:
+        log.error("could not clear the printer's buffer; it may print a released badge later", extra=kv(error=exc))
