@@ -177,6 +177,12 @@ class AgentMetrics:
             f"A {REPRINTS} {INTENDED} copy is never counted here.",
             ["kind"],
         )
+        self.drawn_ahead = Counter(
+            "badge_drawn_ahead",
+            "Badges drawn while the previous one printed: used (begin returned that job, no drawing between two "
+            "badges) or wasted (another job came next, drawn again).",
+            ["result"],
+        )
         self.print_seconds = Histogram(
             "badge_print_duration_seconds",
             "From sending a badge to knowing its outcome.",
@@ -213,7 +219,7 @@ class _Collector:
 
     def collect(self) -> Iterator[Metric]:
         m = self.metrics
-        for counter in (m.printed, m.failed, m.released, m.dead_lettered, m.skipped, m.duplicates):
+        for counter in (m.printed, m.failed, m.released, m.dead_lettered, m.skipped, m.duplicates, m.drawn_ahead):
             yield counter.family()
         yield m.print_seconds.family()
         yield from _state_families(m.agent)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import time
-import traceback
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -188,8 +188,9 @@ class Agent:
         # Bounded: a task that swallows its cancellation must not keep the badge hand-back below from running.
         _, stuck = await asyncio.wait(self._tasks, timeout=5)
         for task in stuck:
-            where = "".join(traceback.format_stack(task.get_stack(limit=8)[-1])).strip() if task.get_stack() else ""
-            log.error("task did not stop when cancelled", extra=kv(task=task.get_name(), where=where))
+            where = io.StringIO()
+            task.print_stack(limit=8, file=where)  # where it hangs: the fix starts there
+            log.error("task did not stop when cancelled", extra=kv(task=task.get_name(), where=where.getvalue()))
         try:
             # Whatever in-flight still holds (a BLMOVE that landed as we cancelled it, a badge cut short) goes back.
             async with asyncio.timeout(10):

@@ -155,6 +155,23 @@ class Store:
         )
         return None if raw is None else dec(raw)
 
+    async def peek(self, me: str) -> tuple[str, bytes] | None:
+        """The job ``take`` would move next (this printer's queue first, then the pool) and its payload, or None.
+
+        Reads only, two round trips: the pull loop draws that badge while the current one prints (agent/pull.py);
+        whoever takes the job in the end, nothing here changed it.
+        """
+        mine = self._printer(me)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.lindex(mine.queue, -1)
+            pipe.lindex(self._pool, -1)
+            own, pooled = await pipe.execute()
+        raw = own if own is not None else pooled
+        if raw is None:
+            return None
+        payload = cast(bytes | None, await self.redis.hget(self._job_prefix + bytes(raw), "payload"))
+        return None if payload is None else (dec(raw), payload)
+
     async def begin(self, me: str, location: str, job_id: str) -> Begun:
         # KEYS inflight:<me>, job:<id>, done:<id>, events, dlq, stats; ARGV id, me, location, maxlen (begin.lua).
         mine = self._printer(me)

@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
+from agent.runtime import Agent
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from tests.core.test_agent import _eq, enqueue_many, printed_count, running_agent, wait_until
@@ -45,3 +46,37 @@ async def test_agent_prints_and_confirms_on_an_emulated_printer(
     k = Keys(venue)
     for job_id in ids:
         assert await redis.get(k.done(job_id)) == b"desk-1"
+
+
+def _drawn_ahead(agent: Agent, result: str) -> float:
+    return agent.metrics.drawn_ahead.labels(result).value
+
+
+async def test_the_next_badge_is_drawn_while_one_prints_and_a_wrong_guess_is_never_printed(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """While A prints, the agent draws B (the pool's next). B is cancelled before it is taken: C comes next, and
+    the printer must get C's own drawing, never B's."""
+    printer = EMULATORS["zpl"]("desk-1", print_time=0.6)
+    await printer.start()
+    front = TcpFront(printer, "127.0.0.1", 0)
+    host, port = await front.start()
+    driver = {"language": "zpl", "transport": "tcp", "host": host, "port": port, "io_timeout": 2.0}
+    store = Store(redis, venue)
+    try:
+        a, b, c, d = await enqueue_many(store, 4, "ahead-")
+        async with running_agent(tmp_path, venue, redis_server.url, printer__driver=driver) as agent:
+            await wait_until(lambda: agent.pull.printing == a, timeout=30)
+            ahead = agent.pull.drawn_ahead
+            assert ahead is not None
+            await wait_until(ahead.done)
+            assert (await store.cancel(b, "test"))[0] == "cancelled"
+            await wait_until(lambda: _eq(printed_count(redis, venue), 3), timeout=60)
+            # B's drawing was not C's: wasted, and C drawn at its turn.
+            assert _drawn_ahead(agent, "wasted") >= 1
+            assert _drawn_ahead(agent, "used") >= 1  # D was drawn while C printed
+    finally:
+        await front.stop()
+        await printer.stop()
+    # The emulator read each badge's QR code back from the graphic it received: exactly A, C and D, in that order.
+    assert [entry["attendee_id"] for entry in printer.printed()] == [a, c, d]
