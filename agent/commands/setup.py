@@ -43,15 +43,13 @@ def _driver(language: str, host: str | None, usb: str | None, serial: str | None
     return driver
 
 
-def _detected(n: int, timeout: float) -> dict[str, Any]:
-    from drivers.detect.network import hosts_of, own_subnets
-    from drivers.detect.scan import detect_all
-    from drivers.detect.serial import serial_ports
+def _detected(n: int, scanners: Any, timeout: float) -> dict[str, Any]:
+    from agent.commands.detect import describe, scan
 
-    targets = [t for net in own_subnets() for t in hosts_of(net)]
-    found = asyncio.run(detect_all(targets, serial_ports(), usb=True, timeout=timeout))
+    found = scan(scanners, [], timeout=timeout)
     if not 0 < n <= len(found):
         fail(f"--detected {n}: detect found {len(found)} printer(s); run badge-agent detect to list them")
+    click.echo(f"printer {n}: {describe(found[n - 1])}")
     return dict(found[n - 1].driver)
 
 
@@ -71,7 +69,8 @@ def _detected(n: int, timeout: float) -> dict[str, Any]:
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of /etc/badge-agent/NAME.yaml.")
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
 @click.option("--no-test-print", is_flag=True, help="Skip the test badge.")
-def setup(**opts: Any) -> None:
+@click.pass_context
+def setup(ctx: click.Context, /, **opts: Any) -> None:
     """Write, check and test-print one printer's config; as root, also start badge-agent@NAME."""
     ask = not opts["yes"]
     for key, question, default in (
@@ -85,7 +84,9 @@ def setup(**opts: Any) -> None:
                 fail(f"--yes needs --{key.replace('_url', '')}")
             opts[key] = click.prompt(question, default=default)
     if opts["detected"]:
-        driver = _detected(opts["detected"], 0.5)
+        from agent.commands.detect import Scanners
+
+        driver = _detected(opts["detected"], ctx.find_object(Scanners) or Scanners(), 0.5)
     else:
         if ask and not (opts["host"] or opts["usb"] or opts["serial"]):
             opts["host"] = click.prompt("Printer address (HOST[:PORT])")

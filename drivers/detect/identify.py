@@ -35,6 +35,8 @@ class Found:
     firmware: str = ""
     serial_number: str = ""
     media: str = ""
+    #: The name the printer announces itself under over mDNS (e.g. "Zebra ZT410"), when it was found that way.
+    announced: str = ""
     driver: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:

@@ -20,6 +20,9 @@ from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
 
+#: Every CLI test stays on this machine: no subnet scan, mDNS only on loopback.
+LOOPBACK = Scanners(serial_ports=list, subnets=list, mdns_interfaces=["127.0.0.1"])
+
 EXPECTED = {
     "zpl": ("ZT410-203dpi", "V75.20.01Z"),
     "brother_ql": ("QL-820NWB", ""),
@@ -64,13 +67,15 @@ def test_hosts_of_a_network_is_every_host_address() -> None:
 def test_detect_cli_json_and_bad_network() -> None:
     # Only loopback is ever probed here; 127.0.0.0/30 has no printer on 9100.
     result = CliRunner().invoke(
-        main, ["detect", "--network", "127.0.0.0/30", "--timeout", "0.2", "--json", "--no-usb", "--no-serial"]
+        main,
+        ["detect", "--network", "127.0.0.0/30", "--timeout", "0.2", "--json", "--no-usb", "--no-serial", "--no-mdns"],
+        obj=LOOPBACK,
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == []
-    result = CliRunner().invoke(main, ["detect", "--network", "127.0.0.0/33"])
+    result = CliRunner().invoke(main, ["detect", "--network", "127.0.0.0/33"], obj=LOOPBACK)
     assert result.exit_code == 2 and "--network" in result.output
-    result = CliRunner().invoke(main, ["detect", "--no-usb", "--serial", "/dev/no-such-tty"])
+    result = CliRunner().invoke(main, ["detect", "--no-usb", "--serial", "/dev/no-such-tty"], obj=LOOPBACK)
     assert result.exit_code == 2 and "/dev/no-such-tty: no such device" in result.output
 
 
@@ -138,8 +143,9 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
     await brother.start()
     front = PtyFront(brother)
     path = await front.start()
-    scan = Scanners(usb_backend=EmulatedUsbBackend(zebra, asyncio.get_running_loop()), serial_ports=lambda: [path])
-    args = ["detect", "--host", "127.0.0.1:9", "--timeout", "0.2"]
+    backend = EmulatedUsbBackend(zebra, asyncio.get_running_loop())
+    scan = Scanners(usb_backend=backend, serial_ports=lambda: [path], subnets=list, mdns_interfaces=["127.0.0.1"])
+    args = ["detect", "--host", "127.0.0.1:9", "--timeout", "0.2", "--no-mdns"]
     try:
         # The command runs its own event loop; the emulators answer on this one.
         listed: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--json"], obj=scan)
