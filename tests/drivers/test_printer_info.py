@@ -19,7 +19,30 @@ from drivers.emulators.zpl import ZplPrinter
 from drivers.languages import escpos_info as ei
 from drivers.languages.escpos import EscposDriver
 from drivers.languages.zpl import ZplDriver
+from drivers.transports.base import Transport
 from tests.drivers.conftest import BADGE
+
+
+async def _ask(link: Transport, question: bytes, within: float = 0.3) -> bytes:
+    await link.write(question)
+    return await link.read_until(lambda b: b.endswith(b"\x00"), within)
+
+
+async def test_escpos_emulator_answers_printer_id_in_turn_like_a_tm(serve) -> None:
+    printer = EscposPrinter("p1", print_time=0.05)
+    link = await serve(printer, "tcp")
+    await link.open()
+    try:
+        assert await _ask(link, ei.info_request(ei.MODEL)) == b"_TM-T88VI\x00"
+        assert await _ask(link, ei.info_request(ei.SERIAL)) == b"_X5Y9012345\x00"
+        assert await _ask(link, ei.PAPER_WIDTH_REQUEST) == b"\x37\x27\x33\x1f6\x00"  # code 6: 80 mm paper
+        printer.set_fault("head_open")  # GS I is a buffered command: an offline printer answers once it is back
+        assert await _ask(link, ei.info_request(ei.FIRMWARE)) == b""
+        printer.set_fault(None)
+        assert await link.read_until(lambda b: b.endswith(b"\x00"), 1.0) == b"_30.02 ESC/POS\x00"
+        assert printer.log == []
+    finally:
+        await link.aclose()
 
 
 @pytest.mark.parametrize("link", ["tcp", "serial", "usb"])
