@@ -175,7 +175,8 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
         assert named.output.startswith(f"1. serial {path} 9600 baud  brother_ql  QL-820NWB  (62 mm continuous tape)")
         usb: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--no-serial"], obj=scan)
         assert usb.output == (
-            "1. usb 0a5f:0164  zpl  ZT410-203dpi  (firmware V75.20.01Z, serial 52J162300042, label length 1218 dots)\n"
+            "1. usb 0a5f:0164 serial EMU0001  zpl  ZT410-203dpi  "
+            "(firmware V75.20.01Z, serial 52J162300042, label length 1218 dots)\n"
         ), usb.output
         assert zebra.log == [] and brother.log == [] and zebra.printed() == brother.printed() == []
     finally:
