@@ -8,7 +8,7 @@ from redis.exceptions import AuthenticationError, NoPermissionError, RedisError,
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agent.config import AgentConfig
+from agent.config import AgentConfig, SentinelConfig
 from agent.connection import explain, make_redis
 from agent.protocol.keys import Keys
 from drivers import DriverError, build_driver
@@ -17,8 +17,10 @@ from drivers import DriverError, build_driver
 async def check_redis(config: AgentConfig) -> str | None:
     """None when Redis takes this agent's login and lets it read its queue; else what is wrong."""
     redis = make_redis(config.redis, block_timeout=1.0)
+    # Through sentinels, a failure is known only after each was asked and the pool gave up: allow for that.
+    within = config.redis.connect_timeout * (3 if config.redis.sentinel else 1) + 2
     try:
-        await asyncio.wait_for(redis.ping(), config.redis.connect_timeout + 2)
+        await asyncio.wait_for(redis.ping(), within)
         await redis.exists(Keys(config.venue).queue(config.printer.name))
     except AuthenticationError as exc:
         return f"Redis refused the login (wrong user name or password): {exc}"
@@ -26,6 +28,8 @@ async def check_redis(config: AgentConfig) -> str | None:
         return f"Redis ACL refused this agent's user its venue keys (see badge-agent acl): {exc}"
     except (RedisConnectionError, RedisTimeoutError, TimeoutError, OSError) as exc:
         text = explain(exc, config.redis.uses_tls)
+        if config.redis.sentinel is not None and (problem := _sentinel_problem(text, config.redis.sentinel)):
+            return problem
         if "username-password" in text or "wrongpass" in text.lower():
             return f"Redis refused the login (wrong user name or password): {text}"
         if "connect call failed" in text.lower() or "connection refused" in text.lower():
@@ -40,6 +44,28 @@ async def check_redis(config: AgentConfig) -> str | None:
     finally:
         await redis.aclose()
     return None
+
+
+def _sentinel_problem(text: str, sentinel: SentinelConfig) -> str | None:
+    """What is wrong when no sentinel named the master: none listens, they want (another) password, or none
+    monitors a master of that name. None when the sentinels named it and the error came from the master."""
+    if "no sentinel knows a master named" not in text:
+        return None
+    where = ", ".join(sentinel.nodes)
+    low = text.lower()
+    if "wrongpass" in low or "username-password" in low:
+        return f"the sentinels at {where} refused the login: wrong redis.sentinel.password_file ({text})"
+    if "authenticated" in low or "noauth" in low or "authentication required" in low:
+        return f"the sentinels at {where} want a password: set redis.sentinel.password_file ({text})"
+    if "connect call failed" in low or "connection refused" in low or "timeout" in low:
+        return (
+            f"no sentinel answers at {where} (redis.sentinel.nodes) — nothing listens there: wrong host or port, "
+            f"or redis-sentinel is not running ({text})"
+        )
+    return (
+        f"the sentinels at {where} monitor no master named {sentinel.master!r}: check redis.sentinel.master against "
+        f"'sentinel monitor NAME' in their sentinel.conf ({text})"
+    )
 
 
 async def check_printer(config: AgentConfig) -> str | None:

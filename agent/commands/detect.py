@@ -1,5 +1,5 @@
-"""``badge-agent detect``: the printers this machine reaches over USB, serial ports and the network, each asked
-what it is."""
+"""``badge-agent detect``: the printers this machine reaches over USB, serial ports and the network (the hosts
+asked for, or this machine's subnet, and the printers that announce themselves over mDNS), each asked what it is."""
 
 from __future__ import annotations
 
@@ -12,17 +12,61 @@ from typing import Any
 
 import click
 
+from drivers.detect.identify import Found
 from drivers.detect.network import RAW_PORT, hosts_of, own_subnets
 from drivers.detect.scan import detect_all
 from drivers.detect.serial import serial_ports
 
+#: Seconds detect listens for mDNS announcements (they pass while USB and serial ports are asked).
+MDNS_WINDOW = 1.0
+
 
 @dataclass
 class Scanners:
-    """Where detect looks for local printers; tests pass their own (``CliRunner.invoke(..., obj=Scanners(...))``)."""
+    """Where detect looks; tests pass their own (``CliRunner.invoke(..., obj=Scanners(...))``) to stay on loopback."""
 
     usb_backend: Any = None  # a pyusb backend; None is libusb's
     serial_ports: Callable[[], list[str]] = serial_ports
+    #: The networks asked when no --host or --network is given.
+    subnets: Callable[[], list[str]] = own_subnets
+    #: The addresses mDNS browses on; None is every interface.
+    mdns_interfaces: list[str] | None = None
+
+
+def scan(
+    scanners: Scanners,
+    targets: list[tuple[str, int]],
+    networks: tuple[str, ...] = (),
+    devices: tuple[str, ...] = (),
+    *,
+    usb: bool = True,
+    serial: bool = True,
+    mdns_window: float = MDNS_WINDOW,
+    timeout: float = 0.5,
+) -> list[Found]:
+    """What ``detect`` lists, numbered the way ``setup --detected N`` counts. Raises click.BadParameter for a bad
+    network or a serial device that does not exist."""
+    targets = list(targets)
+    for net in networks if (targets or networks) else scanners.subnets():
+        try:
+            targets += hosts_of(net)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--network") from None
+    for device in devices:
+        if not os.path.exists(device):
+            raise click.BadParameter(f"{device}: no such device (plugged in? see ls /dev/tty*)", param_hint="--serial")
+    ports = list(dict.fromkeys([*devices, *(scanners.serial_ports() if serial else [])]))
+    return asyncio.run(
+        detect_all(
+            targets,
+            ports,
+            usb=usb,
+            timeout=timeout,
+            usb_backend=scanners.usb_backend,
+            mdns_window=mdns_window,
+            mdns_interfaces=scanners.mdns_interfaces,
+        )
+    )
 
 
 def _target(value: str) -> tuple[str, int]:
@@ -40,6 +84,7 @@ def _target(value: str) -> tuple[str, int]:
 @click.option("--serial", "devices", multiple=True, metavar="DEVICE", help="Ask this serial port (repeatable).")
 @click.option("--no-usb", is_flag=True, help="Leave USB devices alone.")
 @click.option("--no-serial", is_flag=True, help="Ask only the serial ports named with --serial.")
+@click.option("--no-mdns", is_flag=True, help="Do not listen for printers announcing themselves (mDNS).")
 @click.option("--timeout", default=0.5, show_default=True, help="Seconds to wait for each connection and answer.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list (with each printer's driver section).")
 @click.pass_context
@@ -50,6 +95,7 @@ def detect(
     devices: tuple[str, ...],
     no_usb: bool,
     no_serial: bool,
+    no_mdns: bool,
     timeout: float,
     as_json: bool,
 ) -> None:
@@ -57,19 +103,20 @@ def detect(
 
     USB printers and the serial ports the kernel lists (at 9600, 19200, 38400 and 115200 baud) are asked
     unless --no-usb / --no-serial; without --host or --network, the machine's own /24 is asked on port 9100.
+    Printers announcing themselves over mDNS (_pdl-datastream, _printer, _ipp) within 1 s are asked too, on the
+    raw port they announce (or 9100), unless --no-mdns.
     """
-    scan = ctx.find_object(Scanners) or Scanners()
-    targets = [_target(h) for h in hosts]
-    for net in networks if (hosts or networks) else own_subnets():
-        try:
-            targets += hosts_of(net)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--network") from None
-    for device in devices:
-        if not os.path.exists(device):
-            raise click.BadParameter(f"{device}: no such device (plugged in? see ls /dev/tty*)", param_hint="--serial")
-    ports = list(dict.fromkeys([*devices, *([] if no_serial else scan.serial_ports())]))
-    found = asyncio.run(detect_all(targets, ports, usb=not no_usb, timeout=timeout, usb_backend=scan.usb_backend))
+    scanners = ctx.find_object(Scanners) or Scanners()
+    found = scan(
+        scanners,
+        [_target(h) for h in hosts],
+        networks,
+        devices,
+        usb=not no_usb,
+        serial=not no_serial,
+        mdns_window=0.0 if no_mdns else MDNS_WINDOW,
+        timeout=timeout,
+    )
     if as_json:
         click.echo(json.dumps([f.as_dict() for f in found], indent=2))
         return
@@ -77,5 +124,17 @@ def detect(
         click.echo("no printer answered")
         return
     for n, f in enumerate(found, 1):
-        extra = ", ".join(x for x in (f.firmware, f.serial_number, f.media) if x)
-        click.echo(f"{n}. {f.transport} {f.address}  {f.language}  {f.model}" + (f"  ({extra})" if extra else ""))
+        click.echo(f"{n}. {describe(f)}")
+
+
+def describe(f: Found) -> str:
+    """One printer on one line: link, address, language, model, then what else it told (firmware, serial number,
+    media) and the name it announces itself under."""
+    told = (_labelled("firmware", f.firmware), _labelled("serial", f.serial_number), f.media)
+    extra = ", ".join(x for x in told if x)
+    line = f"{f.transport} {f.address}  {f.language}  {f.model}" + (f"  ({extra})" if extra else "")
+    return line + (f'  mDNS "{f.announced}"' if f.announced else "")
+
+
+def _labelled(label: str, value: str) -> str:
+    return f"{label} {value}" if value else ""

@@ -1,6 +1,8 @@
 """``badge-agent setup``: one printer's config written, checked against Redis and the printer, and test-printed.
 
-Interactive by default (each value prompted with a default); ``--yes`` takes every value from the flags.
+Interactive by default (each value prompted with a default); ``--yes`` takes every value from the flags. Redis is
+one URL, or a Sentinel-managed master (``--sentinel`` addresses and ``--sentinel-master``), written in the
+``redis.sentinel`` section agent/config.py reads.
 """
 
 from __future__ import annotations
@@ -43,15 +45,50 @@ def _driver(language: str, host: str | None, usb: str | None, serial: str | None
     return driver
 
 
-def _detected(n: int, timeout: float) -> dict[str, Any]:
-    from drivers.detect.network import hosts_of, own_subnets
-    from drivers.detect.scan import detect_all
-    from drivers.detect.serial import serial_ports
+def _redis_section(opts: dict[str, Any], ask: bool) -> dict[str, Any]:
+    """The ``redis:`` section: a URL, or the sentinels, their master's name and their password file."""
+    if opts["redis_url"] and opts["sentinels"]:
+        fail("give --redis URL or --sentinel HOST:PORT, not both")
+    if not opts["redis_url"] and not opts["sentinels"]:
+        if not ask:
+            fail("--yes needs --redis URL (or --sentinel HOST:PORT and --sentinel-master NAME)")
+        answer = click.prompt(
+            "Redis URL, or Sentinel addresses (HOST:PORT,HOST:PORT,...)", default="redis://127.0.0.1:6379/0"
+        ).strip()
+        if "://" in answer:
+            opts["redis_url"] = answer
+        else:
+            opts["sentinels"] = tuple(a.strip() for a in answer.split(",") if a.strip())
+    if not opts["sentinels"] and (opts["sentinel_master"] or opts["sentinel_password_file"]):
+        fail("--sentinel-master and --sentinel-password-file go with --sentinel HOST:PORT")
+    redis: dict[str, Any] = {}
+    if opts["sentinels"]:
+        if not opts["sentinel_master"]:
+            if not ask:
+                fail("--sentinel needs --sentinel-master NAME (the master name in the sentinels' sentinel.conf)")
+            opts["sentinel_master"] = click.prompt("Sentinel master name (sentinel monitor NAME ...)")
+        if ask and not opts["sentinel_password_file"]:
+            opts["sentinel_password_file"] = click.prompt(
+                "Sentinels' password file (empty: none)", default="", show_default=False
+            )
+        sentinel: dict[str, Any] = {"master": opts["sentinel_master"], "nodes": list(opts["sentinels"])}
+        if opts["sentinel_password_file"]:
+            sentinel["password_file"] = opts["sentinel_password_file"]
+        redis["sentinel"] = sentinel
+    else:
+        redis["url"] = opts["redis_url"]
+    if opts["password_file"]:
+        redis["password_file"] = opts["password_file"]
+    return redis
 
-    targets = [t for net in own_subnets() for t in hosts_of(net)]
-    found = asyncio.run(detect_all(targets, serial_ports(), usb=True, timeout=timeout))
+
+def _detected(n: int, scanners: Any, timeout: float) -> dict[str, Any]:
+    from agent.commands.detect import describe, scan
+
+    found = scan(scanners, [], timeout=timeout)
     if not 0 < n <= len(found):
         fail(f"--detected {n}: detect found {len(found)} printer(s); run badge-agent detect to list them")
+    click.echo(f"printer {n}: {describe(found[n - 1])}")
     return dict(found[n - 1].driver)
 
 
@@ -62,6 +99,13 @@ def _detected(n: int, timeout: float) -> dict[str, Any]:
 @click.option("--location", help="Where the printer stands, for staff.")
 @click.option("--redis", "redis_url", help="Redis URL, e.g. redis://10.0.0.2:6379/0.")
 @click.option("--password-file", type=click.Path(dir_okay=False), help="File holding the Redis password.")
+@click.option(
+    "--sentinel", "sentinels", multiple=True, metavar="HOST:PORT", help="A Redis Sentinel, instead of --redis (repeat)."
+)
+@click.option("--sentinel-master", help="The master's service name the sentinels monitor, e.g. venue.")
+@click.option(
+    "--sentinel-password-file", type=click.Path(dir_okay=False), help="File holding the sentinels' own password."
+)
 @click.option("--language", type=click.Choice(["zpl", "brother_ql", "escpos"]), default="zpl", show_default=True)
 @click.option("--model", help="Brother QL model (e.g. QL-700), as detect shows it.")
 @click.option("--host", help="Network printer HOST[:PORT].")
@@ -71,21 +115,20 @@ def _detected(n: int, timeout: float) -> dict[str, Any]:
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of /etc/badge-agent/NAME.yaml.")
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
 @click.option("--no-test-print", is_flag=True, help="Skip the test badge.")
-def setup(**opts: Any) -> None:
+@click.pass_context
+def setup(ctx: click.Context, /, **opts: Any) -> None:
     """Write, check and test-print one printer's config; as root, also start badge-agent@NAME."""
     ask = not opts["yes"]
-    for key, question, default in (
-        ("venue", "Venue", None),
-        ("name", "Printer name", None),
-        ("location", "Location", None),
-        ("redis_url", "Redis URL", "redis://127.0.0.1:6379/0"),
-    ):
+    for key, question in (("venue", "Venue"), ("name", "Printer name"), ("location", "Location")):
         if not opts[key]:
             if not ask:
-                fail(f"--yes needs --{key.replace('_url', '')}")
-            opts[key] = click.prompt(question, default=default)
+                fail(f"--yes needs --{key}")
+            opts[key] = click.prompt(question)
+    redis = _redis_section(opts, ask)
     if opts["detected"]:
-        driver = _detected(opts["detected"], 0.5)
+        from agent.commands.detect import Scanners
+
+        driver = _detected(opts["detected"], ctx.find_object(Scanners) or Scanners(), 0.5)
     else:
         if ask and not (opts["host"] or opts["usb"] or opts["serial"]):
             opts["host"] = click.prompt("Printer address (HOST[:PORT])")
@@ -94,9 +137,6 @@ def setup(**opts: Any) -> None:
     out = Path(opts["out"]) if opts["out"] else CONFIG_DIR / f"{name}.yaml"
     if out.exists() and not opts["force"]:
         fail(f"{out} exists; --force overwrites it")
-    redis: dict[str, Any] = {"url": opts["redis_url"]}
-    if opts["password_file"]:
-        redis["password_file"] = opts["password_file"]
     config = {
         "venue": opts["venue"],
         "printer": {"name": name, "location": opts["location"], "driver": driver},

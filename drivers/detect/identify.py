@@ -3,18 +3,23 @@
 The order keeps every question harmless to the printers not yet ruled out: ESC/POS real-time status first
 (``DLE EOT 1``: Zebras ignore bytes outside a format, Brothers skip unknown bytes), then Brother's status
 request (``ESC i S``; on an ESC/POS printer ``ESC i`` would cut, which is why ESC/POS is ruled out first), then
-ZPL ``~HS`` and ``~HI`` (an ESC/POS printer would print them as text; it was ruled out before).
+ZPL ``~HS`` and ``~HI`` (an ESC/POS printer would print them as text; it was ruled out before). Once the language
+is known, the printer is asked what that language lets it tell: an ESC/POS printer ``GS I`` (model, firmware,
+serial number) and its paper width, a Zebra ``~HI`` and its serial number (SGD ``device.unique_id``). A Brother's
+status names its model and loaded roll; it reports no firmware or serial number over the print port.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from drivers.base import DriverError
 from drivers.languages import brother_status as bs
+from drivers.languages import escpos_info as ei
 from drivers.languages import zpl_status as zs
 from drivers.languages.escpos_status import DLE_EOT
 from drivers.transports.base import Transport
@@ -35,6 +40,8 @@ class Found:
     firmware: str = ""
     serial_number: str = ""
     media: str = ""
+    #: The name the printer announces itself under over mDNS (e.g. "Zebra ZT410"), when it was found that way.
+    announced: str = ""
     driver: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -61,6 +68,17 @@ def _escpos_realtime(reply: bytes) -> bool:
     return len(reply) == 1 and reply[0] & 0x93 == 0x12
 
 
+def _escpos(info: ei.PrinterInfo) -> dict[str, str]:
+    what = {"language": "escpos", "model": " ".join(x for x in (info.maker, info.model) if x) or "ESC/POS printer"}
+    if info.firmware:
+        what["firmware"] = info.firmware
+    if info.serial_number:
+        what["serial_number"] = info.serial_number
+    if info.paper_mm is not None:
+        what["media"] = f"{info.paper_mm} mm paper ({ei.printable_mm(info.paper_mm)} mm printable)"
+    return what
+
+
 async def identify(ask: Ask, timeout: float) -> dict[str, str] | None:
     """Language, model, firmware and media of the printer behind ``ask``; None when nothing answered.
 
@@ -69,7 +87,7 @@ async def identify(ask: Ask, timeout: float) -> dict[str, str] | None:
     """
     reply = await ask(DLE_EOT + b"\x01", lambda b: len(b) >= 1, timeout)
     if _escpos_realtime(reply):
-        return {"language": "escpos", "model": "ESC/POS printer"}
+        return _escpos(await ei.read_info(ask, timeout))
     reply = await ask(bs.STATUS_REQUEST, lambda b: len(bs.split_replies(b)[0]) > 0, timeout)
     replies, _ = bs.split_replies(reply)
     if replies:
@@ -90,6 +108,9 @@ async def identify(ask: Ask, timeout: float) -> dict[str, str] | None:
         found["model"] = fields[0].strip() or found["model"]
         if len(fields) > 1:
             found["firmware"] = fields[1].strip()
+    serial = await ask(zs.SERIAL_NUMBER, zs.sgd_complete, timeout)
+    with contextlib.suppress(ValueError):  # printers before Link-OS have no SGD: no serial number to show
+        found["serial_number"] = zs.parse_sgd(serial)
     return found
 
 

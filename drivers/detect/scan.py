@@ -1,20 +1,47 @@
 """Every printer detect reaches, in the one order both ``badge-agent detect`` and ``setup --detected N`` count in:
-USB, then serial ports, then network hosts."""
+USB, then serial ports, then network hosts (the ones asked for, then the ones that announced themselves)."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from typing import Any
 
 from drivers.detect.identify import Found
+from drivers.detect.mdns import Announced, browse
 from drivers.detect.network import probe_hosts
 from drivers.detect.serial import probe_serial
 from drivers.detect.usb import probe_usb
 
 
-async def detect_all(
-    targets: list[tuple[str, int]], devices: list[str], *, usb: bool, timeout: float, usb_backend: Any = None
-) -> list[Found]:
-    """USB devices (when ``usb``), the serial ``devices`` and the network ``targets`` that answer as printers."""
+async def _local(devices: list[str], usb: bool, timeout: float, usb_backend: Any) -> list[Found]:
     found = await probe_usb(timeout, usb_backend) if usb else []
-    found += await probe_serial(devices, timeout)
-    return found + await probe_hosts(targets, timeout)
+    return found + await probe_serial(devices, timeout)
+
+
+async def detect_all(
+    targets: list[tuple[str, int]],
+    devices: list[str],
+    *,
+    usb: bool,
+    timeout: float,
+    usb_backend: Any = None,
+    mdns_window: float = 0.0,
+    mdns_interfaces: list[str] | None = None,
+) -> list[Found]:
+    """USB devices (when ``usb``), the serial ``devices``, the network ``targets`` and, when ``mdns_window`` > 0,
+    every printer announced over mDNS within that many seconds, each that answers as a printer."""
+    if mdns_window > 0:
+        # The browse window passes while the local ports are asked: it costs no time of its own.
+        local, announced = await asyncio.gather(
+            _local(devices, usb, timeout, usb_backend), browse(mdns_window, mdns_interfaces)
+        )
+    else:
+        local, announced = await _local(devices, usb, timeout, usb_backend), []
+    names: dict[tuple[str, int], Announced] = {(a.host, a.port): a for a in announced}
+    network = list(dict.fromkeys([*targets, *names]))
+    found = await probe_hosts(network, timeout)
+    for n, f in enumerate(found):
+        if (hit := names.get((f.driver["host"], f.driver["port"]))) is not None:
+            found[n] = dataclasses.replace(f, announced=hit.name)
+    return local + found

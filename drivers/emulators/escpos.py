@@ -1,7 +1,9 @@
 """An emulated ESC/POS receipt printer (Epson TM style): data into a receive buffer, a badge ends at ``GS V``;
 real-time commands (``DLE EOT``, ``DLE DC4``, ``DLE ENQ``) act on arrival even while offline; ``GS a`` turns on
-Automatic Status Back; ``GS ( H`` fn=48 is answered when everything before it has printed. A fault half way
-through a badge stops the paper; the rest prints when the fault clears, unless ``DLE DC4`` fn=8 cleared it."""
+Automatic Status Back; ``GS ( H`` fn=48 is answered when everything before it has printed. ``GS I`` (model,
+firmware, maker, serial number) and ``GS ( E`` fn=6 a=3 (paper width) are answered as an Epson TM-T88VI answers
+them, in turn with the data before them (an offline printer answers once it is back). A fault half way through a
+badge stops the paper; the rest prints when the fault clears, unless ``DLE DC4`` fn=8 cleared it."""
 
 from __future__ import annotations
 
@@ -9,11 +11,14 @@ from typing import Any
 
 from drivers.emulators.core import EmulatedPrinter, Job
 from drivers.emulators.decode import decode_graphics
+from drivers.languages import escpos_info as ei
 from drivers.languages import escpos_status as es
 
 _ESC_ARGS = {**dict.fromkeys(b"!-EGMatR{3dJUV=r ", 1), **dict.fromkeys(b"2@<", 0), **dict.fromkeys(b"$\\", 2)}
 _ESC_ARGS |= {ord("p"): 3, ord("c"): 2}
-_GS_ARGS = {**dict.fromkeys(b"!BHafhwrIb/", 1), **dict.fromkeys(b"LWP", 2)}
+_GS_ARGS = {**dict.fromkeys(b"!BHafhwrb/", 1), **dict.fromkeys(b"LWP", 2)}
+#: GS I n, n = 1..3: one-byte IDs (a TM-T88VI's model ID, type ID: autocutter, no multi-byte fonts; ROM version).
+_ONE_BYTE_IDS = {1: 0x20, 2: 0x02, 3: 0x30, 49: 0x20, 50: 0x02, 51: 0x30}
 _INCOMPLETE = -1
 
 
@@ -23,6 +28,14 @@ class EscposPrinter(EmulatedPrinter):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.asb = False
+        #: What GS I and GS ( E answer; tests change them (a 58 mm printer, a clone that answers none: None).
+        self.info: dict[int, str] | None = {
+            ei.MODEL: "TM-T88VI",
+            ei.FIRMWARE: "30.02 ESC/POS",
+            ei.MAKER: "EPSON",
+            ei.SERIAL: "X5Y9012345",
+        }
+        self.paper_mm: int | None = 80
         self.reset_parser()
 
     def reset_parser(self) -> None:
@@ -78,10 +91,22 @@ class EscposPrinter(EmulatedPrinter):
                 if left < size:
                     return _INCOMPLETE
                 if buf[i + 2] == 0x48 and buf[i + 5] == 0x30:  # GS ( H fn=48: process ID
-                    self._close_job()
-                    self.enqueue(Job(b"", marker=None, zero_time=True, extra={"process_id": buf[i + 7 : i + 11]}))
+                    self._answer_in_turn(b"\x37\x22" + buf[i + 7 : i + 11] + b"\x00")
+                    return size
+                if buf[i : i + size] == ei.PAPER_WIDTH_REQUEST:  # GS ( E fn=6 a=3
+                    if self.paper_mm is not None:
+                        self._answer_in_turn(ei.format_paper_width(self.paper_mm))
                     return size
                 return self._data(buf, i, size)
+            if op == 0x49:  # GS I n: transmit printer ID
+                if left < 3:
+                    return _INCOMPLETE
+                n = buf[i + 2]
+                if self.info is not None and n in self.info:
+                    self._answer_in_turn(ei.format_info(self.info[n]))
+                elif self.info is not None and n in _ONE_BYTE_IDS:
+                    self._answer_in_turn(bytes([_ONE_BYTE_IDS[n]]))
+                return 3
             if op == 0x76:  # GS v 0 m xL xH yL yH data
                 if left < 8:
                     return _INCOMPLETE
@@ -121,9 +146,14 @@ class EscposPrinter(EmulatedPrinter):
             self.enqueue(Job(bytes(self._job)))
         self._job = bytearray()
 
+    def _answer_in_turn(self, reply: bytes) -> None:
+        """A buffered command's answer: sent once everything received before it has been processed."""
+        self._close_job()
+        self.enqueue(Job(b"", marker=None, zero_time=True, extra={"reply": reply}))
+
     def on_complete(self, job: Job) -> None:
         if job.zero_time:
-            self.send(b"\x37\x22" + job.extra["process_id"] + b"\x00")
+            self.send(job.extra["reply"])
 
     def decode(self, job: Job) -> dict[str, Any]:
         return {"texts": [], **decode_graphics("drivers.render.escpos", "decode_escpos_raster", job.data)}

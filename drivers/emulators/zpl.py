@@ -30,8 +30,12 @@ class ZplPrinter(EmulatedPrinter):
 
     def __init__(self, *args: Any, label_counter: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.label_counter = label_counter  # Link-OS printers answer the SGD counter; older ones do not
+        self.label_counter = label_counter  # Link-OS printers answer SGD (the counter among it); older ones do not
         self.labels_printed = 0
+        #: The loaded stock as the printer measured it, in dots (a 4x6 in label at 203 dpi); tests change it.
+        self.print_width = 812
+        self.label_length = 1218
+        self.serial_number = "52J162300042"
         self.reset_parser()
 
     def reset_parser(self) -> None:
@@ -93,7 +97,7 @@ class ZplPrinter(EmulatedPrinter):
         if cmd == b"~HS":
             self.send(zs.format_host_status(self.host_status()))
         elif cmd == b"~HI":  # host identification, as a ZT410 answers it; detect reads model and firmware
-            self.send(b"\x02ZT410-203dpi,V75.20.01Z,8,8176KB\x03\r\n")
+            self.send(b"\x02ZT410-203dpi,V75.20.01Z,8,8176KB\x03\r\n")  # model,firmware,dots/mm,memory
         elif cmd == b"~HQES":
             fault = self.fault
             self.send(zs.format_hqes(_HQES_BITS.get(fault or "", 0), 0))
@@ -101,8 +105,15 @@ class ZplPrinter(EmulatedPrinter):
             self.clear_buffer()
 
     def _sgd(self, line: bytes) -> None:
-        if self.label_counter and b"odometer.total_label_count" in line:
-            self.send(f'"{self.labels_printed}"'.encode())
+        if not self.label_counter:
+            return
+        values = {
+            b"odometer.total_label_count": self.labels_printed,
+            b"device.unique_id": self.serial_number,
+            b"ezpl.print_width": self.print_width,
+        }
+        name = line.partition(b'getvar "')[2].partition(b'"')[0]
+        self.send(f'"{values.get(name, "?")}"'.encode())  # a Link-OS printer answers "?" for a name it lacks
 
     def host_status(self) -> zs.HostStatus:
         fault = self.fault
@@ -111,7 +122,7 @@ class ZplPrinter(EmulatedPrinter):
             interface=0,
             paper_out=fault == "media_out",
             paused=fault in ("paused", "jam"),  # a Zebra pauses on a jam; ~HS has no jam flag of its own
-            label_length=1218,
+            label_length=self.label_length,
             formats_in_buffer=len(self.buffer) - len(started),
             buffer_full=False,
             comm_diag_mode=False,

@@ -5,22 +5,37 @@ printer answers ``37 22 <id> 00`` only once everything sent before it has been p
 (docs/printers.md): that answer => ``printed``; a fault before sending => ``failed`` (nothing sent); a fault after
 sending => clear the buffer and ``unknown`` (a receipt printer starts printing as data arrives, so part of the
 badge may be out); a printer that never answers process IDs (many clones) => ``unknown`` for every badge.
+
+At open (while the printer is online) the driver asks the printer's model, firmware and paper width
+(drivers/languages/escpos_info.py). Paper narrower than the configured badge would crop it: the printer is then
+reported faulted ("wrong paper: ...") and takes no badge until it reports paper the badge fits, asked again at
+every probe. Paper wider than the badge is only a warning.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import time
+from collections.abc import Callable
 
 from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.languages import escpos_info as ei
 from drivers.languages import escpos_status as es
 from drivers.languages.base import NO_ANSWER, LanguageDriver
+
+log = logging.getLogger(__name__)
 
 
 class EscposDriver(LanguageDriver):
     language = "escpos"
     #: None until learned at open: does this printer answer GS ( H process IDs?
     completion_replies: bool | None = None
+    #: What the printer said about itself (GS I, paper width); None until asked while it was online.
+    info: ei.PrinterInfo | None = None
+    #: Why no badge is sent (paper narrower than the badge), or None.
+    paper_refusal: str | None = None
+    _paper_note: str | None = None
     _tokens = itertools.cycle(range(1, 10000))
     _token = b"0000"  # the process ID sent after the badge in progress
 
@@ -42,14 +57,58 @@ class EscposDriver(LanguageDriver):
 
     async def _read_status(self) -> DeviceStatus | None:
         rt = await self._status()
-        return None if rt is None else es.to_device_status(rt)
+        if rt is None:
+            return None
+        status = es.to_device_status(rt)
+        if self.paper_refusal is not None and not status.faulted:
+            await self._learn_paper()  # the crew may have changed the setting: a fixed printer prints on by itself
+        return self._judge(status)
+
+    def _judge(self, status: DeviceStatus) -> DeviceStatus:
+        if self.paper_refusal is None or status.faulted:
+            return status
+        return DeviceStatus(DeviceState.MEDIA_OUT, (self.paper_refusal,), status.detail)
+
+    async def _ask(self, question: bytes, complete: Callable[[bytes], bool], within: float) -> bytes:
+        await self.transport.discard_input()
+        await self.transport.write(question)
+        return await self.transport.read_until(complete, within)
+
+    async def _learn_printer(self) -> None:
+        """Model, firmware and paper width (asked only while the printer is online: an offline one would answer
+        these buffered commands later, in the middle of the status replies)."""
+        self._paper_note = None
+        self.info = await ei.read_info(self._ask, min(self.io_timeout, 1.0))
+        self._judge_paper(self.info.paper_mm)
+
+    async def _learn_paper(self) -> None:
+        try:
+            paper: int | None = ei.parse_paper_width(
+                await self._ask(ei.PAPER_WIDTH_REQUEST, ei.paper_width_complete, min(self.io_timeout, 1.0))
+            )
+        except ValueError:
+            paper = None
+        self._judge_paper(paper)
+
+    def _judge_paper(self, paper_mm: int | None) -> None:
+        check = None if paper_mm is None else ei.check_paper(paper_mm, self.label.width_mm)
+        note = None if check is None else check.message
+        if note is not None and note != self._paper_note:  # once per open, not at every probe
+            log.warning("%s: %s", self.printer_name or self.description, note)
+        elif note is None and self.paper_refusal is not None:
+            log.warning("%s: paper now fits the badge (%s mm)", self.printer_name or self.description, paper_mm)
+        self._paper_note = note
+        self.paper_refusal = note if check is not None and check.crops else None
 
     async def _after_open(self) -> None:
-        if not self.transport.can_read or self.completion_replies is not None:
+        if not self.transport.can_read:
             return
         rt = await self._status()
         if rt is None or es.to_device_status(rt).faulted:
-            return  # an offline printer holds the request back: learn it on a later open
+            return  # an offline printer holds buffered requests back: learn it before the first badge, or later
+        await self._learn_printer()
+        if self.completion_replies is not None:
+            return
         await self.transport.write(es.process_id_request(b"0000"))
         replies = es.Replies()
         buf = await self.transport.read_until(lambda b: b"\x37\x22" in b, min(self.io_timeout, 1.0))
@@ -58,7 +117,10 @@ class EscposDriver(LanguageDriver):
 
     async def _before_send(self) -> PrintResult | None:
         before = await self._status()
-        return self.refuse(None if before is None else es.to_device_status(before))
+        status = None if before is None else es.to_device_status(before)
+        if status is not None and not status.faulted and self.info is None:
+            await self._learn_printer()  # opened while offline: the paper is checked before the first badge
+        return self.refuse(None if status is None else self._judge(status))
 
     def _job_bytes(self, data: bytes) -> bytes:
         # The process ID asked after the badge is answered only once everything before it has printed.

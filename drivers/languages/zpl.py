@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.languages import zpl_media
 from drivers.languages import zpl_status as zs
 from drivers.languages.base import NO_ANSWER, LanguageDriver
 from drivers.languages.pace import CompletionPace
@@ -46,6 +47,9 @@ class ZplDriver(LanguageDriver):
         # Link-OS printers keep a label counter (SGD); older ones stay silent and we rely on ~HS alone.
         reply = await self._query(zs.LABEL_COUNTER, _has_counter, min(self.io_timeout, 1.0))
         self.has_label_counter = _has_counter(reply)
+        await zpl_media.warn_on_mismatch(
+            self._query, self.label, self.io_timeout, self.description, self.has_label_counter
+        )
 
     async def _host_status(self) -> zs.HostStatus | None:
         reply = await self._query(zs.HOST_STATUS, zs.host_status_complete, self.io_timeout)

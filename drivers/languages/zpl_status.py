@@ -19,6 +19,14 @@ CANCEL_ALL = b"~JA"
 LABEL_COUNTER = b'! U1 getvar "odometer.total_label_count"\r\n'
 
 
+def sgd_getvar(name: str) -> bytes:
+    """An SGD ``getvar`` (Link-OS printers answer ``"value"``; older ones stay silent)."""
+    return f'! U1 getvar "{name}"\r\n'.encode("ascii")
+
+
+SERIAL_NUMBER = sgd_getvar("device.unique_id")
+
+
 @dataclass(frozen=True)
 class HostStatus:
     """The fields of the three ``~HS`` strings (names follow the ZPL guide)."""
@@ -162,6 +170,20 @@ def parse_hqes(data: bytes) -> ErrorStatus:
 
 
 _COUNTER = re.compile(rb'"(\d{1,12})"')
+_SGD_VALUE = re.compile(rb'"([^"]*)"')
+
+
+def sgd_complete(buf: bytes) -> bool:
+    return _SGD_VALUE.search(buf) is not None
+
+
+def parse_sgd(data: bytes) -> str:
+    """The value of an SGD ``getvar`` answer; ValueError for silence, an empty value or ``"?"`` (unknown name)."""
+    match = _SGD_VALUE.search(data)
+    value = match.group(1).decode("ascii", "replace").strip() if match else ""
+    if not value or value == "?":
+        raise ValueError(f"no SGD value in {data[:40]!r}")
+    return value
 
 
 def parse_label_counter(data: bytes) -> int:

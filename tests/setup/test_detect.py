@@ -20,10 +20,21 @@ from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
 
+#: Every CLI test stays on this machine: no subnet scan, mDNS only on loopback.
+LOOPBACK = Scanners(serial_ports=list, subnets=list, mdns_interfaces=["127.0.0.1"])
+
+#: Model and firmware each emulator reports (ZPL ~HI, Brother status, ESC/POS GS I), and its own serial number
+#: (SGD device.unique_id, GS I 68; a Brother tells none over the print port).
 EXPECTED = {
     "zpl": ("ZT410-203dpi", "V75.20.01Z"),
     "brother_ql": ("QL-820NWB", ""),
-    "escpos": ("ESC/POS printer", ""),
+    "escpos": ("EPSON TM-T88VI", "30.02 ESC/POS"),
+}
+SERIALS = {"zpl": "52J162300042", "brother_ql": "", "escpos": "X5Y9012345"}
+MEDIA = {
+    "zpl": "label length 1218 dots",
+    "brother_ql": "62 mm continuous tape",
+    "escpos": "80 mm paper (72 mm printable)",
 }
 
 
@@ -45,6 +56,7 @@ async def test_detect_finds_each_emulator_over_tcp_and_prints_nothing() -> None:
         assert [f.language for f in found] == list(EXPECTED)
         for f in found:
             assert (f.model, f.firmware) == EXPECTED[f.language]
+            assert (f.serial_number, f.media) == (SERIALS[f.language], MEDIA[f.language])
             _, host, port = served[f.language]
             assert f.driver["host"] == host and f.driver["port"] == port and f.driver["transport"] == "tcp"
         brother = next(f for f in found if f.language == "brother_ql")
@@ -64,13 +76,15 @@ def test_hosts_of_a_network_is_every_host_address() -> None:
 def test_detect_cli_json_and_bad_network() -> None:
     # Only loopback is ever probed here; 127.0.0.0/30 has no printer on 9100.
     result = CliRunner().invoke(
-        main, ["detect", "--network", "127.0.0.0/30", "--timeout", "0.2", "--json", "--no-usb", "--no-serial"]
+        main,
+        ["detect", "--network", "127.0.0.0/30", "--timeout", "0.2", "--json", "--no-usb", "--no-serial", "--no-mdns"],
+        obj=LOOPBACK,
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == []
-    result = CliRunner().invoke(main, ["detect", "--network", "127.0.0.0/33"])
+    result = CliRunner().invoke(main, ["detect", "--network", "127.0.0.0/33"], obj=LOOPBACK)
     assert result.exit_code == 2 and "--network" in result.output
-    result = CliRunner().invoke(main, ["detect", "--no-usb", "--serial", "/dev/no-such-tty"])
+    result = CliRunner().invoke(main, ["detect", "--no-usb", "--serial", "/dev/no-such-tty"], obj=LOOPBACK)
     assert result.exit_code == 2 and "/dev/no-such-tty: no such device" in result.output
 
 
@@ -87,7 +101,9 @@ async def test_detect_finds_the_emulator_over_usb_and_prints_nothing(kind: str) 
         found = await probe_usb(timeout=0.3, backend=backend)
         assert [(f.transport, f.language, f.model, f.firmware) for f in found] == [("usb", kind, *EXPECTED[kind])]
         ids = {"vendor_id": f"{VENDORS[kind]:04x}", "product_id": "0164", "serial_number": "SN42"}
-        assert {k: found[0].driver[k] for k in ids} == ids and found[0].serial_number == "SN42"
+        # The config matches the USB descriptor's serial; detect shows the one the printer itself reports, if any.
+        assert {k: found[0].driver[k] for k in ids} == ids
+        assert found[0].serial_number == (SERIALS[kind] or "SN42")
         assert found[0].address == f"{VENDORS[kind]:04x}:0164 serial SN42"
         assert not backend.claimed  # released for the agent
         assert backend.kernel_driver_active  # usblp given back: a CUPS queue on the printer still works
@@ -138,8 +154,9 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
     await brother.start()
     front = PtyFront(brother)
     path = await front.start()
-    scan = Scanners(usb_backend=EmulatedUsbBackend(zebra, asyncio.get_running_loop()), serial_ports=lambda: [path])
-    args = ["detect", "--host", "127.0.0.1:9", "--timeout", "0.2"]
+    backend = EmulatedUsbBackend(zebra, asyncio.get_running_loop())
+    scan = Scanners(usb_backend=backend, serial_ports=lambda: [path], subnets=list, mdns_interfaces=["127.0.0.1"])
+    args = ["detect", "--host", "127.0.0.1:9", "--timeout", "0.2", "--no-mdns"]
     try:
         # The command runs its own event loop; the emulators answer on this one.
         listed: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--json"], obj=scan)
@@ -156,6 +173,11 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
             CliRunner().invoke, main, [*args, "--no-usb", "--no-serial", "--serial", path], obj=scan
         )
         assert named.output.startswith(f"1. serial {path} 9600 baud  brother_ql  QL-820NWB  (62 mm continuous tape)")
+        usb: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--no-serial"], obj=scan)
+        assert usb.output == (
+            "1. usb 0a5f:0164 serial EMU0001  zpl  ZT410-203dpi  "
+            "(firmware V75.20.01Z, serial 52J162300042, label length 1218 dots)\n"
+        ), usb.output
         assert zebra.log == [] and brother.log == [] and zebra.printed() == brother.printed() == []
     finally:
         await front.stop()

@@ -1,0 +1,81 @@
+"""Network printers that announce themselves over mDNS/DNS-SD (Bonjour, Avahi): their addresses and raw ports.
+
+Zebra, Brother and Epson network printers announce ``_pdl-datastream._tcp`` (raw printing; its port is the raw
+port, usually 9100) and most also ``_printer._tcp`` (LPD) and ``_ipp._tcp`` (IPP). For the last two the announced
+port is not a raw port, so those hosts are asked on 9100 like any other. A short browse window is enough: a
+printer answers the browse query within a few hundred milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+
+from zeroconf import IPVersion, ServiceStateChange, Zeroconf
+from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
+
+from drivers.detect.network import RAW_PORT
+
+log = logging.getLogger(__name__)
+
+RAW_SERVICE = "_pdl-datastream._tcp.local."
+SERVICE_TYPES = (RAW_SERVICE, "_printer._tcp.local.", "_ipp._tcp.local.")
+
+
+@dataclass(frozen=True)
+class Announced:
+    """One printer's announcement: its instance name (what the printer calls itself) and where to ask it."""
+
+    name: str
+    host: str
+    port: int
+
+
+def _instance(full_name: str, service_type: str) -> str:
+    return full_name.removesuffix("." + service_type)
+
+
+async def browse(window: float = 1.0, interfaces: list[str] | None = None) -> list[Announced]:
+    """Every printer announced within ``window`` seconds, one entry per (address, raw port), sorted.
+
+    ``interfaces`` are the addresses to browse on (None: every interface of the machine). A machine where mDNS
+    cannot run (no multicast route, port 5353 refused) gives [] and a warning, never an error: the subnet scan
+    still runs.
+    """
+    names: list[tuple[str, str]] = []
+
+    def seen(zeroconf: Zeroconf, service_type: str, name: str, state_change: ServiceStateChange) -> None:
+        if state_change is not ServiceStateChange.Removed and (service_type, name) not in names:
+            names.append((service_type, name))
+
+    try:
+        zc = AsyncZeroconf(interfaces=interfaces or "all", ip_version=IPVersion.V4Only)
+    except OSError as exc:
+        log.warning("mDNS browse skipped: %s", exc)
+        return []
+    found: dict[tuple[str, int], Announced] = {}
+    try:
+        browser = AsyncServiceBrowser(zc.zeroconf, list(SERVICE_TYPES), handlers=[seen])
+        await asyncio.sleep(window)
+        await browser.async_cancel()
+        infos = [AsyncServiceInfo(t, n) for t, n in names]
+        # Resolving asks for the SRV and A records the browse answer did not carry; all at once, bounded.
+        await asyncio.gather(*(i.async_request(zc.zeroconf, max(window, 0.5) * 1000) for i in infos))
+        raw_hosts = {a for i in infos if i.type == RAW_SERVICE for a in i.parsed_addresses(IPVersion.V4Only)}
+        for info in sorted(infos, key=lambda i: i.type != RAW_SERVICE):
+            for address in info.parsed_addresses(IPVersion.V4Only):
+                if info.type == RAW_SERVICE and info.port:
+                    port = info.port
+                elif address in raw_hosts:
+                    continue  # its raw-service announcement named the real port; no 9100 guess beside it
+                else:
+                    port = RAW_PORT
+                found.setdefault((address, port), Announced(_instance(info.name, info.type), address, port))
+    except OSError as exc:
+        log.warning("mDNS browse failed: %s", exc)
+    finally:
+        with contextlib.suppress(OSError):
+            await zc.async_close()
+    return sorted(found.values(), key=lambda a: (a.host, a.port))

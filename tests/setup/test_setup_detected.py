@@ -1,0 +1,101 @@
+"""setup --detected N takes the Nth printer detect lists (USB, serial, then network, mDNS-announced ones included),
+writes its config without a question, test-prints on it, and `badge-agent run` prints a badge with that config."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import socket
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner, Result
+from redis.asyncio import Redis
+from zeroconf import IPVersion
+from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
+
+from agent.cli import main
+from agent.commands.detect import Scanners
+from agent.config import load_config
+from agent.protocol.keys import Keys
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer, free_port
+from drivers.emulators import EMULATORS
+from drivers.emulators.fronts import PtyFront, TcpFront
+from drivers.emulators.usb_backend import EmulatedUsbBackend
+from tests.core.test_agent import enqueue_many, wait_until
+from tests.core.test_process import agent_process
+
+
+async def test_setup_detected_picks_the_nth_printer_and_run_prints_with_its_config(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    receipt = EMULATORS["escpos"]("usb-receipt", print_time=0.05)  # 1: USB
+    brother = EMULATORS["brother_ql"]("pty-brother", print_time=0.05)  # 2: serial
+    zebra = EMULATORS["zpl"]("net-zebra", print_time=0.05)  # 3: network, found by its mDNS announcement
+    for printer in (receipt, brother, zebra):
+        await printer.start()
+    pty = PtyFront(brother)
+    tcp = TcpFront(zebra)
+    announcer = AsyncZeroconf(interfaces=["127.0.0.1"], ip_version=IPVersion.V4Only)
+    try:
+        path = await pty.start()
+        host, port = await tcp.start()
+        tag = f"{os.getpid()}-{random.randrange(10**6)}"
+        await announcer.async_register_service(
+            AsyncServiceInfo(
+                "_pdl-datastream._tcp.local.",
+                f"Zebra {tag}._pdl-datastream._tcp.local.",
+                addresses=[socket.inet_aton(host)],
+                port=port,
+                server=f"zebra-{tag}.local.",
+            )
+        )
+        scanners = Scanners(
+            usb_backend=EmulatedUsbBackend(receipt, asyncio.get_running_loop(), vendor_id=0x04B8),
+            serial_ports=lambda: [path],
+            subnets=list,
+            mdns_interfaces=["127.0.0.1"],
+        )
+        out = tmp_path / "hall-c-1.yaml"
+        args = ["setup", "--yes", "--venue", venue, "--name", "hall-c-1", "--location", "Hall C"]
+        args += ["--redis", redis_server.url, "--out", str(out)]
+        # Other test runs may announce printers on loopback too: this run's Zebra is the 3rd only if none did.
+        listed: Result = await asyncio.to_thread(CliRunner().invoke, main, ["detect", "--json"], obj=scanners)
+        number = 1 + next(n for n, line in enumerate(yaml.safe_load(listed.output)) if tag in line["announced"])
+        assert number >= 3, listed.output
+
+        result: Result = await asyncio.to_thread(
+            CliRunner().invoke, main, [*args, "--detected", str(number)], obj=scanners
+        )
+        assert result.exit_code == 0, result.output
+        assert f"printer {number}: tcp {host}:{port}  zpl  ZT410-203dpi" in result.output
+        assert "test badge: printed" in result.output
+        config = load_config(out)
+        assert (config.printer.driver.language, config.printer.driver.host, config.printer.driver.port) == (
+            "zpl",
+            host,
+            port,
+        )
+        assert len(zebra.printed()) == 1 and receipt.log == [] and brother.log == []
+
+        # run with exactly that file; only the HTTP port is moved off 9731, which another agent here may hold.
+        written = yaml.safe_load(out.read_text())
+        written["http"]["listen"] = f"127.0.0.1:{free_port()}"
+        out.write_text(yaml.safe_dump(written))
+        k = Keys(venue)
+        [job] = await enqueue_many(Store(redis, venue), 1, "detected-")
+        with agent_process(out):
+            await wait_until(lambda: redis.exists(k.done(job)), timeout=40)
+        assert [e["attendee_id"] for e in zebra.printed()][-1] == "detected-0" and len(zebra.printed()) == 2
+
+        result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--detected", "9", "--force"], obj=scanners)
+        assert result.exit_code == 2 and "--detected 9: detect found" in result.output, result.output
+    finally:
+        await announcer.async_unregister_all_services()
+        await announcer.async_close()
+        await tcp.stop()
+        await pty.stop()
+        for printer in (receipt, brother, zebra):
+            await printer.stop()
