@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,6 +49,20 @@ def sentinel(tmp_path: Path) -> Iterator[OneSentinel]:
     setup.server.stop()
 
 
+@pytest.fixture
+async def brother() -> AsyncIterator[tuple[BrotherPrinter, str]]:
+    """A Brother QL emulator on loopback TCP, and its HOST:PORT for --host."""
+    printer = BrotherPrinter("p1", print_time=0.05)
+    await printer.start()
+    front = TcpFront(printer)
+    host, port = await front.start()
+    try:
+        yield printer, f"{host}:{port}"
+    finally:
+        await front.stop()
+        await printer.stop()
+
+
 async def _cli(*args: str) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "agent", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
@@ -58,83 +72,69 @@ async def _cli(*args: str) -> tuple[int, str]:
 
 
 async def test_setup_with_sentinel_flags_writes_checks_and_test_prints(
-    tmp_path: Path, sentinel: OneSentinel, venue: str
+    tmp_path: Path, sentinel: OneSentinel, venue: str, brother: tuple[BrotherPrinter, str]
 ) -> None:
-    printer = BrotherPrinter("p1", print_time=0.05)
-    await printer.start()
-    front = TcpFront(printer)
-    host, port = await front.start()
+    printer, address = brother
     out = tmp_path / "hall-d-1.yaml"
     args = ["setup", "--yes", "--venue", venue, "--name", "hall-d-1", "--location", "Hall D", "--out", str(out)]
-    args += ["--language", "brother_ql", "--host", f"{host}:{port}"]
+    args += ["--language", "brother_ql", "--host", address]
     sentinel_args = ["--sentinel", sentinel.address, "--sentinel-master", sentinel.master]
     sentinel_args += ["--sentinel-password-file", str(sentinel.password_file)]
-    try:
-        code, text = await _cli(*args, *sentinel_args)
-        assert code == 0, text
-        assert "redis and printer answer" in text and "test badge: printed" in text
-        written = yaml.safe_load(out.read_text())["redis"]
-        assert written == {
-            "sentinel": {
-                "master": sentinel.master,
-                "nodes": [sentinel.address],
-                "password_file": str(sentinel.password_file),
-            }
+    code, text = await _cli(*args, *sentinel_args)
+    assert code == 0, text
+    assert "redis and printer answer" in text and "test badge: printed" in text
+    written = yaml.safe_load(out.read_text())["redis"]
+    assert written == {
+        "sentinel": {
+            "master": sentinel.master,
+            "nodes": [sentinel.address],
+            "password_file": str(sentinel.password_file),
         }
-        assert load_config(out).redis.mode == "sentinel" and len(printer.printed()) == 1
+    }
+    assert load_config(out).redis.mode == "sentinel" and len(printer.printed()) == 1
 
-        code, text = await _cli("check-config", "--connect", str(out))
-        assert code == 0 and "redis and printer answer" in text, text
+    code, text = await _cli("check-config", "--connect", str(out))
+    assert code == 0 and "redis and printer answer" in text, text
 
-        def variant(name: str, **redis: object) -> Path:
-            config = yaml.safe_load(out.read_text())
-            config["redis"]["sentinel"].update(redis)
-            config["redis"]["sentinel"] = {k: v for k, v in config["redis"]["sentinel"].items() if v is not None}
-            path = tmp_path / f"{name}.yaml"
-            path.write_text(yaml.safe_dump(config), encoding="utf-8")
-            return path
+    def variant(name: str, **redis: object) -> Path:
+        config = yaml.safe_load(out.read_text())
+        config["redis"]["sentinel"].update(redis)
+        config["redis"]["sentinel"] = {k: v for k, v in config["redis"]["sentinel"].items() if v is not None}
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        return path
 
-        code, text = await _cli("check-config", "--connect", str(variant("master", master="no-such-master")))
-        assert code == 69 and "monitor no master named 'no-such-master'" in text, text
-        code, text = await _cli("check-config", "--connect", str(variant("nopass", password_file=None)))
-        assert code == 69 and "want a password: set redis.sentinel.password_file" in text, text
-        wrong = tmp_path / "wrong.password"
-        wrong.write_text("nope\n", encoding="utf-8")
-        code, text = await _cli("check-config", "--connect", str(variant("wrongpass", password_file=str(wrong))))
-        assert code == 69 and "refused the login: wrong redis.sentinel.password_file" in text, text
-        nobody = [f"127.0.0.1:{free_port()}"]
-        code, text = await _cli("check-config", "--connect", str(variant("port", nodes=nobody)))
-        assert code == 69 and f"no sentinel answers at {nobody[0]} (redis.sentinel.nodes)" in text, text
-        assert "Traceback" not in text
+    code, text = await _cli("check-config", "--connect", str(variant("master", master="no-such-master")))
+    assert code == 69 and "monitor no master named 'no-such-master'" in text, text
+    code, text = await _cli("check-config", "--connect", str(variant("nopass", password_file=None)))
+    assert code == 69 and "want a password: set redis.sentinel.password_file" in text, text
+    wrong = tmp_path / "wrong.password"
+    wrong.write_text("nope\n", encoding="utf-8")
+    code, text = await _cli("check-config", "--connect", str(variant("wrongpass", password_file=str(wrong))))
+    assert code == 69 and "refused the login: wrong redis.sentinel.password_file" in text, text
+    nobody = [f"127.0.0.1:{free_port()}"]
+    code, text = await _cli("check-config", "--connect", str(variant("port", nodes=nobody)))
+    assert code == 69 and f"no sentinel answers at {nobody[0]} (redis.sentinel.nodes)" in text, text
+    assert "Traceback" not in text
 
-        code, text = await _cli(*args, "--force", "--sentinel", sentinel.address)
-        assert code == 2 and "--sentinel needs --sentinel-master NAME" in text, text
-        code, text = await _cli(*args, "--force", *sentinel_args, "--redis", "redis://127.0.0.1:6379/0")
-        assert code == 2 and "give --redis URL or --sentinel HOST:PORT, not both" in text, text
-    finally:
-        await front.stop()
-        await printer.stop()
+    code, text = await _cli(*args, "--force", "--sentinel", sentinel.address)
+    assert code == 2 and "--sentinel needs --sentinel-master NAME" in text, text
+    code, text = await _cli(*args, "--force", *sentinel_args, "--redis", "redis://127.0.0.1:6379/0")
+    assert code == 2 and "give --redis URL or --sentinel HOST:PORT, not both" in text, text
 
 
 async def test_setup_prompts_for_sentinel_when_the_answer_is_addresses(
-    tmp_path: Path, sentinel: OneSentinel, venue: str
+    tmp_path: Path, sentinel: OneSentinel, venue: str, brother: tuple[BrotherPrinter, str]
 ) -> None:
-    printer = BrotherPrinter("p1", print_time=0.05)
-    await printer.start()
-    front = TcpFront(printer)
-    host, port = await front.start()
+    printer, address = brother
     out = tmp_path / "hall-d-2.yaml"
     answers = [venue, "hall-d-2", "Hall D", sentinel.address, sentinel.master, str(sentinel.password_file)]
-    args = ["setup", "--language", "brother_ql", "--host", f"{host}:{port}", "--out", str(out)]
-    try:
-        result: Result = await asyncio.to_thread(CliRunner().invoke, main, args, input="\n".join(answers) + "\n")
-        assert result.exit_code == 0, result.output
-        assert "Sentinel addresses" in result.output and "Sentinel master name" in result.output
-        config = load_config(out)
-        assert config.redis.sentinel is not None
-        assert (config.redis.sentinel.master, config.redis.sentinel.nodes) == (sentinel.master, [sentinel.address])
-        assert config.redis.sentinel.password_file == sentinel.password_file
-        assert "test badge: printed" in result.output and len(printer.printed()) == 1
-    finally:
-        await front.stop()
-        await printer.stop()
+    args = ["setup", "--language", "brother_ql", "--host", address, "--out", str(out)]
+    result: Result = await asyncio.to_thread(CliRunner().invoke, main, args, input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.output
+    assert "Sentinel addresses" in result.output and "Sentinel master name" in result.output
+    config = load_config(out)
+    assert config.redis.sentinel is not None
+    assert (config.redis.sentinel.master, config.redis.sentinel.nodes) == (sentinel.master, [sentinel.address])
+    assert config.redis.sentinel.password_file == sentinel.password_file
+    assert "test badge: printed" in result.output and len(printer.printed()) == 1
