@@ -182,16 +182,6 @@ class Journal:
         if durable and self.syncs_each_record:
             await asyncio.to_thread(self.sync)
 
-    def write(self, job_id: str, epoch: int, stage: Stage) -> None:
-        """``append`` for code without an event loop (tools, tests): the same record, compaction inline."""
-        self._apply(job_id, epoch, stage)
-        if self.path is None or self.failure is not None:
-            return
-        if self._records >= self.max_records:
-            self._compact(self.path)
-        else:
-            self._write_record(job_id, epoch, stage)
-
     def _write_record(self, job_id: str, epoch: int, stage: Stage) -> None:
         """Hand one record to the kernel."""
         assert self.path is not None

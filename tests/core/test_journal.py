@@ -22,12 +22,12 @@ from tests.core.helpers import print_log_copies
 from tests.core.test_agent import enqueue_many, running_agent, wait_until
 
 
-def test_written_records_are_read_back_by_the_next_process_of_the_same_boot(tmp_path: Path) -> None:
+async def test_written_records_are_read_back_by_the_next_process_of_the_same_boot(tmp_path: Path) -> None:
     path = tmp_path / "j"
     journal = Journal(path, boot_id="boot-1")
-    journal.write("a", 1, "sending")
-    journal.write("b", 1, "sending")
-    journal.write("b", 1, "printed")
+    await journal.append("a", 1, "sending")
+    await journal.append("b", 1, "sending")
+    await journal.append("b", 1, "printed")
     # No sync, no close: the process "dies" here. The kernel still holds what was written.
     again = Journal(path, boot_id="boot-1")
     assert not again.after_reboot
@@ -36,9 +36,9 @@ def test_written_records_are_read_back_by_the_next_process_of_the_same_boot(tmp_
     assert again.printed_here("b") == 1
 
 
-def test_a_journal_from_another_boot_may_have_lost_its_tail(tmp_path: Path) -> None:
+async def test_a_journal_from_another_boot_may_have_lost_its_tail(tmp_path: Path) -> None:
     path = tmp_path / "j"
-    Journal(path, boot_id="boot-1").write("a", 1, "sending")
+    await Journal(path, boot_id="boot-1").append("a", 1, "sending")
     assert Journal(path, boot_id="boot-2").after_reboot
     assert not Journal(tmp_path / "new", boot_id="boot-2").after_reboot  # nothing was written: nothing lost
 
@@ -49,26 +49,26 @@ def test_records_written_before_boots_were_recorded_count_as_after_a_reboot(tmp_
     assert Journal(path, boot_id="boot-1").after_reboot
 
 
-def test_without_a_boot_id_every_record_that_matters_is_synced(tmp_path: Path) -> None:
+async def test_without_a_boot_id_every_record_that_matters_is_synced(tmp_path: Path) -> None:
     unknown = Journal(tmp_path / "j", boot_id=None)
     assert unknown.syncs_each_record
-    unknown.write("a", 1, "sending")
+    await unknown.append("a", 1, "sending", durable=True)
     # Synced records are complete whatever happened to the machine: no reboot rule.
     assert not Journal(tmp_path / "j", boot_id=None).after_reboot
     assert not Journal(tmp_path / "k", boot_id="boot-1").syncs_each_record
     assert not Journal(None, boot_id=None).syncs_each_record
 
 
-def test_sync_clears_dirty_and_compaction_keeps_the_boot(tmp_path: Path) -> None:
+async def test_sync_clears_dirty_and_compaction_keeps_the_boot(tmp_path: Path) -> None:
     path = tmp_path / "j"
     journal = Journal(path, max_records=10, boot_id="boot-1")
-    journal.write("a", 1, "sending")
+    await journal.append("a", 1, "sending")
     assert journal.dirty
     journal.sync()
     assert not journal.dirty
     for i in range(20):
-        journal.write(f"p{i}", 1, "printed")
-        journal.write(f"p{i}", 1, "closed")
+        await journal.append(f"p{i}", 1, "printed")
+        await journal.append(f"p{i}", 1, "closed")
     journal.close()
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) < 25  # compacted
@@ -143,11 +143,11 @@ def test_a_record_is_the_line_json_dumps_writes(job_id: str, epoch: int, stage: 
     )
 
 
-def test_records_with_odd_ids_are_read_back(tmp_path: Path) -> None:
+async def test_records_with_odd_ids_are_read_back(tmp_path: Path) -> None:
     odd = ['quote"d', "back\\slash", "tab\there", "naïve", "not utf-8 \udcff", "plain-1"]
     journal = Journal(tmp_path / "j", boot_id="boot-1")
     for i, job_id in enumerate(odd):
-        journal.write(job_id, i, "sending")
+        await journal.append(job_id, i, "sending")
     again = Journal(tmp_path / "j", boot_id="boot-1")
     assert [(e.job_id, e.epoch, e.stage) for e in again.open_entries()] == [
         (j, i, "sending") for i, j in enumerate(odd)
