@@ -200,7 +200,7 @@ class Agent:
             log.error("could not hand back work at shutdown; peers will reclaim it", extra=kv(error=exc))
         await self.driver.aclose()
         await self.redis.aclose()
-        self.journal.close()
+        await asyncio.to_thread(self.journal.close)  # its last sync, like every other, off the event loop
         log.info("agent stopped", extra=kv(printer=self.me, printed=self.printed))
 
     # -- journal -------------------------------------------------------------------------------------------------
