@@ -1,6 +1,6 @@
 """Balance: late binding (pull when ready) against push dispatchers, on the same arrivals.
 
-Run: .venv/bin/python -m bench.balance [--repeats R] [--badges N]
+Run: .venv/bin/python -m bench.balance [--repeats R] [--badges N] [--fleet-badges F]
 Prints a table and writes bench/results/balance.json.
 
 Fleet: four printers at 1x, 1x, 2x and 0.5x speed (1x = 0.2 s a badge); the 2x printer runs out of labels from
