@@ -1,6 +1,6 @@
 """Balance: late binding (pull when ready) against push dispatchers, on the same arrivals.
 
-Run: .venv/bin/python -m bench.balance [--repeats R] [--badges N]
+Run: .venv/bin/python -m bench.balance [--repeats R] [--badges N] [--fleet-badges F]
 Prints a table and writes bench/results/balance.json.
 
 Fleet: four printers at 1x, 1x, 2x and 0.5x speed (1x = 0.2 s a badge); the 2x printer runs out of labels from
@@ -18,6 +18,13 @@ Fleet: four printers at 1x, 1x, 2x and 0.5x speed (1x = 0.2 s a badge); the 2x p
   retried first on its own printer when it is back. "Late binding (model)" is the same simulation with a shared
   pool that idle printers pull from: it shows how close the real agents come to their own ideal.
 
+Through the real drivers: three printers at 1 s, 1 s and 0.5 s a badge, each a ``badge-agent run`` process on the
+real ZPL, Brother QL or ESC/POS driver over TCP to that language's emulator (each its own process), and the same
+fleet on ``sim`` beside them. 48 badges are enqueued at once to the idle agents; makespan = enqueue -> the last
+label out (the printers' own logs), ideal = 48 badges at the fleet's 4 badges/s (the fleet can meet it exactly:
+12 + 12 + 24). Where the rest goes, per printer: the wait for its first label, the idle gaps between its labels,
+and its idle time at the end (the printer that finishes last has none).
+
 Ideal makespan: the fluid bound (total work drained at the fleet's total speed, never before it arrives, with the
 outage's lost capacity): nothing can finish earlier. Wait = badge out - enqueued; the spread is the largest minus the
 smallest per-lane mean wait.
@@ -26,8 +33,10 @@ smallest per-lane mean wait.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
+import math
 import random
 import statistics
 import tempfile
@@ -48,6 +57,7 @@ from bench.common import (
     agent_config,
     agent_process,
     bench_main,
+    fmt,
     fmt_spread,
     percentile,
     read_print_log,
@@ -56,6 +66,7 @@ from bench.common import (
     table,
     verdict,
 )
+from bench.printers import LANGS, emulator
 from drivers.sim import SimControl
 
 # Seconds a badge at 1x. A real badge takes 1-3 s; 0.2 s compresses an event about tenfold while keeping the agent's
@@ -66,6 +77,8 @@ DOWN = "p2-2x"
 OUTAGE = (15 * BASE, 40 * BASE)  # seconds after the first arrival
 LANES = 4
 LANE_WEIGHTS = (0.4, 0.2, 0.2, 0.2)
+#: The fleet measured through the real drivers: seconds a badge.
+FLEET = {"p0-1s": 1.0, "p1-1s": 1.0, "p2-half-s": 0.5}
 POLICIES = ("static hash", "lane map", "least depth", "least depth, speed-weighted", "late binding (model)")
 
 
@@ -302,9 +315,77 @@ async def run_real(url: str, tmp: Path, repeat: int, arrivals: list[Arrival]) ->
     }
 
 
-async def main_async(repeats: int, n: int) -> dict[str, Any]:
+# -- the same pull through the real drivers ---------------------------------------------------------------------------
+
+
+def _labels(log: Path) -> list[tuple[float, float]]:
+    """(went under the head, came out) of each complete label in a sim or emulator print log, in order."""
+    out = [(e.get("started_t", e.get("started")), e["t"]) for e in read_print_log(log) if e.get("complete")]
+    return sorted((s, t) for s, t in out if s is not None)
+
+
+async def run_fleet(url: str, tmp: Path, kind: str, n: int) -> dict[str, Any]:
+    """``n`` badges enqueued at once to three idle agents on ``kind`` printers (FLEET); times from the printers."""
+    venue = f"fleet-{kind}".replace("_", "-")
+    folder = tmp / venue
+    folder.mkdir()
+    logs = {name: folder / f"{name}.prints.jsonl" for name in FLEET}
+    with contextlib.ExitStack() as printers:
+        configs = []
+        for name, seconds in FLEET.items():
+            driver = None
+            if kind != "sim":
+                port = printers.enter_context(emulator(kind, seconds, logs[name]))
+                driver = {"language": kind, "transport": "tcp", "host": "127.0.0.1", "port": port}
+            configs.append(agent_config(folder / f"{name}.yaml", venue, url, name, seconds, driver=driver))
+        procs = [agent_process(config) for config in configs]
+        redis = Redis.from_url(url)
+        store = Store(redis, venue)
+        try:
+            async with asyncio.timeout(60):
+                while await redis.zcard(Keys(venue).hb) < len(FLEET):
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(1.0)  # idle: every agent blocked on BLMOVE
+            jobs = [parse_job({"attendee_id": f"F-{i}", "name": f"Attendee Number {i}"}) for i in range(n)]
+            t0 = time.time()
+            for job in jobs:
+                await store.enqueue(job.job_id, job.payload(), None)
+            async with asyncio.timeout(n * 1.0 + 60):
+                while sum(len(_labels(log)) for log in logs.values()) < n:
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)  # a second copy would show up now
+        finally:
+            for proc in procs:
+                stop_process(proc, 15)
+            await redis.aclose()
+    labels = {name: _labels(log) for name, log in logs.items()}
+    end = max(t for ls in labels.values() for _, t in ls)
+    ideal = n / sum(1 / s for s in FLEET.values())
+    per_printer = {}
+    for name, ls in labels.items():
+        gaps = [b[0] - a[1] for a, b in itertools.pairwise(ls)]
+        per_printer[name] = {
+            "badges": len(ls),
+            "first_start_s": ls[0][0] - t0 if ls else math.nan,
+            "gaps_s": sum(gaps),
+            "gap_p50_ms": percentile([g * 1000 for g in gaps], 50),
+            "idle_at_end_s": end - ls[-1][1] if ls else math.nan,
+        }
+    return {
+        "makespan_s": end - t0,
+        "ideal_s": ideal,
+        "makespan_vs_ideal": (end - t0) / ideal,
+        "labels": sum(len(ls) for ls in labels.values()),
+        "per_printer": per_printer,
+    }
+
+
+async def main_async(repeats: int, n: int, fleet_badges: int) -> dict[str, Any]:
     runs = []
+    fleet: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="badge-bench-bal-") as tmpdir, redis_server() as server:
+        for kind in ("sim", *LANGS):
+            fleet[kind] = await run_fleet(server.url, Path(tmpdir), kind, fleet_badges)
         for r in range(repeats):
             arrivals = make_arrivals(n, seed=r)
             real = await run_real(server.url, Path(tmpdir), r, arrivals)
@@ -346,8 +427,10 @@ async def main_async(repeats: int, n: int) -> dict[str, Any]:
         "repeats": repeats,
         "summary": summary,
         "runs": runs,
+        "fleet": {"printers_s_a_badge": FLEET, "badges": fleet_badges, "runs": fleet},
         "targets": {
             "makespan_le_1_05_ideal": summary[ours]["makespan_vs_ideal"]["median"] <= 1.05,
+            "real_drivers_makespan_le_1_05_ideal": all(fleet[k]["makespan_vs_ideal"] <= 1.05 for k in LANGS),
             "tightest_wait_spread_among_push_alternatives": tightest,
         },
     }
@@ -362,8 +445,30 @@ def report(res: dict[str, Any]) -> str:
     speeds = ", ".join(f"{name} {speed:g}x" for name, speed in res["printers"].items())
     t = res["targets"]
     extra = [run["extra_copies"] for run in res["runs"]]
+    fleet = res["fleet"]
+    fleet_rows = []
+    for kind, d in fleet["runs"].items():
+        parts = "; ".join(
+            f"{name} {p['badges']}: {fmt(p['first_start_s'])} / {fmt(p['gaps_s'])} / {fmt(p['idle_at_end_s'])}"
+            for name, p in d["per_printer"].items()
+        )
+        gap = max(p["gap_p50_ms"] for p in d["per_printer"].values())
+        row = [kind, f"{d['makespan_vs_ideal']:.3f}", fmt(d["makespan_s"]), fmt(gap, 1), d["labels"], parts]
+        fleet_rows.append(row)
+    speeds_s = ", ".join(f"{name} {s:g} s" for name, s in fleet["printers_s_a_badge"].items())
     return "\n".join(
         [
+            table(
+                f"Balance through the real drivers over TCP: {fleet['badges']} badges enqueued at once, {speeds_s} "
+                f"(ideal {fleet['runs']['sim']['ideal_s']:g} s)",
+                "lower is better; per printer: badges: first label start after enqueue / idle gaps between labels / "
+                "idle at the end, s",
+                ["driver", "makespan / ideal", "makespan s", "worst gap p50 ms", "labels", "per printer"],
+                fleet_rows,
+            ),
+            f"target makespan <= 1.05 x ideal through every real driver: "
+            f"{verdict(t['real_drivers_makespan_le_1_05_ideal'])}",
+            "",
             table(
                 f"Balance: {res['badges']} badges in bursts at {LANES} lanes, {speeds}, {res['down']} out of labels "
                 f"{res['outage_planned_s'][0]:g}-{res['outage_planned_s'][1]:g} s ({res['repeats']} repeats)",
@@ -381,7 +486,11 @@ def report(res: dict[str, Any]) -> str:
     )
 
 
-OPTIONS = [("--repeats", 3, ""), ("--badges", 300, "")]  # flag, default, help: see bench_main
+OPTIONS = [  # flag, default, help: see bench_main
+    ("--repeats", 3, "repeats of the sim fleet against the push alternatives"),
+    ("--badges", 300, "badges per repeat of the sim fleet"),
+    ("--fleet-badges", 48, "badges through each real driver's fleet"),
+]
 
 if __name__ == "__main__":
     bench_main("balance", __doc__, main_async, report, OPTIONS)

@@ -73,16 +73,19 @@ def agent_config(
     timing: dict[str, float] | None = None,
     http: str | None = None,
     log_level: str = "info",
+    driver: dict[str, Any] | None = None,
 ) -> Path:
-    """Write one agent's YAML on a simulated printer; its control file, print log and journal sit beside it."""
-    driver: dict[str, Any] = {
-        "language": "sim",
-        "transport": "sim",
-        "print_time": print_time,
-        "control_file": str(path.parent / f"{name}.control.json"),
-    }
-    if print_log:
-        driver["print_log"] = str(path.parent / f"{name}.prints.jsonl")
+    """Write one agent's YAML on a simulated printer (or on ``driver``, a real one); its control file, print log
+    and journal sit beside it."""
+    if driver is None:
+        driver = {
+            "language": "sim",
+            "transport": "sim",
+            "print_time": print_time,
+            "control_file": str(path.parent / f"{name}.control.json"),
+        }
+        if print_log:
+            driver["print_log"] = str(path.parent / f"{name}.prints.jsonl")
     config: dict[str, Any] = {
         "venue": venue,
         "printer": {"name": name, "location": f"desk of {name}", "driver": driver},

@@ -2,6 +2,8 @@
 
 The emulator runs as a separate process (``drivers.emulators.cli.serve``) so its print engine keeps its own
 clock and does not share the agent's event loop; it logs when each label went under the head and when it came out.
+It does not decode the labels it prints (``read_back``): that costs it 10-20 ms of CPU a label, during which it
+would not answer the driver, time a real printer does not spend.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def emulator(kind: str, print_time: float, log: Path) -> Iterator[int]:
     port = free_port()
     code = (
         "import asyncio, pathlib; from drivers.emulators.cli import serve; "
-        f"asyncio.run(serve({kind!r}, port={port}, print_time={print_time}, print_log=pathlib.Path({str(log)!r})))"
+        f"asyncio.run(serve({kind!r}, port={port}, print_time={print_time}, print_log=pathlib.Path({str(log)!r}), "
+        "read_back=False))"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
     try:

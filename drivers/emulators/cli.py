@@ -27,6 +27,7 @@ async def serve(
     control_file: Path | None = None,
     print_log: Path | None = None,
     name: str | None = None,
+    read_back: bool = True,
 ) -> None:
     """Serve one emulated printer until the task is cancelled.
 
@@ -36,11 +37,16 @@ async def serve(
         print_time: seconds per badge.
         control_file: JSON ``{"fault": ...}`` read at run time; faults: see ``drivers.emulators.FAULTS``.
         print_log: JSON lines, one per badge that came out (or half came out).
+        read_back: decode each label for the log (attendee id, texts); off, the log says only when it came out.
     """
     if kind not in EMULATORS:
         raise ValueError(f"unknown printer kind {kind!r}; choose from {', '.join(EMULATORS)}")
     printer = EMULATORS[kind](
-        name or f"{kind}-emulator", print_time=print_time, control_file=control_file, print_log=print_log
+        name or f"{kind}-emulator",
+        print_time=print_time,
+        control_file=control_file,
+        print_log=print_log,
+        read_back=read_back,
     )
     await printer.start()
     front: TcpFront | PtyFront

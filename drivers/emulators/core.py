@@ -50,11 +50,15 @@ class EmulatedPrinter(abc.ABC):
         print_time: float = 0.2,
         control_file: Path | None = None,
         print_log: Path | None = None,
+        read_back: bool = True,
     ) -> None:
         self.name = name
         self.print_time = print_time
         self.control = SimControl(control_file)
         self.print_log = print_log
+        #: Decode each label for the log (its QR code, its texts). It costs the emulator 10-20 ms of CPU a label,
+        #: time a real printer does not spend: timing benches turn it off (bench/printers.py).
+        self.read_back = read_back
         self.log: list[dict[str, Any]] = []  # the same entries as the print log file, for tests
         self.buffer: list[Job] = []
         self.printing: Job | None = None
@@ -207,7 +211,8 @@ class EmulatedPrinter(abc.ABC):
         }
         if started_t is not None:
             entry["started_t"] = started_t  # when the label went under the head: the duty-cycle bench needs it
-        entry.update(self.decode(job))
+        if self.read_back:
+            entry.update(self.decode(job))
         if note:
             entry["note"] = note
         self.log.append(entry)

@@ -17,6 +17,9 @@ from drivers.languages.rendering import render_for
 from drivers.transports.base import Transport
 
 NO_ANSWER = "no status reply (printer busy, faulted or switched off?)"
+#: How long what the printer said as the last badge came out stands in for asking it again before the next one.
+#: With badges waiting the next one follows within tens of milliseconds; after a longer pause the printer is asked.
+SETTLED_FOR = 0.5
 _WARM_UP = Badge(job_id="warm-up", attendee_id="WARM-UP", name="Warm Up Badge", company="Company", role="Role")
 
 
@@ -40,6 +43,8 @@ class LanguageDriver(Driver):
         self.lock = asyncio.Lock()
         self.description = f"{self.language} over {transport.description}"
         self._warm = False
+        self._settled: object | None = None  # see settle()
+        self._settled_at = 0.0
 
     @property
     def status_capable(self) -> bool:  # type: ignore[override]
@@ -47,6 +52,7 @@ class LanguageDriver(Driver):
 
     async def open(self) -> None:
         async with self.lock:
+            self.unsettle()
             await self.transport.open()
             await self._after_open()
         await self.warm_up()
@@ -65,18 +71,39 @@ class LanguageDriver(Driver):
     async def _after_open(self) -> None:
         """A hook for one-time capability checks (label counter, completion replies)."""
 
+    def settle(self, state: object) -> None:
+        """Keep what the printer reported as the badge just printed came out (its status, its label counter).
+
+        The next print may use it instead of asking again (:meth:`settled`): nothing was sent to the printer in
+        between, so it is what a query would have found, minus what changed since, which the watch after sending
+        still catches (a fault with the badge in the buffer is cancelled and ``failed``).
+        """
+        self._settled, self._settled_at = state, time.monotonic()
+
+    def settled(self) -> object | None:
+        """What :meth:`settle` kept, once, if it is recent and nothing else was said to the printer since."""
+        state, self._settled = self._settled, None
+        return state if time.monotonic() - self._settled_at <= SETTLED_FOR else None
+
+    def unsettle(self) -> None:
+        """Something else talked to the printer (a probe, a cancel, a new connection): ask it afresh next time."""
+        self._settled = None
+
     async def aclose(self) -> None:
         async with self.lock:
+            self.unsettle()
             await self.transport.aclose()
 
     async def _ensure_open(self) -> None:
         # Reconnect lazily, only at the start of an operation: never in the middle of a job's bytes.
         if not self.transport.is_open:
+            self.unsettle()
             await self.transport.open()
             await self._after_open()
 
     async def probe(self) -> DeviceStatus:
         async with self.lock:
+            self.unsettle()
             try:
                 await self._ensure_open()
                 if not self.transport.can_read:

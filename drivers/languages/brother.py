@@ -1,6 +1,9 @@
 """Brother QL raster: render, read the 32-byte status, decide the outcome, cancel by invalidate + initialize.
 
 Outcome policy (docs/printers.md): the printer reports each job itself. "Printing completed" => ``printed``.
+Before a badge the printer is asked for its status, unless the notice that followed the last badge's "printing
+completed" (phase back to waiting, with the error bits and the roll) is recent and the printer has said nothing
+since (``LanguageDriver.settle``): then that notice is the answer.
 "Error occurred" before the printing phase began => cancel (invalidate + ``ESC @``), then the printer must answer
 a status request => ``failed``. An error after the printing phase began, a "turned off" notice, a lost link or
 no "printing completed" within the timeout => ``unknown``.
@@ -54,9 +57,34 @@ class BrotherDriver(LanguageDriver):
         return None if st is None else self._judge(st)
 
     async def _before_send(self) -> PrintResult | None:
-        before = await self._request()
+        settled = self.settled()
+        before = settled if isinstance(settled, bs.BrotherStatus) and not await self._spoke() else None
+        if before is None:
+            before = await self._request()
         # A QL has no job buffer to queue behind: a busy or cooling printer is asked again later, not sent to.
         return self.refuse(None if before is None else self._judge(before), busy_is_refusal=True)
+
+    async def _spoke(self) -> bool:
+        """Drop what the printer has sent unprompted (without waiting); True when there was something."""
+        spoke = False
+        while self.transport.is_open and await self.transport.read_ready():
+            spoke = True
+        return spoke
+
+    async def _settle_after_completed(self, after: list[bytes], pending: bytes) -> None:
+        """Keep the "back to waiting" notice that follows "printing completed", if it has arrived already and
+        nothing else came with it: it says the printer is ready for the next badge (no error, which roll)."""
+        try:
+            pending += await self.transport.read_ready()
+        except DriverError:
+            return
+        later, rest = bs.split_replies(pending)
+        notices = [bs.parse_status(raw) for raw in [*after, *later]]
+        if rest or len(notices) != 1:
+            return
+        st = notices[0]
+        if st.status_type == bs.TYPE_PHASE and st.phase == bs.PHASE_WAITING and not self._judge(st).faulted:
+            self.settle(st)
 
     async def _watch(self, deadline: float) -> PrintResult:
         printing = False
@@ -68,10 +96,11 @@ class BrotherDriver(LanguageDriver):
             except DriverError as exc:
                 return PrintResult(Outcome.UNKNOWN, f"link lost after the badge was sent: {exc}", status)
             replies, pending = bs.split_replies(pending)
-            for raw in replies:
+            for n, raw in enumerate(replies):
                 st = bs.parse_status(raw)
                 status = bs.to_device_status(st)
                 if st.status_type == bs.TYPE_COMPLETED:
+                    await self._settle_after_completed(replies[n + 1 :], pending)
                     return PrintResult(Outcome.PRINTED, "printer reported printing completed", status)
                 if st.status_type == bs.TYPE_PHASE and st.phase == bs.PHASE_PRINTING:
                     printing = True
@@ -99,6 +128,7 @@ class BrotherDriver(LanguageDriver):
 
     async def cancel(self) -> None:
         async with self.lock:
+            self.unsettle()
             await self._ensure_open()
             if not self.transport.can_read:
                 await self.transport.write(INVALIDATE + bs.INITIALIZE)

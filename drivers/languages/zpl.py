@@ -1,9 +1,12 @@
 """Zebra ZPL: render, read ``~HS``/``~HQES``, decide the outcome, cancel with ``~JA``.
 
 Outcome policy (docs/printers.md):
-* before sending: ``~HS`` must answer with no fault and an empty buffer, else ``failed`` (nothing was sent);
-* after sending: poll ``~HS``. The badge shows up as a format in the buffer or a label remaining in the batch;
-  once both are 0 with no fault (and the label counter moved, where the printer has one) it is ``printed``;
+* before sending: ``~HS`` must answer with no fault and an empty buffer, else ``failed`` (nothing was sent). The
+  answer that ended the previous badge (``~HS`` and the label counter, read together) stands in for it when the
+  next badge follows at once (``LanguageDriver.settle``): the printer is not asked twice between two labels;
+* after sending: poll ``~HS`` (with the label counter in the same write, where the printer has one). The badge
+  shows up as a format in the buffer or a label remaining in the batch; once both are 0 with no fault (and the
+  label counter moved past its value before the badge) it is ``printed``;
 * a fault while the format still waits in the buffer (no label started): ``~JA``, then ``~HS`` must show the
   buffer empty: ``failed``. A fault while a label is being printed, silence, or a lost link: ``unknown``
   (Zebras reprint an interrupted label when the fault clears, ^JZY, so the agent cancels before handing it on).
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +69,29 @@ class ZplDriver(LanguageDriver):
         except ValueError:
             return None
 
+    async def _host_status_and_counter(self) -> tuple[zs.HostStatus | None, int | None]:
+        """``~HS`` and the label counter in one write, one round trip (``~HS`` alone without a counter).
+
+        ``~HS`` is answered on arrival and the counter when the command is parsed, after it: a label the status
+        shows as out is already counted.
+        """
+        if not self.has_label_counter:
+            return await self._host_status(), None
+        reply = await self._query(
+            zs.HOST_STATUS + zs.LABEL_COUNTER,
+            lambda b: zs.host_status_complete(b) and _has_counter(b),
+            self.io_timeout,
+        )
+        try:
+            hs: zs.HostStatus | None = zs.parse_host_status(reply)
+        except ValueError:
+            hs = None
+        try:
+            counter: int | None = zs.parse_label_counter(reply)
+        except ValueError:
+            counter = None
+        return hs, counter
+
     async def _read_status(self) -> DeviceStatus | None:
         hs = await self._host_status()
         if hs is None:
@@ -77,8 +104,12 @@ class ZplDriver(LanguageDriver):
         return zs.to_device_status(hs, es)
 
     async def _before_send(self) -> PrintResult | None:
-        before = await self._host_status()
-        self._counter_before = await self._counter() if self.has_label_counter else None
+        settled = self.settled()
+        before: zs.HostStatus | None
+        if isinstance(settled, _Settled):
+            before, self._counter_before = settled.status, settled.counter
+        else:
+            before, self._counter_before = await self._host_status_and_counter()
         refusal = self.refuse(None if before is None else zs.to_device_status(before))
         if refusal is None and before is not None and (before.formats_in_buffer or before.labels_remaining):
             status = zs.to_device_status(before)
@@ -90,12 +121,14 @@ class ZplDriver(LanguageDriver):
         counter_before = self._counter_before
         started = time.monotonic()
         seen = False  # the badge showed up in the buffer or the batch: the printer really has it
+        answered = True  # every query of this watch was answered in time (no late reply can still be on its way)
         status = DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
         while True:
             try:
-                hs = await self._host_status()
+                hs, counter = await self._host_status_and_counter()
             except DriverError as exc:
                 return PrintResult(Outcome.UNKNOWN, f"link lost after the badge was sent: {exc}", status)
+            answered = answered and hs is not None and (counter is not None or not self.has_label_counter)
             if hs is not None:
                 status = zs.to_device_status(hs)
                 if status.faulted:
@@ -103,9 +136,13 @@ class ZplDriver(LanguageDriver):
                 if hs.formats_in_buffer or hs.labels_remaining or hs.partial_format:
                     seen = True
                 else:
-                    result = await self._drained(seen, counter_before, status)
+                    result, counter = await self._drained(seen, counter_before, counter, status)
                     if result.outcome is Outcome.PRINTED:
                         self.pace.learn(time.monotonic() - started)
+                        if answered and (counter is not None) == self.has_label_counter:
+                            # Empty, no fault, and (where there is one) the counter after this label: what the
+                            # next badge's check would ask for, and the value its proof must move past.
+                            self.settle(_Settled(hs, counter))
                     return result
             if time.monotonic() >= deadline:
                 why = "printer stopped answering" if hs is None else f"printer still {status.describe()}"
@@ -114,17 +151,22 @@ class ZplDriver(LanguageDriver):
                 )
             await asyncio.sleep(min(self.pace.wait(time.monotonic() - started), max(deadline - time.monotonic(), 0)))
 
-    async def _drained(self, seen: bool, counter_before: int | None, status: DeviceStatus) -> PrintResult:
+    async def _drained(
+        self, seen: bool, counter_before: int | None, after: int | None, status: DeviceStatus
+    ) -> tuple[PrintResult, int | None]:
+        """The outcome once the buffer is empty with no fault, and the label counter it was judged by."""
         if counter_before is not None:
-            after = await self._counter()
+            if after is None or after <= counter_before:
+                after = await self._counter()  # asked again on its own: the answer with the status got lost or lagged
             if after is not None and after > counter_before:
                 why = f"buffer drained, no fault, label counter {counter_before}->{after}"
-                return PrintResult(Outcome.PRINTED, why, status)
+                return PrintResult(Outcome.PRINTED, why, status), after
             if after is not None:
-                return PrintResult(Outcome.UNKNOWN, "buffer drained but the label counter did not move", status)
+                return PrintResult(Outcome.UNKNOWN, "buffer drained but the label counter did not move", status), after
         if seen:
-            return PrintResult(Outcome.PRINTED, "printer took the badge and drained its buffer with no fault", status)
-        return PrintResult(Outcome.UNKNOWN, "printer never showed the badge in its buffer", status)
+            why = "printer took the badge and drained its buffer with no fault"
+            return PrintResult(Outcome.PRINTED, why, status), after
+        return PrintResult(Outcome.UNKNOWN, "printer never showed the badge in its buffer", status), after
 
     async def _faulted(self, hs: zs.HostStatus, status: DeviceStatus) -> PrintResult:
         if hs.labels_remaining == 0 and hs.formats_in_buffer > 0:
@@ -141,12 +183,21 @@ class ZplDriver(LanguageDriver):
 
     async def cancel(self) -> None:
         async with self.lock:
+            self.unsettle()
             await self._ensure_open()
             if not self.transport.can_read:
                 await self.transport.write(zs.CANCEL_ALL)  # best effort: a one-way link cannot verify it
                 return
             if not await self._cancel_verified():
                 raise DriverError(f"{self.description}: sent ~JA but the printer did not confirm an empty buffer")
+
+
+@dataclass(frozen=True)
+class _Settled:
+    """What the printer answered as a badge came out: empty, no fault, and its label counter (if it has one)."""
+
+    status: zs.HostStatus
+    counter: int | None
 
 
 def _has_counter(buf: bytes) -> bool:

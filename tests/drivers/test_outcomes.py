@@ -56,6 +56,7 @@ async def test_fault_mid_print_is_unknown_and_cancel_prevents_reprint(serve, kin
     printer.set_fault("head_open")
     result = await job
     assert result.outcome is Outcome.UNKNOWN, result
+    await wait_for(lambda: printer.log != [])  # the engine notices the fault at its next look (drivers/emulators)
     assert [e["complete"] for e in printer.log] == [False]  # half a badge came out
     await driver.cancel()  # what the agent does before the job leaves this printer
     printer.set_fault(None)  # head closed again
