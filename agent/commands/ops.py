@@ -9,7 +9,8 @@ import click
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.logs import shown
-from agent.protocol.store import Store, dec, enc
+from agent.protocol.codec import dec, enc
+from agent.protocol.store import Store
 
 
 def operator() -> str:

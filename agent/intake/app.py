@@ -28,8 +28,9 @@ from agent.intake.problem import Problem, field_error, response
 from agent.intake.ratelimit import RateLimit
 from agent.intake.tokens import Token, TokenFile
 from agent.jobs import parse_job
+from agent.protocol.codec import dec, enc
 from agent.protocol.keys import JOB_ID_RE
-from agent.protocol.store import Store, dec, enc
+from agent.protocol.store import Store
 from agent.vocabulary import StaffCounts, staff_metric_lines
 
 log = logging.getLogger("badge_agent.intake")
