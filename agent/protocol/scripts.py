@@ -168,7 +168,7 @@ class VenueScript:
         self.name = name
         self._redis = redis
         self._mode = mode
-        self._lane = lane
+        self.lane = lane  # the connection this script runs on in a dedicated store (a pull-loop script), or None
         self._flagged: AsyncScript = redis.register_script(script_source(name))
         self._plain: AsyncScript = redis.register_script(plain_source(name))
 
@@ -179,28 +179,6 @@ class VenueScript:
     def evalsha(self, keys: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
         """The EVALSHA command of the source this server takes, as the hot path sends it."""
         return ("EVALSHA", self.current.sha, len(keys), *keys, *args)
-
-    async def run(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
-        """One EVALSHA, on the lane when this is a pull-loop script of a dedicated store, else on the client, without
-        redis-py's ``Script`` layer in between (the hot path's calls are measured: bench/hot_path.py).
-
-        Until the first call has told which source this server takes, and when the server lost its script cache
-        (NOSCRIPT: restarted, failed over), it goes the long way round, which loads the script and runs it again.
-        """
-        lane = self._lane
-        if self._mode.shebang is not None and lane is not None and not lane.busy:
-            (reply,) = await lane.exchange([self.evalsha(keys, args)])
-            if isinstance(reply, NoScriptError):
-                return await self.load_and_run(keys, args)
-            if isinstance(reply, Exception):
-                raise reply
-            return reply
-        if self._mode.shebang is None:
-            return await self.load_and_run(keys, args)
-        try:
-            return await self._redis.execute_command(*self.evalsha(keys, args))  # type: ignore[no-untyped-call]
-        except NoScriptError:
-            return await self.load_and_run(keys, args)
 
     async def load_and_run(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
         """The long way round, through redis-py's ``Script``: EVALSHA, loading the script on NOSCRIPT. The first
@@ -239,14 +217,34 @@ class Scripts:
         return self._lane
 
     async def run(self, call: ScriptCall[R]) -> R:
-        """Run one script and parse its reply (``VenueScript.run``)."""
-        spec = call.spec
-        return spec.parse(await self._scripts[spec.name].run(call.keys, call.args))
+        """Run one script and parse its reply: one EVALSHA, on the lane for a pull-loop script of a dedicated store,
+        else on the client, without redis-py's ``Script`` layer in between (the hot path: bench/hot_path.py).
+
+        Until the first call has told which source this server takes, and when the server lost its script cache
+        (NOSCRIPT: restarted, failed over), it goes the long way round, which loads the script and runs it again.
+        """
+        spec, keys, args = call
+        script = self._scripts[spec.name]
+        if self._mode.shebang is None:
+            return spec.parse(await script.load_and_run(keys, args))
+        lane = script.lane
+        if lane is not None and not lane.busy:
+            (reply,) = await lane.exchange([script.evalsha(keys, args)])
+            if isinstance(reply, Exception):
+                if not isinstance(reply, NoScriptError):
+                    raise reply
+                reply = await script.load_and_run(keys, args)
+            return spec.parse(reply)
+        try:
+            reply = await self._redis.execute_command(*script.evalsha(keys, args))  # type: ignore[no-untyped-call]
+        except NoScriptError:
+            reply = await script.load_and_run(keys, args)
+        return spec.parse(reply)
 
     async def run_pair(self, first: ScriptCall[A], second: ScriptCall[B]) -> tuple[A, B]:
         """``run_together`` for two calls of different scripts, typed: their two replies."""
         one, two = await self._run_raw([first, second])
-        return first.spec.parse(one), second.spec.parse(two)
+        return first[0].parse(one), second[0].parse(two)
 
     async def run_together(self, calls: Sequence[ScriptCall[R]]) -> list[R]:
         """Run several scripts in ONE round trip, in order: a pipeline, not a transaction.
@@ -256,14 +254,13 @@ class Scripts:
         own, after the others, so callers only combine steps whose replies stay meaningful in either order. Any
         other error reply is raised, as a single call would.
         """
-        return [call.spec.parse(reply) for call, reply in zip(calls, await self._run_raw(calls), strict=True)]
+        return [spec.parse(reply) for (spec, _, _), reply in zip(calls, await self._run_raw(calls), strict=True)]
 
     async def _run_raw(self, calls: Sequence[ScriptCall[Any]]) -> list[Any]:
-        scripts = [self._scripts[call.spec.name] for call in calls]
-        pairs = list(zip(scripts, calls, strict=True))
+        scripts = self._scripts
         if self._mode.shebang is None:  # which source this server takes is learnt by a first single call
-            return [await script.load_and_run(call.keys, call.args) for script, call in pairs]
-        commands = [script.evalsha(call.keys, call.args) for script, call in pairs]
+            return [await scripts[spec.name].load_and_run(keys, args) for spec, keys, args in calls]
+        commands = [scripts[spec.name].evalsha(keys, args) for spec, keys, args in calls]
         lane = self._lane
         if lane is not None and not lane.busy:
             replies = await lane.exchange(commands)
@@ -271,16 +268,14 @@ class Scripts:
             pipe = self._redis.pipeline(transaction=False)
             for command in commands:
                 pipe.execute_command(*command)
-            replies = await pipe.execute(raise_on_error=False)
-        out = []
-        for (script, call), reply in zip(pairs, replies, strict=True):
-            if isinstance(reply, NoScriptError):
-                out.append(await script.load_and_run(call.keys, call.args))
-            elif isinstance(reply, Exception):
-                raise reply
-            else:
-                out.append(reply)
-        return out
+            replies = list(await pipe.execute(raise_on_error=False))
+        for i, reply in enumerate(replies):
+            if isinstance(reply, Exception):
+                if not isinstance(reply, NoScriptError):
+                    raise reply
+                spec, keys, args = calls[i]
+                replies[i] = await scripts[spec.name].load_and_run(keys, args)
+        return replies
 
     @property
     def shebang(self) -> bool | None:

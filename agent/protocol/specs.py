@@ -1,6 +1,7 @@
 """One spec per Lua script: the only place its KEYS and ARGV are put in order, and where its reply becomes a type.
 
-``SPEC.call(...)`` builds a ``ScriptCall``: the script, its KEYS and ARGV as sent (bytes), and the parser of its reply.
+``SPEC.call(...)`` builds a ``ScriptCall``: the spec (the script's name and the parser of its reply), and its KEYS and
+ARGV as sent (bytes).
 ``Scripts.run`` sends one call, ``Scripts.run_together`` several in one round trip; both parse the reply through the
 call's spec, so a single and a pipelined call of a script cannot differ. Each .lua file names its KEYS and ARGV in two
 header lines (``-- KEYS ...``, ``-- ARGV ...``) that tests/core/test_protocol.py checks against these builders.
@@ -12,7 +13,7 @@ pull loop's calls (take, begin, confirm) build their lists from ready bytes only
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from agent.protocol.codec import dec
 from agent.protocol.keys import EncodedKeys, PrinterKeys
@@ -45,14 +46,6 @@ Args = list[bytes | int]
 ReleaseOutcome = Literal["failed", "unknown", "unsent"]
 
 
-class ScriptCall(NamedTuple, Generic[R]):
-    """One script call as sent: its spec (name and reply parser), KEYS and ARGV."""
-
-    spec: Spec[R]
-    keys: list[bytes]
-    args: Args
-
-
 class Spec(Generic[R]):
     """A script's name and reply type; each subclass adds ``call(...)``, the one builder of its KEYS and ARGV."""
 
@@ -63,8 +56,10 @@ class Spec(Generic[R]):
     def parse(self, reply: Any) -> R:
         raise NotImplementedError
 
-    def _call(self, keys: list[bytes], args: Args) -> ScriptCall[R]:
-        return ScriptCall(self, keys, args)
+
+#: One script call as sent: (its spec, KEYS, ARGV). A plain tuple: the pull loop builds three per badge, and a
+#: NamedTuple's constructor costs a Python call each (bench/hot_path.py).
+ScriptCall = tuple[Spec[R], list[bytes], Args]
 
 
 def _by_value(kind: type[E]) -> dict[bytes | str, E]:
@@ -75,6 +70,16 @@ def _by_value(kind: type[E]) -> dict[bytes | str, E]:
         table[member.value] = member
         table[member.value.encode()] = member
     return table
+
+
+class _Word(Spec[E]):
+    """A script that answers one word (``{"released"}``): a member of ``kind``."""
+
+    def __init__(self, kind: type[E]) -> None:
+        self._kinds = _by_value(kind)
+
+    def parse(self, reply: Any) -> E:
+        return self._kinds[reply[0]]
 
 
 def _flag(on: bool) -> bytes:
@@ -92,7 +97,7 @@ class Enqueue(Spec[Enqueued]):
         self, k: EncodedKeys, job_id: bytes, payload: bytes, pinned: PrinterKeys | None, maxlen: int
     ) -> ScriptCall[Enqueued]:
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (k.pool, b"")
-        return self._call([k.job(job_id), queue, k.events, k.stats, k.pinned], [job_id, payload, printer, maxlen])
+        return (self, [k.job(job_id), queue, k.events, k.stats, k.pinned], [job_id, payload, printer, maxlen])
 
     def parse(self, reply: Any) -> Enqueued:
         return Enqueued(bool(reply[0]), dec(reply[1]))
@@ -106,10 +111,11 @@ class Take(Spec[Taken | None]):
     pull_loop = True
 
     def call(self, k: EncodedKeys, me: PrinterKeys) -> ScriptCall[Taken | None]:
-        return self._call([me.queue, k.pool, me.inflight, me.control, k.pinned], [me.name])
+        return (self, [me.queue, k.pool, me.inflight, me.control, k.pinned], [me.name])
 
     def parse(self, reply: Any) -> Taken | None:
-        return Taken(_SOURCES[reply[0]], dec(reply[1])) if reply else None
+        # tuple.__new__: a NamedTuple's own constructor is a Python call, and the pull loop parses two takes a badge
+        return tuple.__new__(Taken, (_SOURCES[reply[0]], dec(reply[1]))) if reply else None
 
 
 _BEGIN_KINDS = _by_value(BeginKind)
@@ -120,8 +126,10 @@ class Begin(Spec[Begun]):
     pull_loop = True
 
     def call(self, k: EncodedKeys, me: PrinterKeys, job_id: bytes, location: bytes, maxlen: int) -> ScriptCall[Begun]:
-        return self._call(
-            [me.inflight, k.job(job_id), k.done(job_id), k.events, k.dlq, k.stats], [job_id, me.name, location, maxlen]
+        return (
+            self,
+            [me.inflight, k.job(job_id), k.done(job_id), k.events, k.dlq, k.stats],
+            [job_id, me.name, location, maxlen],
         )
 
     def parse(self, reply: Any) -> Begun:
@@ -141,19 +149,17 @@ class Confirm(Spec[Confirmed]):
     def call(
         self, k: EncodedKeys, me: PrinterKeys, job_id: bytes, location: bytes, epoch: int, maxlen: int
     ) -> ScriptCall[Confirmed]:
-        return self._call(
+        return (
+            self,
             [me.inflight, k.job(job_id), k.done(job_id), k.events, k.pool, k.stats],
             [job_id, me.name, location, str(epoch).encode(), maxlen],
         )
 
     def parse(self, reply: Any) -> Confirmed:
-        return Confirmed(_CONFIRM_KINDS[reply[0]], dec(reply[1]))
+        return tuple.__new__(Confirmed, (_CONFIRM_KINDS[reply[0]], dec(reply[1])))  # as Take.parse
 
 
-_RELEASE_KINDS = _by_value(ReleaseKind)
-
-
-class Release(Spec[ReleaseKind]):
+class Release(_Word[ReleaseKind]):
     name = "release"
 
     def call(
@@ -167,28 +173,20 @@ class Release(Spec[ReleaseKind]):
         max_attempts: int,
         maxlen: int,
     ) -> ScriptCall[ReleaseKind]:
-        return self._call(
+        return (
+            self,
             [me.inflight, k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
             [job_id, me.name, location, outcome.encode(), reason, max_attempts, maxlen],
         )
 
-    def parse(self, reply: Any) -> ReleaseKind:
-        return _RELEASE_KINDS[reply[0]]
 
-
-_DEAD_LETTER_KINDS = _by_value(DeadLetterKind)
-
-
-class DeadLetter(Spec[DeadLetterKind]):
+class DeadLetter(_Word[DeadLetterKind]):
     name = "dead_letter"
 
     def call(
         self, k: EncodedKeys, me: PrinterKeys, job_id: bytes, reason: bytes, maxlen: int
     ) -> ScriptCall[DeadLetterKind]:
-        return self._call([me.inflight, k.job(job_id), k.dlq, k.events, k.stats], [job_id, me.name, reason, maxlen])
-
-    def parse(self, reply: Any) -> DeadLetterKind:
-        return _DEAD_LETTER_KINDS[reply[0]]
+        return (self, [me.inflight, k.job(job_id), k.dlq, k.events, k.stats], [job_id, me.name, reason, maxlen])
 
 
 class BeatSpec(Spec[Beat]):
@@ -197,7 +195,8 @@ class BeatSpec(Spec[Beat]):
     def call(
         self, k: EncodedKeys, me: PrinterKeys, health: bytes, ttl_ms: int, maxlen: int, first: bool, location: bytes
     ) -> ScriptCall[Beat]:
-        return self._call(
+        return (
+            self,
             [k.hb, me.health, me.queue, me.inflight, k.printers, k.events, me.control],
             [me.name, health, ttl_ms, maxlen, _flag(first), location],
         )
@@ -212,7 +211,7 @@ class Sweep(Spec[list[str]]):
     def call(
         self, k: EncodedKeys, me: PrinterKeys, dead_after_ms: int, lease_ms: int, limit: int
     ) -> ScriptCall[list[str]]:
-        return self._call([k.hb, k.sweep_lease], [me.name, dead_after_ms, lease_ms, limit])
+        return (self, [k.hb, k.sweep_lease], [me.name, dead_after_ms, lease_ms, limit])
 
     def parse(self, reply: Any) -> list[str]:
         return [dec(x) for x in reply or []]  # false: another agent holds this interval's lease
@@ -240,7 +239,7 @@ class Reclaim(Spec[Reclaimed]):
         if held:
             keys += [k.job(held), k.done(held)]
         staleness: bytes | int = b"force" if dead_after_ms is None else dead_after_ms
-        return self._call(keys, [victim.name, staleness, held, by, maxlen, dead_ttl_ms])
+        return (self, keys, [victim.name, staleness, held, by, maxlen, dead_ttl_ms])
 
     def parse(self, reply: Any) -> Reclaimed:
         kind = _RECLAIM_KINDS[reply[0]]
@@ -256,7 +255,8 @@ class Steal(Spec[StealKind]):
     def call(
         self, k: EncodedKeys, me: PrinterKeys, owner: PrinterKeys, job_id: bytes, affinity_ms: int, maxlen: int
     ) -> ScriptCall[StealKind]:
-        return self._call(
+        return (
+            self,
             [owner.queue, me.inflight, k.job(job_id), k.events, me.control, k.pinned],
             [me.name, owner.name, job_id, affinity_ms, maxlen],
         )
@@ -272,25 +272,21 @@ class Drain(Spec[int]):
     def call(
         self, k: EncodedKeys, printer: PrinterKeys, order: Literal["drain", "resume"], by: bytes, maxlen: int
     ) -> ScriptCall[int]:
-        return self._call(
-            [printer.control, printer.queue, k.pool, k.events, k.pinned], [printer.name, order.encode(), by, maxlen]
+        return (
+            self,
+            [printer.control, printer.queue, k.pool, k.events, k.pinned],
+            [printer.name, order.encode(), by, maxlen],
         )
 
     def parse(self, reply: Any) -> int:
         return int(reply)  # pinned jobs handed back
 
 
-_REQUEUE_KINDS = _by_value(RequeueKind)
-
-
-class Requeue(Spec[RequeueKind]):
+class Requeue(_Word[RequeueKind]):
     name = "requeue"
 
     def call(self, k: EncodedKeys, job_id: bytes, by: bytes, maxlen: int) -> ScriptCall[RequeueKind]:
-        return self._call([k.dlq, k.job(job_id), k.pool, k.events, k.done(job_id)], [job_id, by, maxlen])
-
-    def parse(self, reply: Any) -> RequeueKind:
-        return _REQUEUE_KINDS[reply[0]]
+        return (self, [k.dlq, k.job(job_id), k.pool, k.events, k.done(job_id)], [job_id, by, maxlen])
 
 
 _REPRINT_KINDS = _by_value(ReprintKind)
@@ -302,7 +298,8 @@ class Reprint(Spec[Reprinted]):
     def call(
         self, k: EncodedKeys, job_id: bytes, reason: bytes, by: bytes, cap: int, force: bool, maxlen: int
     ) -> ScriptCall[Reprinted]:
-        return self._call(
+        return (
+            self,
             [k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
             [job_id, reason, by, cap, _flag(force), maxlen],
         )
@@ -322,7 +319,7 @@ class Cancel(Spec[Cancelled]):
     ) -> ScriptCall[Cancelled]:
         """``pinned``: the printer the caller read on the job (the script answers retry if that changed)."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (k.pool, b"")
-        return self._call([k.job(job_id), k.pool, queue, k.pinned, k.events, k.stats], [job_id, printer, by, maxlen])
+        return (self, [k.job(job_id), k.pool, queue, k.pinned, k.events, k.stats], [job_id, printer, by, maxlen])
 
     def parse(self, reply: Any) -> Cancelled:
         return Cancelled(_CANCEL_KINDS[reply[0]], _detail(reply))
@@ -332,7 +329,7 @@ class Handback(Spec[int]):
     name = "handback"
 
     def call(self, k: EncodedKeys, me: PrinterKeys, reason: bytes, maxlen: int) -> ScriptCall[int]:
-        return self._call([me.queue, k.pool, k.events, k.pinned], [me.name, reason, maxlen])
+        return (self, [me.queue, k.pool, k.events, k.pinned], [me.name, reason, maxlen])
 
     def parse(self, reply: Any) -> int:
         return int(reply)  # jobs moved
@@ -342,15 +339,15 @@ ENQUEUE = Enqueue()
 TAKE = Take()
 BEGIN = Begin()
 CONFIRM = Confirm()
-RELEASE = Release()
-DEAD_LETTER = DeadLetter()
+RELEASE = Release(ReleaseKind)
+DEAD_LETTER = DeadLetter(DeadLetterKind)
 BEAT = BeatSpec()
 HANDBACK = Handback()
 SWEEP = Sweep()
 RECLAIM = Reclaim()
 STEAL = Steal()
 DRAIN = Drain()
-REQUEUE = Requeue()
+REQUEUE = Requeue(RequeueKind)
 # staff operations, run by the intake service and the CLI
 REPRINT = Reprint()
 CANCEL = Cancel()

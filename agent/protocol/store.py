@@ -14,45 +14,12 @@ from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
 
+from agent.protocol import replies, specs
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import EncodedKeys, Keys, split_pinned_member
-from agent.protocol.replies import (
-    Beat,
-    Begun,
-    CancelKind,
-    Cancelled,
-    Confirmed,
-    DeadLetterKind,
-    Enqueued,
-    Reclaimed,
-    ReclaimKind,
-    ReleaseKind,
-    Reprinted,
-    RequeueKind,
-    Source,
-    StealKind,
-    Taken,
-)
 from agent.protocol.scripts import Scripts
-from agent.protocol.specs import (
-    BEAT,
-    BEGIN,
-    CANCEL,
-    CONFIRM,
-    DEAD_LETTER,
-    DRAIN,
-    ENQUEUE,
-    HANDBACK,
-    RECLAIM,
-    RELEASE,
-    REPRINT,
-    REQUEUE,
-    STEAL,
-    SWEEP,
-    TAKE,
-    ScriptCall,
-)
 from agent.protocol.specs import ReleaseOutcome as ReleaseOutcome  # noqa: PLC0414 (re-exported: callers import it here)
+from agent.protocol.specs import ScriptCall
 
 EVENTS_MAXLEN = 100_000
 
@@ -82,27 +49,29 @@ class Store:
 
     # -- producers -----------------------------------------------------------------------------------------------
 
-    async def enqueue(self, job_id: str, payload: str, pinned: str | None) -> Enqueued:
+    async def enqueue(self, job_id: str, payload: str, pinned: str | None) -> replies.Enqueued:
         """Add a job unless its id exists. Returns (added, state)."""
         return await self.scripts.run(self.enqueue_call(job_id, payload, pinned))
 
-    async def enqueue_many(self, jobs: Sequence[tuple[str, str, str | None]]) -> list[Enqueued]:
+    async def enqueue_many(self, jobs: Sequence[tuple[str, str, str | None]]) -> list[replies.Enqueued]:
         """``enqueue`` each (job id, payload, pinned printer) in one round trip, in order (the enqueue command)."""
         if self.scripts.shebang is None:
             # Learn which source the server takes, and load it on every master of a Cluster, before pipelining.
             await self.scripts.prepare("enqueue")
         return await self.scripts.run_together([self.enqueue_call(*job) for job in jobs])
 
-    def enqueue_call(self, job_id: str, payload: str, pinned: str | None) -> ScriptCall[Enqueued]:
+    def enqueue_call(self, job_id: str, payload: str, pinned: str | None) -> ScriptCall[replies.Enqueued]:
         k = self.encoded_keys
-        return ENQUEUE.call(k, enc(job_id), enc(payload), k.printer(pinned) if pinned else None, self.events_maxlen)
+        return specs.ENQUEUE.call(
+            k, enc(job_id), enc(payload), k.printer(pinned) if pinned else None, self.events_maxlen
+        )
 
     # -- the hot path --------------------------------------------------------------------------------------------
 
-    async def take(self, me: str) -> Taken | None:
+    async def take(self, me: str) -> replies.Taken | None:
         """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None."""
         k = self.encoded_keys
-        return await self.scripts.run(TAKE.call(k, k.printer(me)))
+        return await self.scripts.run(specs.TAKE.call(k, k.printer(me)))
 
     async def wait_pool(self, me: str, timeout: float) -> str | None:
         """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives."""
@@ -112,23 +81,23 @@ class Store:
         )
         return None if raw is None else dec(raw)
 
-    async def begin(self, me: str, location: str, job_id: str) -> Begun:
+    async def begin(self, me: str, location: str, job_id: str) -> replies.Begun:
         k = self.encoded_keys
         return await self.scripts.run(
-            BEGIN.call(k, k.printer(me), enc(job_id), _enc_name(location), self.events_maxlen)
+            specs.BEGIN.call(k, k.printer(me), enc(job_id), _enc_name(location), self.events_maxlen)
         )
 
-    def _confirm_call(self, me: str, location: str, job_id: str, epoch: int) -> ScriptCall[Confirmed]:
+    def _confirm_call(self, me: str, location: str, job_id: str, epoch: int) -> ScriptCall[replies.Confirmed]:
         k = self.encoded_keys
-        return CONFIRM.call(k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen)
+        return specs.CONFIRM.call(k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen)
 
-    async def confirm(self, me: str, location: str, job_id: str, epoch: int) -> Confirmed:
+    async def confirm(self, me: str, location: str, job_id: str, epoch: int) -> replies.Confirmed:
         """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first)."""
         return await self.scripts.run(self._confirm_call(me, location, job_id, epoch))
 
     async def confirm_then_take(
         self, me: str, location: str, job_id: str, epoch: int
-    ) -> tuple[Confirmed, Taken | None]:
+    ) -> tuple[replies.Confirmed, replies.Taken | None]:
         """``confirm`` this badge and ``take`` the next job in one round trip (two atomic steps, in this order).
 
         The hot path's round trip saver: a printer that just proved a badge is ready for the next one. Returns the
@@ -136,39 +105,41 @@ class Store:
         """
         k = self.encoded_keys
         confirmed, taken = await self.scripts.run_pair(
-            self._confirm_call(me, location, job_id, epoch), TAKE.call(k, k.printer(me))
+            self._confirm_call(me, location, job_id, epoch), specs.TAKE.call(k, k.printer(me))
         )
-        if taken is not None and taken == (Source.HELD, job_id):
+        if taken is not None and taken == (replies.Source.HELD, job_id):
             # The confirm had to be reloaded (NOSCRIPT) and ran after take, which saw this very job still held.
             taken = None
         return confirmed, taken
 
     async def release(
         self, me: str, location: str, job_id: str, outcome: ReleaseOutcome, reason: str, max_attempts: int
-    ) -> ReleaseKind:
+    ) -> replies.ReleaseKind:
         """Hand a held job back to the front of the pool (or the DLQ). Returns released, dead, done or not_owner."""
         k = self.encoded_keys
         return await self.scripts.run(
-            RELEASE.call(
+            specs.RELEASE.call(
                 k, k.printer(me), enc(job_id), enc(location), outcome, enc(reason), max_attempts, self.events_maxlen
             )
         )
 
-    async def dead_letter(self, me: str, job_id: str, reason: str) -> DeadLetterKind:
+    async def dead_letter(self, me: str, job_id: str, reason: str) -> replies.DeadLetterKind:
         k = self.encoded_keys
-        return await self.scripts.run(DEAD_LETTER.call(k, k.printer(me), enc(job_id), enc(reason), self.events_maxlen))
+        return await self.scripts.run(
+            specs.DEAD_LETTER.call(k, k.printer(me), enc(job_id), enc(reason), self.events_maxlen)
+        )
 
     async def inflight(self, me: str) -> list[str]:
         return [dec(x) for x in await self.redis.lrange(self.encoded_keys.printer(me).inflight, 0, -1)]
 
     # -- liveness ------------------------------------------------------------------------------------------------
 
-    async def beat(self, me: str, health: dict[str, Any], ttl_ms: int, first: bool) -> Beat:
+    async def beat(self, me: str, health: dict[str, Any], ttl_ms: int, first: bool) -> replies.Beat:
         k = self.encoded_keys
         health_json = enc(json.dumps(health, ensure_ascii=False))
         location = enc(str(health.get("location", "")))
         beat = await self.scripts.run(
-            BEAT.call(k, k.printer(me), health_json, ttl_ms, self.events_maxlen, first, location)
+            specs.BEAT.call(k, k.printer(me), health_json, ttl_ms, self.events_maxlen, first, location)
         )
         self._beat_clock = (beat.server_ms, time.monotonic())
         return beat
@@ -176,9 +147,11 @@ class Store:
     async def sweep(self, me: str, dead_after_ms: int, lease_ms: int, limit: int = 16) -> list[str]:
         """Names of peers whose heartbeat is stale, if we won this interval's sweep lease (else [])."""
         k = self.encoded_keys
-        return await self.scripts.run(SWEEP.call(k, k.printer(me), dead_after_ms, lease_ms, limit))
+        return await self.scripts.run(specs.SWEEP.call(k, k.printer(me), dead_after_ms, lease_ms, limit))
 
-    async def reclaim(self, victim: str, by: str, dead_after_ms: int | None, dead_ttl_ms: int = 3_600_000) -> Reclaimed:
+    async def reclaim(
+        self, victim: str, by: str, dead_after_ms: int | None, dead_ttl_ms: int = 3_600_000
+    ) -> replies.Reclaimed:
         """Move a dead agent's held and pinned jobs to the front of the pool. ``dead_after_ms=None`` forces it.
 
         Two steps because the held job's own keys must be named in KEYS: look at what it holds, then reclaim on the
@@ -189,11 +162,11 @@ class Store:
         for _ in range(10):
             held = await self.redis.lindex(theirs.inflight, 0)
             result = await self.scripts.run(
-                RECLAIM.call(k, theirs, dead_after_ms, enc(dec(held)), enc(by), self.events_maxlen, dead_ttl_ms)
+                specs.RECLAIM.call(k, theirs, dead_after_ms, enc(dec(held)), enc(by), self.events_maxlen, dead_ttl_ms)
             )
-            if result.kind is not ReclaimKind.RETRY:
+            if result.kind is not replies.ReclaimKind.RETRY:
                 return result
-        return Reclaimed(ReclaimKind.RETRY)
+        return replies.Reclaimed(replies.ReclaimKind.RETRY)
 
     async def steal(self, me: str, affinity_ms: int, look: int = STEAL_LOOK) -> str | None:
         """Take the oldest pinned job of another printer that has waited ``affinity_ms``. Returns its id or None.
@@ -211,11 +184,11 @@ class Store:
             if now is not None and now - score < affinity_ms:
                 return None  # the oldest job a peer has waiting is not old enough, so none is
             kind = await self.scripts.run(
-                STEAL.call(k, k.printer(me), k.printer(owner), enc(job_id), affinity_ms, self.events_maxlen)
+                specs.STEAL.call(k, k.printer(me), k.printer(owner), enc(job_id), affinity_ms, self.events_maxlen)
             )
-            if kind is StealKind.STOLEN:
+            if kind is replies.StealKind.STOLEN:
                 return job_id
-            if kind not in (StealKind.MOVED, StealKind.STALE):
+            if kind not in (replies.StealKind.MOVED, replies.StealKind.STALE):
                 return None  # busy, drained, or young after all (no beat yet to judge by): nothing to try further
             # Its owner or another peer took it since we looked: the next oldest may still be waiting.
         return None
@@ -229,19 +202,19 @@ class Store:
 
     async def drain(self, printer: str, order: Literal["drain", "resume"], by: str) -> int:
         k = self.encoded_keys
-        return await self.scripts.run(DRAIN.call(k, k.printer(printer), order, enc(by), self.events_maxlen))
+        return await self.scripts.run(specs.DRAIN.call(k, k.printer(printer), order, enc(by), self.events_maxlen))
 
-    async def requeue(self, job_id: str, by: str) -> RequeueKind:
-        return await self.scripts.run(REQUEUE.call(self.encoded_keys, enc(job_id), enc(by), self.events_maxlen))
+    async def requeue(self, job_id: str, by: str) -> replies.RequeueKind:
+        return await self.scripts.run(specs.REQUEUE.call(self.encoded_keys, enc(job_id), enc(by), self.events_maxlen))
 
     # -- staff operations: reprint and cancel (reprint.lua, cancel.lua) ----------------------------------------------
 
-    async def reprint(self, job_id: str, reason: str, by: str, cap: int, force: bool) -> Reprinted:
+    async def reprint(self, job_id: str, reason: str, by: str, cap: int, force: bool) -> replies.Reprinted:
         """Start a new print round of a printed or dead job. Returns ("reprint", count), ("no_job", ""),
         ("refused", state) or ("cap", count)."""
         k = self.encoded_keys
         return await self.scripts.run(
-            REPRINT.call(k, enc(job_id), enc(reason), enc(by), cap, force, self.events_maxlen)
+            specs.REPRINT.call(k, enc(job_id), enc(reason), enc(by), cap, force, self.events_maxlen)
         )
 
     async def round_epoch(self, job_id: str) -> int:
@@ -249,18 +222,18 @@ class Store:
         raw = await self.redis.hget(self.encoded_keys.job(enc(job_id)), "round_epoch")
         return int(dec(raw) or 0)
 
-    async def cancel(self, job_id: str, by: str) -> Cancelled:
+    async def cancel(self, job_id: str, by: str) -> replies.Cancelled:
         """Withdraw a job no printer has taken. Returns ("cancelled", ""), ("no_job", "") or ("refused", state)."""
         k = self.encoded_keys
         job = enc(job_id)
         for _ in range(5):  # "retry": its pin changed between the read and the script (a job's pin never does)
             pinned = dec(await self.redis.hget(k.job(job), "pinned"))
             result = await self.scripts.run(
-                CANCEL.call(k, job, k.printer(pinned) if pinned else None, enc(by), self.events_maxlen)
+                specs.CANCEL.call(k, job, k.printer(pinned) if pinned else None, enc(by), self.events_maxlen)
             )
-            if result.kind is not CancelKind.RETRY:
+            if result.kind is not replies.CancelKind.RETRY:
                 return result
-        return Cancelled(CancelKind.REFUSED, "changing")
+        return replies.Cancelled(replies.CancelKind.REFUSED, "changing")
 
     async def dlq(self) -> list[str]:
         return [dec(x) for x in await self.redis.lrange(self.encoded_keys.dlq, 0, -1)]
@@ -272,7 +245,7 @@ class Store:
 
     async def handback(self, me: str, reason: str) -> int:
         k = self.encoded_keys
-        return await self.scripts.run(HANDBACK.call(k, k.printer(me), enc(reason), self.events_maxlen))
+        return await self.scripts.run(specs.HANDBACK.call(k, k.printer(me), enc(reason), self.events_maxlen))
 
     async def event(self, event: str, printer: str, **fields: str) -> None:
         """Write one audit event that goes with no other change (device_down, device_up, agent_stopped)."""

@@ -14,27 +14,11 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.jobs import parse_job
+from agent.protocol import specs
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import EncodedKeys, Keys, PrinterKeys
 from agent.protocol.scripts import SCRIPT_NAMES, Lane, plain_source
-from agent.protocol.specs import (
-    BEAT,
-    BEGIN,
-    CANCEL,
-    CONFIRM,
-    DEAD_LETTER,
-    DRAIN,
-    ENQUEUE,
-    HANDBACK,
-    RECLAIM,
-    RELEASE,
-    REPRINT,
-    REQUEUE,
-    STEAL,
-    SWEEP,
-    TAKE,
-    ScriptCall,
-)
+from agent.protocol.specs import ScriptCall
 from agent.protocol.store import Store
 from tests.core.helpers import assert_each_unfinished_job_in_one_list
 
@@ -306,10 +290,10 @@ def test_encoded_keys_are_the_keys_keys_spells() -> None:
     assert desk == PrinterKeys(
         b"desk-1", enc(k.inflight("desk-1")), enc(k.queue("desk-1")), enc(k.control("desk-1")), enc(k.health("desk-1"))
     )
-    confirm = CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
-    assert confirm.keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
+    _, keys, args = specs.CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
+    assert keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
                                                    k.stats]]  # fmt: skip
-    assert confirm.args == [job, b"desk-1", b"Hall A", b"7", 100]
+    assert args == [job, b"desk-1", b"Hall A", b"7", 100]
 
 
 def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
@@ -318,24 +302,27 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
     me, victim, pinned = k.printer("<me>"), k.printer("<victim>"), k.printer("<pinned>")
     job = b"<id>"
     return {
-        "enqueue": [ENQUEUE.call(k, job, b"<payload>", pinned, 1), ENQUEUE.call(k, job, b"<payload>", None, 1)],
-        "take": [TAKE.call(k, me)],
-        "begin": [BEGIN.call(k, me, job, b"<location>", 1)],
-        "confirm": [CONFIRM.call(k, me, job, b"<location>", 7, 1)],
-        "release": [RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1)],
-        "dead_letter": [DEAD_LETTER.call(k, me, job, b"<reason>", 1)],
-        "beat": [BEAT.call(k, me, b"<health>", 1, 1, True, b"<location>")],
-        "handback": [HANDBACK.call(k, me, b"<reason>", 1)],
-        "sweep": [SWEEP.call(k, me, 1, 1, 1)],
-        "reclaim": [
-            RECLAIM.call(k, victim, 1, b"<held>", b"<by>", 1, 1),
-            RECLAIM.call(k, victim, None, b"", b"<by>", 1, 1),
+        "enqueue": [
+            specs.ENQUEUE.call(k, job, b"<payload>", pinned, 1),
+            specs.ENQUEUE.call(k, job, b"<payload>", None, 1),
         ],
-        "steal": [STEAL.call(k, me, k.printer("<owner>"), job, 1, 1)],
-        "drain": [DRAIN.call(k, k.printer("<printer>"), "drain", b"<by>", 1)],
-        "requeue": [REQUEUE.call(k, job, b"<by>", 1)],
-        "reprint": [REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1)],
-        "cancel": [CANCEL.call(k, job, pinned, b"<by>", 1), CANCEL.call(k, job, None, b"<by>", 1)],
+        "take": [specs.TAKE.call(k, me)],
+        "begin": [specs.BEGIN.call(k, me, job, b"<location>", 1)],
+        "confirm": [specs.CONFIRM.call(k, me, job, b"<location>", 7, 1)],
+        "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1)],
+        "dead_letter": [specs.DEAD_LETTER.call(k, me, job, b"<reason>", 1)],
+        "beat": [specs.BEAT.call(k, me, b"<health>", 1, 1, True, b"<location>")],
+        "handback": [specs.HANDBACK.call(k, me, b"<reason>", 1)],
+        "sweep": [specs.SWEEP.call(k, me, 1, 1, 1)],
+        "reclaim": [
+            specs.RECLAIM.call(k, victim, 1, b"<held>", b"<by>", 1, 1),
+            specs.RECLAIM.call(k, victim, None, b"", b"<by>", 1, 1),
+        ],
+        "steal": [specs.STEAL.call(k, me, k.printer("<owner>"), job, 1, 1)],
+        "drain": [specs.DRAIN.call(k, k.printer("<printer>"), "drain", b"<by>", 1)],
+        "requeue": [specs.REQUEUE.call(k, job, b"<by>", 1)],
+        "reprint": [specs.REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1)],
+        "cancel": [specs.CANCEL.call(k, job, pinned, b"<by>", 1), specs.CANCEL.call(k, job, None, b"<by>", 1)],
     }
 
 
@@ -354,18 +341,20 @@ def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -
     used = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", source)}
     assert max(used) <= len(keys) and max(int(n) for n in re.findall(r"ARGV\[(\d+)\]", source)) <= len(argv)
     calls = _placeholder_calls()[name]
-    for call in calls:
-        assert call.spec.name == name
-        named = [dec(key).removeprefix("badge:{v}:") for key in call.keys]
+    for spec, call_keys, call_args in calls:
+        assert spec.name == name
+        named = [dec(key).removeprefix("badge:{v}:") for key in call_keys]
         expected = keys if len(named) == len(keys) else keys[:optional]
         assert len(named) == len(expected), (named, expected)
         for key, token in zip(named, expected, strict=True):
             assert key in token.split("|"), (name, named, keys)  # "a|b": either, by the arguments
-        assert len(call.args) == len(argv), (name, call.args, argv)
-        for arg, token in zip(call.args, argv, strict=True):
+        assert len(call_args) == len(argv), (name, call_args, argv)
+        for arg, token in zip(call_args, argv, strict=True):
             if isinstance(arg, bytes) and arg.startswith(b"<"):
-                assert arg.decode() == token, (name, call.args, argv)
-    assert {len(call.keys) for call in calls} >= ({len(keys)} if optional == len(keys) else {len(keys), optional})
+                assert arg.decode() == token, (name, call_args, argv)
+    assert {len(call_keys) for _, call_keys, _ in calls} >= (
+        {len(keys)} if optional == len(keys) else {len(keys), optional}
+    )
 
 
 def test_every_script_has_a_spec() -> None:
