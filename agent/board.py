@@ -23,8 +23,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent.fleet import events_after, fleet, tail_events
 from agent.logs import kv, safe_json, shown
+from agent.protocol.codec import dec, enc
 from agent.protocol.keys import Keys
-from agent.protocol.store import dec, enc
 from agent.vocabulary import BOARD_WORDS, DUPLICATE_WORDS, StaffCounts
 
 log = logging.getLogger("agent.board")

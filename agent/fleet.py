@@ -8,8 +8,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from agent.protocol.codec import dec, enc
 from agent.protocol.keys import Keys
-from agent.protocol.store import dec, enc
 from agent.vocabulary import StaffCounts
 
 

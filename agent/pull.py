@@ -35,7 +35,8 @@ from agent.jobs import job_from_payload
 from agent.liveness import Loop
 from agent.logs import kv
 from agent.printer import clear_buffer, print_badge, render
-from agent.protocol.store import Begun, ReleaseOutcome
+from agent.protocol.replies import BeginKind, Begun, Source
+from agent.protocol.store import ReleaseOutcome
 from agent.recovery import recover
 from agent.venue_fault import venue_fault_name
 from drivers.base import Outcome, PrintResult, RenderError
@@ -170,11 +171,11 @@ class PullLoop:
         if ahead is Lookahead.UNKNOWN:
             taken = await self.store.take(self.me)
             self.agent.venue_fault.clear()
-            if taken is not None and taken[0] == "drained":
+            if taken is not None and taken.source is Source.DRAINED:
                 self.lookahead = Lookahead.DRAINED
                 return None
             if taken is not None:
-                return taken[1]
+                return taken.job_id
         stolen = await self._steal()
         if stolen is not None:
             return stolen
@@ -204,9 +205,9 @@ class PullLoop:
         """
         agent = self.agent
         begun = await self.store.begin(self.me, self.location, job_id)
-        if begun.kind != "print":
+        if begun.kind is not BeginKind.PRINT:
             # dead, dropped: the record or the list contradicted the protocol (begin.lua): staff must look.
-            (log.warning if begun.kind in ("dead", "dropped") else log.info)(
+            (log.warning if begun.kind in (BeginKind.DEAD, BeginKind.DROPPED) else log.info)(
                 "not printing", extra=kv(job=job_id, because=begun.kind, detail=begun.detail)
             )
             agent.metrics.skipped.labels(begun.kind).inc()
@@ -299,10 +300,10 @@ class PullLoop:
             (kind, where), taken = await self.store.confirm_then_take(self.me, self.location, job_id, begun.epoch)
             if taken is None:
                 self.lookahead = Lookahead.EMPTY
-            elif taken[0] == "drained":
+            elif taken.source is Source.DRAINED:
                 self.lookahead = Lookahead.DRAINED  # the operator's order reached take before the heartbeat
             else:
-                self.lookahead = Taken(taken[1])
+                self.lookahead = Taken(taken.job_id)
         else:
             kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
         # The "closed" record only spares recovery a confirm (a no-op for a confirmed badge): a crash before it is

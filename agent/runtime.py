@@ -26,6 +26,7 @@ from agent.logs import kv
 from agent.metrics import AgentMetrics
 from agent.notify import Notifier, supervise
 from agent.printer import print_badge, render
+from agent.protocol.replies import ReclaimKind
 from agent.protocol.store import Store
 from agent.pull import PullLoop
 from agent.state import AgentState, Snapshot, state_of
@@ -232,7 +233,7 @@ class Agent:
                     if victim == self.me:
                         continue
                     result = await self.store.reclaim(victim, self.me, dead_ms)
-                    if result.kind == "reclaimed":
+                    if result.kind is ReclaimKind.RECLAIMED:
                         self.reclaimed += 1
                         log.warning(
                             "reclaimed the work of a dead agent",

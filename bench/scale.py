@@ -33,6 +33,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agent.jobs import parse_job
+from agent.protocol.replies import BeginKind, Source, Taken
 from agent.protocol.store import Store
 from bench.common import bench_main, fmt, fmt_spread, redis_cpu, redis_server, spread, table, verdict
 
@@ -103,12 +104,12 @@ class LiteAgent:
     async def pull_loop(self) -> None:
         while self.beating_since is None:
             await asyncio.sleep(0.05)
-        taken: tuple[str, str] | None = None
+        taken: Taken | None = None
         took_nothing = False  # the take that rode with the last confirm found both lists empty
         while True:
             if not took_nothing and taken is None:
                 taken = await self.store.take(self.me)
-            job_id = taken[1] if taken is not None and taken[0] != "drained" else None
+            job_id = taken.job_id if taken is not None and taken.source is not Source.DRAINED else None
             taken, took_nothing = None, False
             if job_id is None:
                 job_id = await self.steal()
@@ -116,7 +117,7 @@ class LiteAgent:
                 job_id = await self.store.wait_pool(self.me, BLOCK)
             if job_id is not None:
                 begun = await self.store.begin(self.me, "bench", job_id)
-                if begun.kind == "print":
+                if begun.kind is BeginKind.PRINT:
                     await asyncio.sleep(PRINT)
                     # As the agent does: the next take rides in the confirm's round trip.
                     _, taken = await self.store.confirm_then_take(self.me, "bench", job_id, begun.epoch)

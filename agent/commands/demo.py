@@ -35,8 +35,9 @@ from agent.config import RedisConfig
 from agent.connection import make_redis
 from agent.fleet import fleet, tail_events
 from agent.jobs import parse_job
+from agent.protocol.codec import dec
 from agent.protocol.keys import Keys
-from agent.protocol.store import Store, dec
+from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.vocabulary import PRINTED_TWICE, StaffCounts, flag_line
 from drivers.sim import SimControl

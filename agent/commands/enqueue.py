@@ -17,6 +17,7 @@ from agent.errors import JobError, UserError
 from agent.imports import PRESETS, ColumnMap, decode_export, mapped_rows
 from agent.jobs import Job, ignored_fields, parse_job, read_rows, sniff_format
 from agent.logs import shown
+from agent.protocol.replies import Enqueued
 from agent.protocol.store import Store
 
 BATCH = 200  # jobs per pipelined round trip
@@ -141,7 +142,7 @@ async def _enqueue_rows(
             return
         batch = [(n, job) for n, job in entries if isinstance(job, Job)]
         if dry_run:
-            replies: list[Any] = [(1, b"") for _ in batch]
+            replies = [Enqueued(True, "") for _ in batch]
         else:
             replies = await send(batch)
         outcome = dict(zip([n for n, _ in batch], replies, strict=True))
@@ -158,23 +159,13 @@ async def _enqueue_rows(
                     report(number, ("would enqueue " if dry_run else "enqueued ") + job.job_id + pin)
             else:
                 counts["duplicate"] += 1
-                report(number, f"duplicate {job.job_id}: already known (state {state.decode()}), left unchanged")
+                report(number, f"duplicate {job.job_id}: already known (state {state}), left unchanged")
         progress.advance(task, len(entries))
 
-    async def send(batch: list[tuple[int, Job]]) -> list[Any]:
+    async def send(batch: list[tuple[int, Job]]) -> list[Enqueued]:
         if not batch:
             return []
-        if store.scripts.shebang is None:
-            # Load it now: a pipeline cannot fall back on NOSCRIPT (a Cluster node, a new master).
-            await store.scripts.prepare("enqueue")
-        async with redis.pipeline(transaction=False) as pipe:
-            for _, job in batch:
-                await store.scripts["enqueue"](
-                    keys=store.enqueue_keys(job.job_id, job.printer),
-                    args=[job.job_id, job.payload(), job.printer or "", store.events_maxlen],
-                    client=pipe,
-                )
-            return list(await pipe.execute())
+        return await store.enqueue_many([(job.job_id, job.payload(), job.printer) for _, job in batch])
 
     progress = Progress(
         TextColumn("enqueue"), BarColumn(), MofNCompleteColumn(), console=err, disable=not show_bar, transient=False

@@ -9,7 +9,9 @@ import click
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.logs import shown
-from agent.protocol.store import Store, dec, enc
+from agent.protocol.codec import dec, enc
+from agent.protocol.replies import Reclaimed, ReclaimKind, RequeueKind
+from agent.protocol.store import Store
 
 
 def operator() -> str:
@@ -57,7 +59,7 @@ def reclaim(target: Target, printer: str, force: bool) -> None:
     Refuses while the printer's agent is still beating, unless --force. Safe to run twice.
     """
 
-    async def go() -> tuple[str, str, int, float | None]:
+    async def go() -> tuple[Reclaimed, float | None]:
         redis = target.client()
         try:
             store = Store(redis, target.venue)
@@ -66,18 +68,18 @@ def reclaim(target: Target, printer: str, force: bool) -> None:
             score = await redis.zscore(enc(store.keys.hb), enc(printer))
             age = None if score is None else (await store.server_ms() - float(score)) / 1000
             result = await store.reclaim(printer, operator(), None if force else int(target.dead_after * 1000))
-            if result.kind == "gone":
+            if result.kind is ReclaimKind.GONE:
                 # Not beating at all (stopped, or reclaimed before): whatever it still holds can safely move.
                 result = await store.reclaim(printer, operator(), None)
-            return result.kind, result.held, result.pinned, age
+            return result, age
         finally:
             await redis.aclose()
 
-    kind, held, pinned, age = run_async(go())
-    if kind == "alive":
+    result, age = run_async(go())
+    if result.kind is ReclaimKind.ALIVE:
         fail(f"{printer} is still beating (last beat {age or 0:.1f} s ago): it is alive; use drain, or --force", 1)
-    in_hand = shown(held) if held else "none"
-    click.echo(f"{printer}: reclaimed; badge in hand: {in_hand}; {pinned} pinned job(s) to the pool")
+    in_hand = shown(result.held) if result.held else "none"
+    click.echo(f"{printer}: reclaimed; badge in hand: {in_hand}; {result.pinned} pinned job(s) to the pool")
 
 
 @click.group()
@@ -117,7 +119,7 @@ def dlq_requeue(target: Target, job_ids: tuple[str, ...], everything: bool) -> N
     if not job_ids and not everything:
         fail("name the job id(s) to requeue, or --all")
 
-    async def go() -> list[tuple[str, str]]:
+    async def go() -> list[tuple[str, RequeueKind]]:
         redis = target.client()
         try:
             store = Store(redis, target.venue)
@@ -129,5 +131,5 @@ def dlq_requeue(target: Target, job_ids: tuple[str, ...], everything: bool) -> N
     results = run_async(go())
     for job_id, result in results:
         click.echo(f"{shown(job_id)}: {result.replace('_', ' ')}")
-    if any(r != "requeued" for _, r in results):
+    if any(r is not RequeueKind.REQUEUED for _, r in results):
         raise SystemExit(1)

@@ -9,26 +9,29 @@ import click
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.commands.ops import operator
+from agent.protocol.replies import CancelKind, Cancelled, Reprinted, ReprintKind
 from agent.protocol.store import Store
 
 REPRINT_CAP = 2  # reprints a job may have before --force is needed (the intake's ``limits.reprint_cap``)
 
 
-def reprint_message(job_id: str, kind: str, detail: str, cap: int) -> tuple[bool, str]:
+def reprint_message(job_id: str, reply: Reprinted, cap: int) -> tuple[bool, str]:
     """(ok, what to tell staff) for a reprint's reply; shared by the CLI and the intake service."""
-    if kind == "reprint":
+    kind, detail = reply
+    if kind is ReprintKind.REPRINT:
         return True, f"{job_id}: reprint {detail} queued at the front of the pool"
-    if kind == "no_job":
+    if kind is ReprintKind.NO_JOB:
         return False, f"no job {job_id!r}"
-    if kind == "cap":
+    if kind is ReprintKind.CAP:
         return False, f"{job_id} was reprinted {detail} time(s) already (cap {cap}); force to print it again anyway"
     return False, f"{job_id} is {detail}: only a printed or dead job can be reprinted"
 
 
-def cancel_message(job_id: str, kind: str, detail: str) -> tuple[bool, str]:
-    if kind == "cancelled":
+def cancel_message(job_id: str, reply: Cancelled) -> tuple[bool, str]:
+    kind, detail = reply
+    if kind is CancelKind.CANCELLED:
         return True, f"{job_id}: cancelled"
-    if kind == "no_job":
+    if kind is CancelKind.NO_JOB:
         return False, f"no job {job_id!r}"
     if detail == "taken":
         return False, f"{job_id} was just taken by a printer: it cannot be cancelled any more"
@@ -43,15 +46,14 @@ def cancel_message(job_id: str, kind: str, detail: str) -> tuple[bool, str]:
 def reprint(target: Target, job_id: str, reason: str, force: bool) -> None:
     """Print JOB_ID's badge again on purpose (a printed or dead job); never counted as a duplicate."""
 
-    async def go() -> tuple[str, str]:
+    async def go() -> Reprinted:
         redis = target.client()
         try:
             return await Store(redis, target.venue).reprint(job_id, reason, operator(), REPRINT_CAP, force)
         finally:
             await redis.aclose()
 
-    kind, detail = run_async(go())
-    ok, message = reprint_message(job_id, kind, detail, REPRINT_CAP)
+    ok, message = reprint_message(job_id, run_async(go()), REPRINT_CAP)
     if not ok:
         fail(message, 1)
     click.echo(message)
@@ -63,15 +65,14 @@ def reprint(target: Target, job_id: str, reason: str, force: bool) -> None:
 def cancel(target: Target, job_id: str) -> None:
     """Withdraw JOB_ID while it is still queued (state becomes cancelled); refused once a printer has it."""
 
-    async def go() -> tuple[str, str]:
+    async def go() -> Cancelled:
         redis = target.client()
         try:
             return await Store(redis, target.venue).cancel(job_id, operator())
         finally:
             await redis.aclose()
 
-    kind, detail = run_async(go())
-    ok, message = cancel_message(job_id, kind, detail)
+    ok, message = cancel_message(job_id, run_async(go()))
     if not ok:
         fail(message, 1)
     click.echo(message)

@@ -28,8 +28,10 @@ from agent.intake.problem import Problem, field_error, response
 from agent.intake.ratelimit import RateLimit
 from agent.intake.tokens import Token, TokenFile
 from agent.jobs import parse_job
+from agent.protocol.codec import dec, enc
 from agent.protocol.keys import JOB_ID_RE
-from agent.protocol.store import Store, dec, enc
+from agent.protocol.replies import CancelKind, ReprintKind
+from agent.protocol.store import Store
 from agent.vocabulary import StaffCounts, staff_metric_lines
 
 log = logging.getLogger("badge_agent.intake")
@@ -290,9 +292,9 @@ async def reprint(request: web.Request) -> web.Response:
     if not isinstance(force, bool):
         raise field_error(422, "force", "must be true or false")
     cap = intake.config.limits.reprint_cap
-    kind, detail = await intake.store.reprint(job_id, reason.strip(), f"token:{token.name}", cap, force)
-    ok, message = reprint_message(job_id, kind, detail, cap)
-    if kind == "no_job":
+    reply = await intake.store.reprint(job_id, reason.strip(), f"token:{token.name}", cap, force)
+    ok, message = reprint_message(job_id, reply, cap)
+    if reply.kind is ReprintKind.NO_JOB:
         raise Problem(404, message)
     view = await intake.job_view(job_id) or {}
     if not ok:
@@ -304,12 +306,12 @@ async def cancel(request: web.Request) -> web.Response:
     token = authorize(request, STAFF)
     intake: Intake = request.app[INTAKE]
     job_id = _job_id(request)
-    kind, detail = await intake.store.cancel(job_id, f"token:{token.name}")
-    ok, message = cancel_message(job_id, kind, detail)
-    if kind == "no_job":
+    reply = await intake.store.cancel(job_id, f"token:{token.name}")
+    ok, message = cancel_message(job_id, reply)
+    if reply.kind is CancelKind.NO_JOB:
         raise Problem(404, message)
     if not ok:
-        state = "printing" if detail == "taken" else detail
+        state = "printing" if reply.detail == "taken" else reply.detail
         raise Problem(409, message, state=state)
     return web.json_response(_public(await intake.job_view(job_id) or {}))
 

@@ -1,8 +1,10 @@
 -- beat: this agent is alive; publish its health.
--- KEYS[1] hb   KEYS[2] health:<me>   KEYS[3] q:<me>   KEYS[4] inflight:<me>   KEYS[5] printers   KEYS[6] events
--- KEYS[7] ctl:<me>
--- ARGV[1] me   ARGV[2] health JSON (from the agent)   ARGV[3] health TTL ms   ARGV[4] events maxlen
--- ARGV[5] "1" on the first beat after start   ARGV[6] my location
+-- KEYS hb health:<me> q:<me> inflight:<me> printers events ctl:<me>
+-- ARGV <me> <health> <ttl_ms> <maxlen> <first> <location>
+-- <health>: the agent's health JSON, kept <ttl_ms>; <first>: "1" on the first beat after start; <maxlen>: the
+-- events stream's cap. The health stored is the agent's JSON plus what only Redis knows for sure: pinned depth,
+-- in-flight job, beat time.
+-- Returns {server_ms, was_declared_dead (0/1), depth, inflight id or "", operator order or ""}.
 -- The health stored is the agent's JSON plus what only Redis knows for sure: pinned depth, in-flight job, beat time.
 -- Returns {server_ms, was_declared_dead (0/1), depth, inflight id or "", operator order or ""}.
 local me = ARGV[1]

@@ -1,6 +1,6 @@
 -- begin: the last check before a badge is sent to the printer.
--- KEYS[1] inflight:<me>   KEYS[2] job:<id>   KEYS[3] done:<id>   KEYS[4] events   KEYS[5] dlq   KEYS[6] stats
--- ARGV[1] job_id   ARGV[2] me   ARGV[3] my location   ARGV[4] events maxlen
+-- KEYS inflight:<me> job:<id> done:<id> events dlq stats
+-- ARGV <id> <me> <location> <maxlen>
 -- Returns {"not_owner"} (a peer reclaimed it: do NOT print), {"done", by} (already printed: dropped),
 -- {"dead", reason} (no job record, or one that contradicts the protocol: dead-lettered, never printed or skipped
 -- silently), {"dropped", reason} (another printer is printing it: this copy of the id is removed, with an event),

@@ -1,7 +1,7 @@
 -- cancel: staff withdraw a job that no printer has taken yet. A new final state, "cancelled" (in no list).
--- KEYS[1] job:<id>   KEYS[2] pool   KEYS[3] q:<pinned printer> (the pool again when not pinned)   KEYS[4] pinned
--- KEYS[5] events   KEYS[6] stats
--- ARGV[1] job_id   ARGV[2] pinned printer as the caller read it ("" = none)   ARGV[3] who   ARGV[4] events maxlen
+-- KEYS job:<id> pool q:<pinned>|pool pinned events stats
+-- ARGV <id> <pinned> <by> <maxlen>
+-- <pinned>: the job's printer as the caller read it ("" = none, and then KEYS[3] is the pool again).
 -- A queued job that is in neither list has just been taken by a printer (its state turns printing at begin): it
 -- is refused as "taken", never pulled out of an in-flight list, which only its printer may change.
 -- Returns {"cancelled"}, {"no_job"}, {"refused", state}, or {"retry"} (its pin is not what the caller read).

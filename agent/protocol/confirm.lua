@@ -1,6 +1,7 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
--- KEYS[1] inflight:<me>   KEYS[2] job:<id>   KEYS[3] done:<id>   KEYS[4] events   KEYS[5] pool   KEYS[6] stats
--- ARGV[1] job_id   ARGV[2] me   ARGV[3] my location   ARGV[4] epoch we printed under   ARGV[5] events maxlen
+-- KEYS inflight:<me> job:<id> done:<id> events pool stats
+-- ARGV <id> <me> <location> <epoch> <maxlen>
+-- <epoch>: the epoch the badge was begun (and printed) under.
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
 local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
 local function event(...)

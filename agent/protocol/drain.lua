@@ -1,7 +1,8 @@
 -- drain: an operator takes a printer out of service (or puts it back). Its agent stops taking work at once (take
 -- and steal read the order), finishes or releases the badge in hand, and its pinned jobs go to the front of the pool.
--- KEYS[1] ctl:<printer>   KEYS[2] q:<printer>   KEYS[3] pool   KEYS[4] events   KEYS[5] pinned
--- ARGV[1] printer   ARGV[2] "drain" or "resume"   ARGV[3] who   ARGV[4] events maxlen
+-- KEYS ctl:<printer> q:<printer> pool events pinned
+-- ARGV <printer> <order> <by> <maxlen>
+-- <order>: "drain" or "resume".
 -- Returns the number of pinned jobs handed back (0 on resume, and on a second drain).
 if ARGV[2] == 'resume' then
   if redis.call('DEL', KEYS[1]) == 1 then
@@ -10,13 +11,7 @@ if ARGV[2] == 'resume' then
   return 0
 end
 local first = redis.call('SET', KEYS[1], 'drain', 'NX')
-local moved = 0
-local id = redis.call('LMOVE', KEYS[2], KEYS[3], 'LEFT', 'RIGHT')
-while id do
-  redis.call('ZREM', KEYS[5], ARGV[1] .. '|' .. id)
-  moved = moved + 1
-  id = redis.call('LMOVE', KEYS[2], KEYS[3], 'LEFT', 'RIGHT')
-end
+local moved = pinned_to_pool(KEYS[2], KEYS[3], KEYS[5], ARGV[1])
 if first or moved > 0 then
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'event', 'drained', 'printer', ARGV[1], 'by', ARGV[3],
     'handed_back', moved)

@@ -1,6 +1,7 @@
 -- enqueue: add one badge job, idempotent on job_id.
--- KEYS[1] job:<id>   KEYS[2] pool or q:<printer> (where it waits)   KEYS[3] events   KEYS[4] stats   KEYS[5] pinned
--- ARGV[1] job_id   ARGV[2] payload (JSON)   ARGV[3] pinned printer or ""   ARGV[4] events maxlen
+-- KEYS job:<id> q:<pinned>|pool events stats pinned
+-- ARGV <id> <payload> <pinned> <maxlen>
+-- <payload>: the job's JSON; <pinned>: the printer it waits for (KEYS[2] is its queue), or "" (KEYS[2] is the pool).
 -- Returns {1, "queued"} when added, {0, <state>} when the job_id already exists (nothing changes).
 local state = redis.call('HGET', KEYS[1], 'state')
 if state then

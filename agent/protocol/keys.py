@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
+
+from agent.protocol.codec import enc
 
 VENUE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 PRINTER_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -81,6 +84,49 @@ class Keys:
 
     def done(self, job_id: str) -> str:
         return f"{self.prefix}done:{job_id}"
+
+
+class PrinterKeys(NamedTuple):
+    """One printer's name and keys, encoded once: the hot path names them in every call."""
+
+    name: bytes
+    inflight: bytes
+    queue: bytes
+    control: bytes
+    health: bytes
+
+
+class EncodedKeys:
+    """A venue's keys as the scripts are sent them (bytes), built once from ``Keys``.
+
+    The pull loop names the same few keys in every call: encoding them once per venue and printer, and a job's keys
+    as a prefix plus the encoded id, keeps string building off the hot path (bench/hot_path.py).
+    """
+
+    def __init__(self, keys: Keys) -> None:
+        self.keys = keys
+        self.pool, self.events, self.dlq = enc(keys.pool), enc(keys.events), enc(keys.dlq)
+        self.stats, self.pinned, self.hb = enc(keys.stats), enc(keys.pinned), enc(keys.hb)
+        self.printers, self.sweep_lease = enc(keys.printers), enc(keys.sweep_lease)
+        self._job_prefix, self._done_prefix = enc(keys.job("")), enc(keys.done(""))
+        self._printer_keys: dict[str, PrinterKeys] = {}
+
+    def job(self, job_id: bytes) -> bytes:
+        return self._job_prefix + job_id
+
+    def done(self, job_id: bytes) -> bytes:
+        return self._done_prefix + job_id
+
+    def printer(self, name: str) -> PrinterKeys:
+        mine = self._printer_keys.get(name)
+        if mine is None:
+            k = self.keys
+            mine = PrinterKeys(
+                enc(name), enc(k.inflight(name)), enc(k.queue(name)), enc(k.control(name)), enc(k.health(name))
+            )
+            if len(self._printer_keys) < 1024:  # a venue has tens of printers; a typo loop must not grow it forever
+                self._printer_keys[name] = mine
+        return mine
 
 
 def pinned_member(printer: str, job_id: str) -> str:

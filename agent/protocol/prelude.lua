@@ -1,8 +1,24 @@
--- Steps several scripts share, joined in front of each script that uses them when it is loaded (scripts.py).
--- Plain Lua (no Redis Functions): it must run on Redis 6.2 too, which the demo's embedded server is.
+-- Steps several scripts share. scripts.py joins each function in front of every script that calls it, and only
+-- those: a script carries (and `badge-agent acl` grants) only the commands it runs. Blocks are apart by a blank
+-- line, and no function here calls another. Plain Lua (no Redis Functions): it must run on Redis 6.2 too, which the
+-- demo's embedded server is.
 
 -- Redis server time in ms: every timestamp comes from the server, since venue Pis may have no real-time clock.
 local function now_ms()
   local t = redis.call('TIME')
   return t[1] * 1000 + math.floor(t[2] / 1000)
+end
+
+-- Move every job of a printer's pinned queue to the front of the pool and out of the pinned index, in one step.
+-- The oldest pinned job is at the right of the queue; popping from the left and pushing right leaves it rightmost in
+-- the pool, so it is the very next one taken. Returns the number of jobs moved.
+local function pinned_to_pool(queue, pool, index, printer)
+  local moved = 0
+  local id = redis.call('LMOVE', queue, pool, 'LEFT', 'RIGHT')
+  while id do
+    redis.call('ZREM', index, printer .. '|' .. id)
+    moved = moved + 1
+    id = redis.call('LMOVE', queue, pool, 'LEFT', 'RIGHT')
+  end
+  return moved
 end

@@ -1,9 +1,8 @@
 -- reclaim: take back everything a dead printer's agent held and put it at the front of the pool.
--- KEYS[1] hb   KEYS[2] inflight:<victim>   KEYS[3] q:<victim>   KEYS[4] pool   KEYS[5] health:<victim>
--- KEYS[6] events   KEYS[7] stats   KEYS[8] printers   KEYS[9] pinned   KEYS[10] job:<held id> and
--- KEYS[11] done:<held id> (only when the caller saw a held job)
--- ARGV[1] victim   ARGV[2] dead after (ms), or "force" to skip the staleness check   ARGV[3] held id or ""
--- ARGV[4] who reclaims   ARGV[5] events maxlen   ARGV[6] dead-health TTL (ms)
+-- KEYS hb inflight:<victim> q:<victim> pool health:<victim> events stats printers pinned [job:<held> done:<held>]
+-- ARGV <victim> <dead_after_ms> <held> <by> <maxlen> <dead_ttl_ms>
+-- The held job's keys are there only when the caller saw one (<held> is "" otherwise); <dead_after_ms> is "force"
+-- to skip the staleness check; <dead_ttl_ms>: how long the "dead" health is kept.
 -- Staleness is re-checked here, atomically, so a peer that beat since the sweep is left alone. Running it twice,
 -- or from two agents at once, moves nothing twice: the second run finds the victim out of the heartbeat set.
 -- Returns {"alive"}, {"gone"} (already reclaimed), {"retry"} (the held job changed since the caller looked), or
@@ -29,13 +28,7 @@ local function event(...)
   redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', ...)
 end
 -- Pinned jobs first, so that the held job, pushed last, ends up the very next one taken.
-local pinned = 0
-local id = redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT')
-while id do
-  redis.call('ZREM', KEYS[9], victim .. '|' .. id)
-  pinned = pinned + 1
-  id = redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT')
-end
+local pinned = pinned_to_pool(KEYS[3], KEYS[4], KEYS[9], victim)
 if held ~= '' then
   redis.call('LREM', KEYS[2], 0, held)
   if redis.call('EXISTS', KEYS[11]) == 0 then

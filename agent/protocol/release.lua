@@ -1,8 +1,7 @@
 -- release: hand a job this printer holds back to the front of the pool (or to the DLQ when out of attempts).
--- KEYS[1] inflight:<me>   KEYS[2] job:<id>   KEYS[3] done:<id>   KEYS[4] pool   KEYS[5] dlq   KEYS[6] events
--- KEYS[7] stats
--- ARGV[1] job_id   ARGV[2] me   ARGV[3] my location   ARGV[4] outcome: failed | unknown | unsent
--- ARGV[5] reason   ARGV[6] max attempts   ARGV[7] events maxlen
+-- KEYS inflight:<me> job:<id> done:<id> pool dlq events stats
+-- ARGV <id> <me> <location> <outcome> <reason> <max_attempts> <maxlen>
+-- <outcome>: failed | unknown | unsent.
 -- "unknown" marks the job maybe_printed and records where; "unsent" (nothing reached the printer) does not count
 -- as an attempt. Returns {"released"}, {"dead"}, {"done"} (was already printed) or {"not_owner"}.
 local id, me, loc, outcome, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]

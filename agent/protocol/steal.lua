@@ -1,7 +1,7 @@
 -- steal: an idle printer takes the oldest job pinned to another printer once it has waited affinity_wait.
--- KEYS[1] q:<owner>   KEYS[2] inflight:<me>   KEYS[3] job:<id>   KEYS[4] events   KEYS[5] ctl:<me>   KEYS[6] pinned
--- ARGV[1] me   ARGV[2] owner   ARGV[3] id (the caller saw it in the pinned index; it must be oldest in q:<owner>)
--- ARGV[4] affinity wait (ms)   ARGV[5] events maxlen
+-- KEYS q:<owner> inflight:<me> job:<id> events ctl:<me> pinned
+-- ARGV <me> <owner> <id> <affinity_ms> <maxlen>
+-- <id>: the caller saw it in the pinned index; it must be the oldest in q:<owner>.
 -- Returns {"stolen", id}, or {"no", why}: busy, drained (we hold a job or are drained), young (not old enough), moved
 -- (no longer oldest in q:<owner>) or stale (not in q:<owner> at all: someone edited the queue by hand; the index entry
 -- is dropped, so one hand edit cannot make every idle look try it again).

@@ -1,6 +1,6 @@
 -- sweep: at most one agent per interval looks for dead peers (a short lease), and gets their names.
--- KEYS[1] hb   KEYS[2] sweep lease
--- ARGV[1] me   ARGV[2] dead after (ms)   ARGV[3] lease (ms)   ARGV[4] max victims returned
+-- KEYS hb sweep
+-- ARGV <me> <dead_after_ms> <lease_ms> <limit>
 -- Returns the printers whose last beat is older than the dead-after window (oldest first), or false when another
 -- agent holds the lease. O(log N + M) on the heartbeat set.
 if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[3]) then

@@ -1,6 +1,6 @@
 -- take: move the next job into this printer's in-flight list: its own pinned queue first, else the pool.
--- KEYS[1] q:<me>   KEYS[2] pool   KEYS[3] inflight:<me>   KEYS[4] ctl:<me>   KEYS[5] pinned
--- ARGV[1] me
+-- KEYS q:<me> pool inflight:<me> ctl:<me> pinned
+-- ARGV <me>
 -- Returns {"held", id} when in-flight already holds a job (a printer holds at most one), {"q"|"pool", id} when a job
 -- was moved, {"drained", ""} when an operator drained this printer, false when both lists are empty (the caller then
 -- blocks on BLMOVE pool).

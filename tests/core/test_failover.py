@@ -30,7 +30,7 @@ async def events_of(redis: Redis, venue: str, kind: str) -> list[dict[str, str]]
     return out
 
 
-async def test_seed_scenario_dead_printer_with_one_printing_and_forty_pinned(
+async def test_a_backup_prints_each_unprinted_badge_of_a_dead_printer_once_and_never_the_confirmed_one(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
     """A dead printer at a desk: every unprinted badge prints once on the backup, the confirmed one never again."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,7 +14,11 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.jobs import parse_job
-from agent.protocol.keys import Keys
+from agent.protocol import specs
+from agent.protocol.codec import dec, enc
+from agent.protocol.keys import EncodedKeys, Keys, PrinterKeys
+from agent.protocol.scripts import SCRIPT_NAMES, Lane, plain_source
+from agent.protocol.specs import ScriptCall
 from agent.protocol.store import Store
 from tests.core.helpers import assert_each_unfinished_job_in_one_list
 
@@ -271,17 +276,90 @@ async def test_handback_moves_pinned_jobs_to_the_front_of_the_pool_in_order(redi
     assert await store.handback("desk-1", "again") == 0
 
 
-async def test_the_hot_paths_encoded_keys_are_the_keys_keys_spells(redis: Redis, venue: str) -> None:
-    # begin, confirm and take name their keys from bytes encoded once; they must stay exactly what Keys spells.
-    store = Store(redis, venue)
-    k = Keys(venue)
+def test_encoded_keys_are_the_keys_keys_spells() -> None:
+    # The scripts name their keys from bytes encoded once; they must stay exactly what Keys spells.
+    k = Keys("expo-2026")
+    encoded = EncodedKeys(k)
     job_id = "odd id \udcff"  # not UTF-8: travels with surrogateescape, like every id
-    _, keys, args = store._confirm("desk-1", "Hall A", job_id, 7)
-    spelled = [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool, k.stats]
-    assert keys == [key.encode("utf-8", "surrogateescape") for key in spelled]
-    assert args == [job_id.encode("utf-8", "surrogateescape"), b"desk-1", b"Hall A", b"7", store.events_maxlen]
-    take_keys = [k.queue("desk-1"), k.pool, k.inflight("desk-1"), k.control("desk-1"), k.pinned]
-    assert store._take_encoded("desk-1") == ("take", [key.encode() for key in take_keys], [b"desk-1"])
+    job = enc(job_id)
+    assert (encoded.job(job), encoded.done(job)) == (enc(k.job(job_id)), enc(k.done(job_id)))
+    venue_wide = [k.pool, k.events, k.dlq, k.stats, k.pinned, k.hb, k.printers, k.sweep_lease]
+    assert [encoded.pool, encoded.events, encoded.dlq, encoded.stats, encoded.pinned, encoded.hb, encoded.printers,
+            encoded.sweep_lease] == [enc(key) for key in venue_wide]  # fmt: skip
+    desk = encoded.printer("desk-1")
+    assert desk == PrinterKeys(
+        b"desk-1", enc(k.inflight("desk-1")), enc(k.queue("desk-1")), enc(k.control("desk-1")), enc(k.health("desk-1"))
+    )
+    _, keys, args = specs.CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
+    assert keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
+                                                   k.stats]]  # fmt: skip
+    assert args == [job, b"desk-1", b"Hall A", b"7", 100]
+
+
+def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
+    """Every script called with placeholders named as its .lua header names them (``<me>``, ``<id>``, ...)."""
+    k = EncodedKeys(Keys("v"))
+    me, victim, pinned = k.printer("<me>"), k.printer("<victim>"), k.printer("<pinned>")
+    job = b"<id>"
+    return {
+        "enqueue": [
+            specs.ENQUEUE.call(k, job, b"<payload>", pinned, 1),
+            specs.ENQUEUE.call(k, job, b"<payload>", None, 1),
+        ],
+        "take": [specs.TAKE.call(k, me)],
+        "begin": [specs.BEGIN.call(k, me, job, b"<location>", 1)],
+        "confirm": [specs.CONFIRM.call(k, me, job, b"<location>", 7, 1)],
+        "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1)],
+        "dead_letter": [specs.DEAD_LETTER.call(k, me, job, b"<reason>", 1)],
+        "beat": [specs.BEAT.call(k, me, b"<health>", 1, 1, True, b"<location>")],
+        "handback": [specs.HANDBACK.call(k, me, b"<reason>", 1)],
+        "sweep": [specs.SWEEP.call(k, me, 1, 1, 1)],
+        "reclaim": [
+            specs.RECLAIM.call(k, victim, 1, b"<held>", b"<by>", 1, 1),
+            specs.RECLAIM.call(k, victim, None, b"", b"<by>", 1, 1),
+        ],
+        "steal": [specs.STEAL.call(k, me, k.printer("<owner>"), job, 1, 1)],
+        "drain": [specs.DRAIN.call(k, k.printer("<printer>"), "drain", b"<by>", 1)],
+        "requeue": [specs.REQUEUE.call(k, job, b"<by>", 1)],
+        "reprint": [specs.REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1)],
+        "cancel": [specs.CANCEL.call(k, job, pinned, b"<by>", 1), specs.CANCEL.call(k, job, None, b"<by>", 1)],
+    }
+
+
+def _header(source: str, field: str) -> list[str]:
+    (line,) = [line for line in source.splitlines() if line.startswith(f"-- {field} ")]
+    return line.split()[2:]
+
+
+@pytest.mark.parametrize("name", SCRIPT_NAMES)
+def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -> None:
+    # The .lua header's one-line reminder of KEYS and ARGV is what specs.py sends: a reordered key in either fails.
+    source = plain_source(name)
+    keys, argv = _header(source, "KEYS"), _header(source, "ARGV")
+    optional = next((i for i, token in enumerate(keys) if token.startswith("[")), len(keys))  # "[a b]": a tail
+    keys = [token.strip("[]") for token in keys]
+    used = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", source)}
+    assert max(used) <= len(keys) and max(int(n) for n in re.findall(r"ARGV\[(\d+)\]", source)) <= len(argv)
+    calls = _placeholder_calls()[name]
+    for spec, call_keys, call_args in calls:
+        assert spec.name == name
+        named = [dec(key).removeprefix("badge:{v}:") for key in call_keys]
+        expected = keys if len(named) == len(keys) else keys[:optional]
+        assert len(named) == len(expected), (named, expected)
+        for key, token in zip(named, expected, strict=True):
+            assert key in token.split("|"), (name, named, keys)  # "a|b": either, by the arguments
+        assert len(call_args) == len(argv), (name, call_args, argv)
+        for arg, token in zip(call_args, argv, strict=True):
+            if isinstance(arg, bytes) and arg.startswith(b"<"):
+                assert arg.decode() == token, (name, call_args, argv)
+    assert {len(call_keys) for _, call_keys, _ in calls} >= (
+        {len(keys)} if optional == len(keys) else {len(keys), optional}
+    )
+
+
+def test_every_script_has_a_spec() -> None:
+    assert set(_placeholder_calls()) == set(SCRIPT_NAMES)
+    assert len(SCRIPT_NAMES) == len(set(SCRIPT_NAMES))
 
 
 @contextlib.asynccontextmanager
@@ -301,22 +379,22 @@ async def _dedicated(redis: Redis, venue: str, *ids: str) -> AsyncIterator[Store
         await client.aclose()
 
 
-async def _lane_client_id(redis: Redis, lane: Any) -> int:
+async def _lane_client_id(redis: Redis, lane: Lane) -> int:
     """The server's id for the lane's connection, found by its address."""
-    host, port = lane._conn._writer.get_extra_info("sockname")[:2]
-    (found,) = [int(c["id"]) for c in await redis.client_list() if c["addr"] == f"{host}:{port}"]
+    (found,) = [int(c["id"]) for c in await redis.client_list() if c["addr"] == lane.address]
     return found
 
 
-async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(redis: Redis, venue: str) -> None:
-    async with _dedicated(redis, venue, "d1", "d2", "d3") as store:
+async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(
+    redis: Redis, venue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with _dedicated(redis, venue, "d1", "d2", "d3", "d4") as store:
         begun = await store.begin("desk-1", "Hall A", "d1")
         pool_conn = await store.redis.client_id()  # another command meanwhile: from the pool, not the lane
         confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d1", begun.epoch)
         assert begun.kind == "print" and confirmed == ("printed", "") and nxt == ("pool", "d2")
-        lane = store.scripts._lane
-        assert lane is not None and lane._conn is not None
-        assert lane._conn in store.redis.connection_pool._in_use_connections  # closed with the pool, and on a failover
+        lane = store.scripts.lane
+        assert lane is not None and lane.address is not None
         lane_id = await _lane_client_id(redis, lane)
         assert lane_id != pool_conn
         # The server drops it mid-burst: the next call fails like any lost connection, the one after reconnects.
@@ -326,13 +404,22 @@ async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(red
         assert (await store.begin("desk-1", "Hall A", "d2")).kind == "print"
         # The server drops it during a lull (Redis ``timeout``, a proxy's idle limit): the first call after the
         # lull checks the connection first and reconnects without an error.
-        lane.IDLE_CHECK = 0.05
+        monkeypatch.setattr(Lane, "IDLE_CHECK", 0.05)
         killed = await _lane_client_id(redis, lane)
         await redis.client_kill_filter(_id=killed)
         await asyncio.sleep(0.1)
         confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d2", 2)
         assert confirmed == ("printed", "") and nxt == ("pool", "d3")
         assert await _lane_client_id(redis, lane) != killed
+        # It stays the pool's: closing the pool's connections (as closing the client, or a Sentinel master change,
+        # does) closes it too, and the next call opens a new one.
+        before = lane.address
+        await store.redis.connection_pool.disconnect()
+        assert lane.address is None
+        assert before not in [c["addr"] for c in await redis.client_list()]
+        confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d3", 3)
+        assert confirmed == ("printed", "") and nxt == ("pool", "d4")
+        assert lane.address not in (None, before)
 
 
 @pytest.mark.parametrize("yields", [0, 1, 2, 3, 5])

@@ -1,0 +1,136 @@
+"""What the scripts answer, as types: a StrEnum for each script's kinds of answer, a small record where it says more.
+
+The members are the strings the .lua files return, so a reply compares equal to its plain string too (``begun.kind
+== "print"``) and prints as one (metrics labels, logs). ``specs.py`` turns a raw reply into these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+
+class Source(StrEnum):
+    """Where ``take`` found the job it answers with (take.lua)."""
+
+    HELD = "held"  # in-flight already holds it: a printer holds at most one
+    QUEUE = "q"  # this printer's pinned queue
+    POOL = "pool"
+    DRAINED = "drained"  # an operator drained this printer: nothing was moved (the id is "")
+
+
+class Taken(NamedTuple):
+    source: Source
+    job_id: str
+
+
+class Enqueued(NamedTuple):
+    added: bool
+    state: str  # "queued" when added, else the state of the job already under this id
+
+
+class BeginKind(StrEnum):
+    PRINT = "print"
+    NOT_OWNER = "not_owner"  # a peer reclaimed it: do not print
+    DONE = "done"  # already printed: dropped
+    DEAD = "dead"  # dead-lettered (no record, or one that contradicts the protocol)
+    DROPPED = "dropped"  # another printer is printing it: this copy of the id was removed
+
+
+@dataclass(frozen=True)
+class Begun:
+    """The reply of ``begin``: what to print, or why not (``detail``)."""
+
+    kind: BeginKind
+    payload: bytes = b""
+    attempts: int = 0
+    epoch: int = 0
+    maybe_printed_where: str = ""
+    detail: str = ""
+
+
+class ConfirmKind(StrEnum):
+    PRINTED = "printed"
+    DUPLICATE = "duplicate"
+
+
+class Confirmed(NamedTuple):
+    kind: ConfirmKind
+    where: str  # printed: where an earlier attempt may also have printed ("" if nowhere); duplicate: the first printer
+
+
+class ReleaseKind(StrEnum):
+    RELEASED = "released"
+    DEAD = "dead"  # out of attempts: dead-lettered
+    DONE = "done"  # it had been printed already
+    NOT_OWNER = "not_owner"
+
+
+class DeadLetterKind(StrEnum):
+    DEAD = "dead"
+    NOT_OWNER = "not_owner"
+
+
+@dataclass(frozen=True)
+class Beat:
+    server_ms: int
+    was_declared_dead: bool
+    depth: int
+    inflight: str
+    order: str  # an operator's order to this agent ("drain"), or ""
+
+
+class ReclaimKind(StrEnum):
+    RECLAIMED = "reclaimed"
+    ALIVE = "alive"  # it beat since the sweep: left alone
+    GONE = "gone"  # already reclaimed
+    RETRY = "retry"  # its held job changed since the caller looked
+
+
+@dataclass(frozen=True)
+class Reclaimed:
+    """What ``reclaim`` did: the job it held (or "") and the number of pinned jobs moved, when reclaimed."""
+
+    kind: ReclaimKind
+    held: str = ""
+    pinned: int = 0
+
+
+class StealKind(StrEnum):
+    STOLEN = "stolen"
+    BUSY = "busy"  # we hold a job
+    DRAINED = "drained"  # we are drained
+    YOUNG = "young"  # it has not waited long enough
+    MOVED = "moved"  # no longer the oldest of its queue
+    STALE = "stale"  # not in its queue at all (a hand edit): its index entry was dropped
+
+
+class RequeueKind(StrEnum):
+    REQUEUED = "requeued"
+    NOT_IN_DLQ = "not_in_dlq"
+    NO_RECORD = "no_record"  # a garbage id: it stays in the DLQ
+
+
+class ReprintKind(StrEnum):
+    REPRINT = "reprint"
+    NO_JOB = "no_job"
+    REFUSED = "refused"  # not printed or dead
+    CAP = "cap"  # as many reprints as allowed already
+
+
+class Reprinted(NamedTuple):
+    kind: ReprintKind
+    detail: str  # reprint, cap: the number of reprints; refused: the job's state
+
+
+class CancelKind(StrEnum):
+    CANCELLED = "cancelled"
+    NO_JOB = "no_job"
+    REFUSED = "refused"
+    RETRY = "retry"  # its pin is not what the caller read
+
+
+class Cancelled(NamedTuple):
+    kind: CancelKind
+    detail: str  # refused: the job's state, or "taken" (a printer has it), or "changing" (kept changing)

@@ -1,0 +1,358 @@
+"""One spec per Lua script: the only place its KEYS and ARGV are put in order, and where its reply becomes a type.
+
+``SPEC.call(...)`` builds a ``ScriptCall``: the spec (the script's name and the parser of its reply), and its KEYS and
+ARGV as sent (bytes).
+``Scripts.run`` sends one call, ``Scripts.run_together`` several in one round trip; both parse the reply through the
+call's spec, so a single and a pipelined call of a script cannot differ. Each .lua file names its KEYS and ARGV in two
+header lines (``-- KEYS ...``, ``-- ARGV ...``) that tests/core/test_protocol.py checks against these builders.
+
+Keys come from ``EncodedKeys`` (built once per venue, a printer's keys once per printer), names and ids as bytes: the
+pull loop's calls (take, begin, confirm) build their lists from ready bytes only.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from agent.protocol.codec import dec
+from agent.protocol.keys import EncodedKeys, PrinterKeys
+from agent.protocol.replies import (
+    Beat,
+    BeginKind,
+    Begun,
+    CancelKind,
+    Cancelled,
+    Confirmed,
+    ConfirmKind,
+    DeadLetterKind,
+    Enqueued,
+    Reclaimed,
+    ReclaimKind,
+    ReleaseKind,
+    Reprinted,
+    ReprintKind,
+    RequeueKind,
+    Source,
+    StealKind,
+    Taken,
+)
+
+R = TypeVar("R")
+E = TypeVar("E", bound=StrEnum)
+
+Args = list[bytes | int]
+
+ReleaseOutcome = Literal["failed", "unknown", "unsent"]
+
+
+class Spec(Generic[R]):
+    """A script's name and reply type; each subclass adds ``call(...)``, the one builder of its KEYS and ARGV."""
+
+    name: ClassVar[str]
+    #: One of the pull loop's round trips: sent on its own connection when the store keeps one (scripts.Lane).
+    pull_loop: ClassVar[bool] = False
+
+    def parse(self, reply: Any) -> R:
+        raise NotImplementedError
+
+
+#: One script call as sent: (its spec, KEYS, ARGV). A plain tuple: the pull loop builds three per badge, and a
+#: NamedTuple's constructor costs a Python call each (bench/hot_path.py).
+ScriptCall = tuple[Spec[R], list[bytes], Args]
+
+
+def _by_value(kind: type[E]) -> dict[bytes | str, E]:
+    """A reply's first element -> its member, whether the client decodes replies or not (a dict look-up: the hot
+    path parses a reply per call)."""
+    table: dict[bytes | str, E] = {}
+    for member in kind:
+        table[member.value] = member
+        table[member.value.encode()] = member
+    return table
+
+
+class _Word(Spec[E]):
+    """A script that answers one word (``{"released"}``): a member of ``kind``."""
+
+    def __init__(self, kind: type[E]) -> None:
+        self._kinds = _by_value(kind)
+
+    def parse(self, reply: Any) -> E:
+        return self._kinds[reply[0]]
+
+
+def _flag(on: bool) -> bytes:
+    return b"1" if on else b"0"
+
+
+def _detail(reply: Any) -> str:
+    return dec(reply[1]) if len(reply) > 1 else ""
+
+
+class Enqueue(Spec[Enqueued]):
+    name = "enqueue"
+
+    def call(
+        self, k: EncodedKeys, job_id: bytes, payload: bytes, pinned: PrinterKeys | None, maxlen: int
+    ) -> ScriptCall[Enqueued]:
+        queue, printer = (pinned.queue, pinned.name) if pinned is not None else (k.pool, b"")
+        return (self, [k.job(job_id), queue, k.events, k.stats, k.pinned], [job_id, payload, printer, maxlen])
+
+    def parse(self, reply: Any) -> Enqueued:
+        return Enqueued(bool(reply[0]), dec(reply[1]))
+
+
+_SOURCES = _by_value(Source)
+
+
+class Take(Spec[Taken | None]):
+    name = "take"
+    pull_loop = True
+
+    def call(self, k: EncodedKeys, me: PrinterKeys) -> ScriptCall[Taken | None]:
+        return (self, [me.queue, k.pool, me.inflight, me.control, k.pinned], [me.name])
+
+    def parse(self, reply: Any) -> Taken | None:
+        # tuple.__new__: a NamedTuple's own constructor is a Python call, and the pull loop parses two takes a badge
+        return tuple.__new__(Taken, (_SOURCES[reply[0]], dec(reply[1]))) if reply else None
+
+
+_BEGIN_KINDS = _by_value(BeginKind)
+
+
+class Begin(Spec[Begun]):
+    name = "begin"
+    pull_loop = True
+
+    def call(self, k: EncodedKeys, me: PrinterKeys, job_id: bytes, location: bytes, maxlen: int) -> ScriptCall[Begun]:
+        return (
+            self,
+            [me.inflight, k.job(job_id), k.done(job_id), k.events, k.dlq, k.stats],
+            [job_id, me.name, location, maxlen],
+        )
+
+    def parse(self, reply: Any) -> Begun:
+        kind = _BEGIN_KINDS[reply[0]]
+        if kind is BeginKind.PRINT:
+            return Begun(kind, bytes(reply[1]), int(reply[2]), int(reply[3]), dec(reply[4]))
+        return Begun(kind, detail=_detail(reply))
+
+
+_CONFIRM_KINDS = _by_value(ConfirmKind)
+
+
+class Confirm(Spec[Confirmed]):
+    name = "confirm"
+    pull_loop = True
+
+    def call(
+        self, k: EncodedKeys, me: PrinterKeys, job_id: bytes, location: bytes, epoch: int, maxlen: int
+    ) -> ScriptCall[Confirmed]:
+        return (
+            self,
+            [me.inflight, k.job(job_id), k.done(job_id), k.events, k.pool, k.stats],
+            [job_id, me.name, location, str(epoch).encode(), maxlen],
+        )
+
+    def parse(self, reply: Any) -> Confirmed:
+        return tuple.__new__(Confirmed, (_CONFIRM_KINDS[reply[0]], dec(reply[1])))  # as Take.parse
+
+
+class Release(_Word[ReleaseKind]):
+    name = "release"
+
+    def call(
+        self,
+        k: EncodedKeys,
+        me: PrinterKeys,
+        job_id: bytes,
+        location: bytes,
+        outcome: ReleaseOutcome,
+        reason: bytes,
+        max_attempts: int,
+        maxlen: int,
+    ) -> ScriptCall[ReleaseKind]:
+        return (
+            self,
+            [me.inflight, k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
+            [job_id, me.name, location, outcome.encode(), reason, max_attempts, maxlen],
+        )
+
+
+class DeadLetter(_Word[DeadLetterKind]):
+    name = "dead_letter"
+
+    def call(
+        self, k: EncodedKeys, me: PrinterKeys, job_id: bytes, reason: bytes, maxlen: int
+    ) -> ScriptCall[DeadLetterKind]:
+        return (self, [me.inflight, k.job(job_id), k.dlq, k.events, k.stats], [job_id, me.name, reason, maxlen])
+
+
+class BeatSpec(Spec[Beat]):
+    name = "beat"
+
+    def call(
+        self, k: EncodedKeys, me: PrinterKeys, health: bytes, ttl_ms: int, maxlen: int, first: bool, location: bytes
+    ) -> ScriptCall[Beat]:
+        return (
+            self,
+            [k.hb, me.health, me.queue, me.inflight, k.printers, k.events, me.control],
+            [me.name, health, ttl_ms, maxlen, _flag(first), location],
+        )
+
+    def parse(self, reply: Any) -> Beat:
+        return Beat(int(reply[0]), bool(int(reply[1])), int(reply[2]), dec(reply[3]), dec(reply[4]))
+
+
+class Sweep(Spec[list[str]]):
+    name = "sweep"
+
+    def call(
+        self, k: EncodedKeys, me: PrinterKeys, dead_after_ms: int, lease_ms: int, limit: int
+    ) -> ScriptCall[list[str]]:
+        return (self, [k.hb, k.sweep_lease], [me.name, dead_after_ms, lease_ms, limit])
+
+    def parse(self, reply: Any) -> list[str]:
+        return [dec(x) for x in reply or []]  # false: another agent holds this interval's lease
+
+
+_RECLAIM_KINDS = _by_value(ReclaimKind)
+
+
+class Reclaim(Spec[Reclaimed]):
+    name = "reclaim"
+
+    def call(
+        self,
+        k: EncodedKeys,
+        victim: PrinterKeys,
+        dead_after_ms: int | None,
+        held: bytes,
+        by: bytes,
+        maxlen: int,
+        dead_ttl_ms: int,
+    ) -> ScriptCall[Reclaimed]:
+        """``dead_after_ms=None`` forces it; ``held``: the job the caller saw the victim hold, or b"" (then the
+        held job's keys are left out of KEYS)."""
+        keys = [k.hb, victim.inflight, victim.queue, k.pool, victim.health, k.events, k.stats, k.printers, k.pinned]
+        if held:
+            keys += [k.job(held), k.done(held)]
+        staleness: bytes | int = b"force" if dead_after_ms is None else dead_after_ms
+        return (self, keys, [victim.name, staleness, held, by, maxlen, dead_ttl_ms])
+
+    def parse(self, reply: Any) -> Reclaimed:
+        kind = _RECLAIM_KINDS[reply[0]]
+        return Reclaimed(kind, dec(reply[1]), int(reply[2])) if kind is ReclaimKind.RECLAIMED else Reclaimed(kind)
+
+
+_STEAL_KINDS = _by_value(StealKind)
+
+
+class Steal(Spec[StealKind]):
+    name = "steal"
+
+    def call(
+        self, k: EncodedKeys, me: PrinterKeys, owner: PrinterKeys, job_id: bytes, affinity_ms: int, maxlen: int
+    ) -> ScriptCall[StealKind]:
+        return (
+            self,
+            [owner.queue, me.inflight, k.job(job_id), k.events, me.control, k.pinned],
+            [me.name, owner.name, job_id, affinity_ms, maxlen],
+        )
+
+    def parse(self, reply: Any) -> StealKind:
+        # {"stolen", id} or {"no", why}: the why is the answer
+        return StealKind.STOLEN if _STEAL_KINDS.get(reply[0]) is StealKind.STOLEN else _STEAL_KINDS[reply[1]]
+
+
+class Drain(Spec[int]):
+    name = "drain"
+
+    def call(
+        self, k: EncodedKeys, printer: PrinterKeys, order: Literal["drain", "resume"], by: bytes, maxlen: int
+    ) -> ScriptCall[int]:
+        return (
+            self,
+            [printer.control, printer.queue, k.pool, k.events, k.pinned],
+            [printer.name, order.encode(), by, maxlen],
+        )
+
+    def parse(self, reply: Any) -> int:
+        return int(reply)  # pinned jobs handed back
+
+
+class Requeue(_Word[RequeueKind]):
+    name = "requeue"
+
+    def call(self, k: EncodedKeys, job_id: bytes, by: bytes, maxlen: int) -> ScriptCall[RequeueKind]:
+        return (self, [k.dlq, k.job(job_id), k.pool, k.events, k.done(job_id)], [job_id, by, maxlen])
+
+
+_REPRINT_KINDS = _by_value(ReprintKind)
+
+
+class Reprint(Spec[Reprinted]):
+    name = "reprint"
+
+    def call(
+        self, k: EncodedKeys, job_id: bytes, reason: bytes, by: bytes, cap: int, force: bool, maxlen: int
+    ) -> ScriptCall[Reprinted]:
+        return (
+            self,
+            [k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
+            [job_id, reason, by, cap, _flag(force), maxlen],
+        )
+
+    def parse(self, reply: Any) -> Reprinted:
+        return Reprinted(_REPRINT_KINDS[reply[0]], _detail(reply))
+
+
+_CANCEL_KINDS = _by_value(CancelKind)
+
+
+class Cancel(Spec[Cancelled]):
+    name = "cancel"
+
+    def call(
+        self, k: EncodedKeys, job_id: bytes, pinned: PrinterKeys | None, by: bytes, maxlen: int
+    ) -> ScriptCall[Cancelled]:
+        """``pinned``: the printer the caller read on the job (the script answers retry if that changed)."""
+        queue, printer = (pinned.queue, pinned.name) if pinned is not None else (k.pool, b"")
+        return (self, [k.job(job_id), k.pool, queue, k.pinned, k.events, k.stats], [job_id, printer, by, maxlen])
+
+    def parse(self, reply: Any) -> Cancelled:
+        return Cancelled(_CANCEL_KINDS[reply[0]], _detail(reply))
+
+
+class Handback(Spec[int]):
+    name = "handback"
+
+    def call(self, k: EncodedKeys, me: PrinterKeys, reason: bytes, maxlen: int) -> ScriptCall[int]:
+        return (self, [me.queue, k.pool, k.events, k.pinned], [me.name, reason, maxlen])
+
+    def parse(self, reply: Any) -> int:
+        return int(reply)  # jobs moved
+
+
+ENQUEUE = Enqueue()
+TAKE = Take()
+BEGIN = Begin()
+CONFIRM = Confirm()
+RELEASE = Release(ReleaseKind)
+DEAD_LETTER = DeadLetter(DeadLetterKind)
+BEAT = BeatSpec()
+HANDBACK = Handback()
+SWEEP = Sweep()
+RECLAIM = Reclaim()
+STEAL = Steal()
+DRAIN = Drain()
+REQUEUE = Requeue(RequeueKind)
+# staff operations, run by the intake service and the CLI
+REPRINT = Reprint()
+CANCEL = Cancel()
+
+SPECS: tuple[Spec[Any], ...] = (
+    ENQUEUE, TAKE, BEGIN, CONFIRM, RELEASE, DEAD_LETTER, BEAT, HANDBACK, SWEEP, RECLAIM, STEAL, DRAIN, REQUEUE, REPRINT,
+    CANCEL,
+)  # fmt: skip
