@@ -12,7 +12,7 @@ The loop owns all of its state, each piece written here only:
   heartbeat answer "peers declared you dead" is noticed by comparing counters the connection and the heartbeat
   keep, so no other task writes a flag here;
 - ``printing``: the job id between the first byte and the outcome;
-- ``drawn_ahead``: the next badge, drawn while the current one prints (see ``_draw_ahead``).
+- ``ahead``: the next badge, drawn while the current one prints (agent/draw_ahead.py).
 
 One rule decides whether this printer may take another badge now (``blocked``): the top of the loop waits on it,
 and a confirm lets ``take`` ride along only when it allows.
@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING
 from redis.exceptions import RedisError
 
 from agent.connection import master_changes, wait_for_redis
+from agent.draw_ahead import DrawAhead
 from agent.errors import JobError
 from agent.jobs import job_from_payload
 from agent.liveness import Loop
 from agent.logs import kv
-from agent.printer import clear_buffer, print_badge, render
+from agent.printer import clear_buffer, print_badge
 from agent.protocol.replies import BeginKind, Begun, Source
 from agent.protocol.store import ReleaseOutcome
 from agent.recovery import recover
@@ -85,10 +86,7 @@ class PullLoop:
         self._seen_master_changes = 0
         self._seen_declared_dead = 0
         self._last_steal_look = 0.0
-        # The payload of the job ``take`` will most likely hand over next and its bytes for the printer, drawn in a
-        # worker thread while the printer is busy with the current badge: used only when begin returns that very
-        # payload, so a wrong guess costs nothing but the drawing.
-        self.drawn_ahead: asyncio.Task[tuple[bytes, bytes] | None] | None = None
+        self.ahead = DrawAhead(self.store, self.me, agent.driver, agent.metrics)
 
     # -- the loop --------------------------------------------------------------------------------------------------
 
@@ -96,8 +94,7 @@ class PullLoop:
         try:
             await self._run()
         finally:
-            if self.drawn_ahead is not None:
-                self.drawn_ahead.cancel()
+            self.ahead.cancel()
 
     async def _run(self) -> None:
         agent = self.agent
@@ -222,7 +219,7 @@ class PullLoop:
             return
         try:
             badge = job_from_payload(begun.payload).badge()
-            data = self._taken_from_ahead(begun.payload) or await render(agent.driver, badge)
+            data = await self.ahead.take(begun.payload) or await self.ahead.draw(begun.payload)
         except (JobError, RenderError) as exc:
             await self.store.dead_letter(self.me, job_id, str(exc))
             log.error("job dead-lettered", extra=kv(job=job_id, reason=exc))
@@ -239,7 +236,7 @@ class PullLoop:
             return
         self.printing = job_id
         send_started = time.monotonic()
-        self._draw_ahead()
+        self.ahead.start()
         try:
             result = await print_badge(agent.driver, data, badge, agent.config.printer.driver.print_timeout)
         finally:
@@ -252,41 +249,6 @@ class PullLoop:
         else:
             await self._release(job_id, begun, result, seconds)
 
-    def _draw_ahead(self) -> None:
-        """Start drawing the badge ``take`` will most likely hand over next, while the printer prints this one.
-
-        Drawing takes 5-15 ms of CPU a badge (bench/render.py): done after ``begin`` it is printer idle time between
-        two badges; done here it overlaps a print that takes half a second or more. Nothing is taken or changed in
-        Redis: the guess is only a cache, checked against the payload ``begin`` returns.
-        """
-        if self.agent.driver.render_is_cheap or (self.drawn_ahead is not None and not self.drawn_ahead.done()):
-            return
-        self.drawn_ahead = asyncio.create_task(self._drawing_ahead(), name="draw-ahead")
-
-    async def _drawing_ahead(self) -> tuple[bytes, bytes] | None:
-        try:
-            nxt = await self.store.peek(self.me)
-            if nxt is None:
-                return None
-            _, payload = nxt
-            return payload, await render(self.agent.driver, job_from_payload(payload).badge())
-        except (RedisError, OSError, JobError, RenderError):
-            return None  # a guess: the real begin and drawing will meet whatever this met, and report it
-
-    def _taken_from_ahead(self, payload: bytes) -> bytes | None:
-        """The bytes drawn ahead for exactly this payload, if the drawing is done; else None (draw it now)."""
-        ahead, self.drawn_ahead = self.drawn_ahead, None
-        if ahead is None or not ahead.done() or ahead.cancelled():
-            if ahead is not None:
-                ahead.cancel()  # a guess still drawing, most likely for another job: not worth waiting for
-            return None
-        drawn = ahead.result()
-        if drawn is None:
-            return None
-        used = drawn[0] == payload
-        self.agent.metrics.drawn_ahead.labels("used" if used else "wasted").inc()
-        return drawn[1] if used else None
-
     async def _printed_this_round(self, job_id: str) -> bool:
         """True when the journal says this printer printed the job in its current round (not before a reprint)."""
         printed_epoch = self.journal.printed_here(job_id)
@@ -296,6 +258,7 @@ class PullLoop:
     async def _confirm(self, job_id: str, begun: Begun, seconds: float, may_take_next: bool) -> None:
         """The printer proved the badge: record it, tell Redis, and let ``take`` ride along when the rule allows."""
         await self.journal.append(job_id, begun.epoch, "printed", durable=True)
+        self.ahead.print_seconds.append(seconds)
         if may_take_next and self.blocked() is None:
             (kind, where), taken = await self.store.confirm_then_take(self.me, self.location, job_id, begun.epoch)
             if taken is None:

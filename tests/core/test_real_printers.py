@@ -56,7 +56,7 @@ async def test_the_next_badge_is_drawn_while_one_prints_and_a_wrong_guess_is_nev
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
     """While A prints, the agent draws B (the pool's next). B is cancelled before it is taken: C comes next, and
-    the printer must get C's own drawing, never B's."""
+    the printer must get C's own drawing, never B's. Later badges are drawn while the one before them prints."""
     printer = EMULATORS["zpl"]("desk-1", print_time=0.6)
     await printer.start()
     front = TcpFront(printer, "127.0.0.1", 0)
@@ -64,19 +64,18 @@ async def test_the_next_badge_is_drawn_while_one_prints_and_a_wrong_guess_is_nev
     driver = {"language": "zpl", "transport": "tcp", "host": host, "port": port, "io_timeout": 2.0}
     store = Store(redis, venue)
     try:
-        a, b, c, d = await enqueue_many(store, 4, "ahead-")
+        a, b, c, *rest = await enqueue_many(store, 6, "ahead-")
         async with running_agent(tmp_path, venue, redis_server.url, printer__driver=driver) as agent:
             await wait_until(lambda: agent.pull.printing == a, timeout=30)
-            ahead = agent.pull.drawn_ahead
-            assert ahead is not None
-            await wait_until(ahead.done)
+            await wait_until(agent.pull.ahead.has_drawing)  # B, drawn while A prints
             assert (await store.cancel(b, "test"))[0] == "cancelled"
-            await wait_until(lambda: _eq(printed_count(redis, venue), 3), timeout=60)
-            # B's drawing was not C's: wasted, and C drawn at its turn.
-            assert _drawn_ahead(agent, "wasted") >= 1
-            assert _drawn_ahead(agent, "used") >= 1  # D was drawn while C printed
+            await wait_until(lambda: _eq(printed_count(redis, venue), 5), timeout=60)
+            # B's drawing was not C's: wasted, and C drawn at its turn. The rest were drawn near the end of the
+            # print before them (one drawing too late is drawn at its turn: it only costs time).
+            assert _drawn_ahead(agent, "wasted") == 1
+            assert _drawn_ahead(agent, "used") >= 1
     finally:
         await front.stop()
         await printer.stop()
-    # The emulator read each badge's QR code back from the graphic it received: exactly A, C and D, in that order.
-    assert [entry["attendee_id"] for entry in printer.printed()] == [a, c, d]
+    # The emulator read each badge's QR code back from the graphic it received: all but B, in order.
+    assert [entry["attendee_id"] for entry in printer.printed()] == [a, c, *rest]

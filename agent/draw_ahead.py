@@ -1,0 +1,109 @@
+"""Drawing the next badge while the printer prints the current one.
+
+Drawing takes 5-15 ms of CPU a badge (bench/render.py), more on a Pi. Done after ``begin`` it is printer idle time
+between two badges; done while the previous badge prints it costs the printer nothing (bench/duty.py, "where the
+gap goes"). Nothing is taken or changed in Redis to do it: the job ``take`` will most likely hand over next is
+only read (``Store.peek``), and its drawing is a cache, used only when ``begin`` returns that very payload. A wrong
+guess costs the drawing, never a wrong badge.
+
+When it looks matters at a venue where printers share the pool: a look at the start of a print sees the job that
+the next printer to finish will take, rarely this one's. So the look waits until shortly before this printer is
+expected to finish (the median of its recent prints, less a few drawing times), when the pool's next job is most
+likely the one this printer's own confirm will take.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from statistics import median
+from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
+
+from agent.errors import JobError
+from agent.jobs import job_from_payload
+from agent.printer import render
+from drivers.base import RenderError
+
+if TYPE_CHECKING:
+    from agent.metrics import AgentMetrics
+    from agent.protocol.store import Store
+    from drivers.base import Driver
+
+RECENT = 8  # prints and drawings the look's timing is learnt from
+LEAD_DRAWINGS = 3  # look this many drawing times before the expected end of the print ...
+LEAD_MARGIN = 0.02  # ... plus this (s): the peek's round trips and a loaded machine's jitter
+
+
+class DrawAhead:
+    def __init__(self, store: Store, me: str, driver: Driver, metrics: AgentMetrics) -> None:
+        self.store = store
+        self.me = me
+        self.driver = driver
+        self.metrics = metrics
+        self.print_seconds: deque[float] = deque(maxlen=RECENT)  # first byte -> the printer's evidence
+        self.draw_seconds: deque[float] = deque(maxlen=RECENT)
+        self._task: asyncio.Task[tuple[bytes, bytes] | None] | None = None
+        self._payload: bytes | None = None  # what the task is drawing, once it has looked
+
+    def start(self) -> None:
+        """A badge's first byte is about to go out: look for the next job near its end, and draw it."""
+        if self.driver.render_is_cheap or (self._task is not None and not self._task.done()):
+            return
+        delay = 0.0
+        if self.print_seconds and self.draw_seconds:
+            lead = LEAD_DRAWINGS * median(self.draw_seconds) + LEAD_MARGIN
+            delay = max(0.0, median(self.print_seconds) - lead)
+        self._payload = None
+        self._task = asyncio.create_task(self._draw(delay), name="draw-ahead")
+
+    async def _draw(self, delay: float) -> tuple[bytes, bytes] | None:
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            nxt = await self.store.peek(self.me)
+            if nxt is None:
+                return None
+            _, payload = nxt
+            self._payload = payload
+            return payload, await self.draw(payload)
+        except (RedisError, OSError, JobError, RenderError):
+            return None  # a guess: the real begin and drawing meet whatever this met, and report it
+
+    async def draw(self, payload: bytes) -> bytes:
+        """Draw a job's badge (in a worker thread), learning how long drawing takes here."""
+        started = time.monotonic()
+        data = await render(self.driver, job_from_payload(payload).badge())
+        self.draw_seconds.append(time.monotonic() - started)
+        return data
+
+    async def take(self, payload: bytes) -> bytes | None:
+        """The bytes drawn ahead for exactly this payload, or None (draw it now).
+
+        A drawing still under way for this very payload is waited for: finishing it is quicker than starting over.
+        """
+        task, self._task = self._task, None
+        if task is None:
+            return None
+        if not task.done() and self._payload != payload:
+            task.cancel()  # still waiting to look, or drawing another job
+            if self._payload is not None:
+                self.metrics.drawn_ahead.labels("wasted").inc()
+            return None
+        drawn = await task if not task.cancelled() else None
+        if drawn is None:
+            return None
+        used = drawn[0] == payload
+        self.metrics.drawn_ahead.labels("used" if used else "wasted").inc()
+        return drawn[1] if used else None
+
+    def has_drawing(self) -> bool:
+        """True when a drawing is finished and waits for its job's begin."""
+        task = self._task
+        return task is not None and task.done() and not task.cancelled() and task.result() is not None
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
