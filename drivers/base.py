@@ -106,7 +106,8 @@ class Driver(abc.ABC):
     """A printer as the agent sees it. One instance owns the device's I/O; calls never overlap.
 
     Lifecycle is explicit (``open``/``aclose``, or ``async with``): nothing opens itself when a property is read and
-    nothing is cleaned up in ``__del__`` (python-escpos #189, #303, #417).
+    nothing is cleaned up in ``__del__``, the two habits python-escpos users report as devices left busy or closed
+    under them.
     """
 
     #: False when the link cannot read the device's status (a one-way link): outcomes are then never ``printed``
