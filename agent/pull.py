@@ -273,8 +273,13 @@ class PullLoop:
         # written leaves a "printed" record that recovery confirms again, harmlessly.
         await self.journal.append(job_id, begun.epoch, "closed")
         self.printed += 1
+        # The counters and the log line change nothing the next badge depends on: they run at the event loop's next
+        # turn, which comes while Redis works on that badge's begin, not before it is sent (bench/hot_path.py).
+        asyncio.get_running_loop().call_soon(self._count_printed, job_id, begun.attempts, kind, where, seconds)
+
+    def _count_printed(self, job_id: str, attempt: int, kind: str, where: str, seconds: float) -> None:
         self.agent.metrics.count_print("printed", seconds, kind, where)
-        log.info("printed", extra=kv(job=job_id, attempt=begun.attempts, confirm=kind, maybe_also_at=where))
+        log.info("printed", extra=kv(job=job_id, attempt=attempt, confirm=kind, maybe_also_at=where))
 
     async def _release(self, job_id: str, begun: Begun, result: PrintResult, seconds: float) -> None:
         """Not proved printed: hand the job back. Nothing reached the printer: the printer failed, not the badge, so
