@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 from agent.errors import JobError
 from agent.jobs import job_from_payload
 from agent.printer import render
-from drivers.base import RenderError
+from drivers.base import Badge, RenderError
 
 if TYPE_CHECKING:
     from agent.metrics import AgentMetrics
@@ -68,14 +68,14 @@ class DrawAhead:
                 return None
             _, payload = nxt
             self._payload = payload
-            return payload, await self.draw(payload)
+            return payload, await self.draw(job_from_payload(payload).badge())
         except (RedisError, OSError, JobError, RenderError):
             return None  # a guess: the real begin and drawing meet whatever this met, and report it
 
-    async def draw(self, payload: bytes) -> bytes:
-        """Draw a job's badge (in a worker thread), learning how long drawing takes here."""
+    async def draw(self, badge: Badge) -> bytes:
+        """Draw a badge (in a worker thread), learning how long drawing takes here."""
         started = time.monotonic()
-        data = await render(self.driver, job_from_payload(payload).badge())
+        data = await render(self.driver, badge)
         self.draw_seconds.append(time.monotonic() - started)
         return data
 

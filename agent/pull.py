@@ -219,7 +219,7 @@ class PullLoop:
             return
         try:
             badge = job_from_payload(begun.payload).badge()
-            data = await self.ahead.take(begun.payload) or await self.ahead.draw(begun.payload)
+            data = await self.ahead.take(begun.payload) or await self.ahead.draw(badge)
         except (JobError, RenderError) as exc:
             await self.store.dead_letter(self.me, job_id, str(exc))
             log.error("job dead-lettered", extra=kv(job=job_id, reason=exc))
