@@ -149,9 +149,11 @@ class PullLoop:
             return
         ready = asyncio.create_task(agent.device.ready.wait())
         stop = asyncio.create_task(agent.stopping.wait())
-        await asyncio.wait([ready, stop], timeout=timing.block_timeout, return_when=asyncio.FIRST_COMPLETED)
-        ready.cancel()
-        stop.cancel()
+        try:
+            await asyncio.wait([ready, stop], timeout=timing.block_timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:  # also when the shutdown cancels us here: no waiter outlives the loop
+            ready.cancel()
+            stop.cancel()
 
     async def _put_back(self, job_id: str, blocked: Blocked) -> None:
         """The printer stopped being able to print after the next job was taken: give it back rather than sit on it."""
