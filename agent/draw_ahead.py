@@ -45,8 +45,8 @@ class DrawAhead:
         self.metrics = metrics
         self.print_seconds: deque[float] = deque(maxlen=RECENT)  # first byte -> the printer's evidence
         self.draw_seconds: deque[float] = deque(maxlen=RECENT)
-        self._task: asyncio.Task[tuple[bytes, bytes] | None] | None = None
-        self._payload: bytes | None = None  # what the task is drawing, once it has looked
+        self._task: asyncio.Task[bytes | None] | None = None
+        self._payload: bytes | None = None  # the payload the task looked at and draws, once it has looked
 
     def start(self) -> None:
         """A badge's first byte is about to go out: look for the next job near its end, and draw it."""
@@ -59,7 +59,7 @@ class DrawAhead:
         self._payload = None
         self._task = asyncio.create_task(self._draw(delay), name="draw-ahead")
 
-    async def _draw(self, delay: float) -> tuple[bytes, bytes] | None:
+    async def _draw(self, delay: float) -> bytes | None:
         try:
             if delay:
                 await asyncio.sleep(delay)
@@ -68,7 +68,7 @@ class DrawAhead:
                 return None
             _, payload = nxt
             self._payload = payload
-            return payload, await self.draw(job_from_payload(payload).badge())
+            return await self.draw(job_from_payload(payload).badge())
         except (RedisError, OSError, JobError, RenderError):
             return None  # a guess: the real begin and drawing meet whatever this met, and report it
 
@@ -87,17 +87,16 @@ class DrawAhead:
         task, self._task = self._task, None
         if task is None:
             return None
-        if not task.done() and self._payload != payload:
-            task.cancel()  # still waiting to look, or drawing another job
-            if self._payload is not None:
+        looked_at, self._payload = self._payload, None
+        if looked_at != payload:
+            task.cancel()  # still waiting to look, or drawing another job (a no-op once it is done)
+            if looked_at is not None:
                 self.metrics.drawn_ahead.labels("wasted").inc()
             return None
-        drawn = await task if not task.cancelled() else None
-        if drawn is None:
-            return None
-        used = drawn[0] == payload
-        self.metrics.drawn_ahead.labels("used" if used else "wasted").inc()
-        return drawn[1] if used else None
+        data = None if task.cancelled() else await task
+        if data is not None:
+            self.metrics.drawn_ahead.labels("used").inc()
+        return data
 
     def has_drawing(self) -> bool:
         """True when a drawing is finished and waits for its job's begin."""

@@ -29,7 +29,7 @@ from agent.printer import print_badge, render
 from agent.protocol.replies import ReclaimKind
 from agent.protocol.store import Store
 from agent.pull import PullLoop
-from agent.state import AgentState, Snapshot, state_of
+from agent.state import AgentState, Snapshot
 from agent.venue_fault import VenueFaultBackoff
 from drivers.base import Badge, DeviceStatus, Driver, Outcome, RenderError
 
@@ -101,13 +101,6 @@ class Agent:
             printer=self.me,
             location=self.location,
             version=__version__,
-            state=state_of(
-                drained=self.drained,
-                venue_fault=self.venue_fault.active(),
-                device_down=device.down,
-                printing=printing is not None,
-                device_ready=device.ready.is_set(),
-            ),
             device=device.status,
             device_down=device.down,
             device_ready=device.ready.is_set(),

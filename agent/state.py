@@ -31,7 +31,6 @@ class Snapshot:
     printer: str
     location: str
     version: str
-    state: AgentState
     device: DeviceStatus
     device_down: bool
     device_ready: bool
@@ -47,6 +46,21 @@ class Snapshot:
     redis_errors: int = 0
     reclaimed: int = 0
 
+    @property
+    def state(self) -> AgentState:
+        """The state these facts show; the first that holds wins (a drained printer is drained, whatever else)."""
+        if self.drained:
+            return AgentState.DRAINED
+        if self.venue_fault:
+            return AgentState.VENUE_FAULT
+        if self.device_down:
+            return AgentState.DEVICE_DOWN
+        if self.printing is not None:
+            return AgentState.PRINTING
+        if self.device_ready:
+            return AgentState.READY
+        return AgentState.PAUSED
+
     def health(self, state: AgentState | None = None) -> dict[str, Any]:
         """The JSON the heartbeat publishes as ``health:<printer>`` (docs/redis.md)."""
         return {
@@ -60,18 +74,3 @@ class Snapshot:
             "redis_errors": self.redis_errors,
             "reclaimed": self.reclaimed,
         }
-
-
-def state_of(*, drained: bool, venue_fault: bool, device_down: bool, printing: bool, device_ready: bool) -> AgentState:
-    """The state shown for these facts; the first that holds wins (a drained printer is drained, whatever else)."""
-    if drained:
-        return AgentState.DRAINED
-    if venue_fault:
-        return AgentState.VENUE_FAULT
-    if device_down:
-        return AgentState.DEVICE_DOWN
-    if printing:
-        return AgentState.PRINTING
-    if device_ready:
-        return AgentState.READY
-    return AgentState.PAUSED
