@@ -58,18 +58,13 @@ class BrotherDriver(LanguageDriver):
 
     async def _before_send(self) -> PrintResult | None:
         settled = self.settled()
-        before = settled if isinstance(settled, bs.BrotherStatus) and not await self._spoke() else None
+        # Anything the printer said unprompted since (dropped here, without waiting) voids the kept notice.
+        spoke = await self.transport.discard_input()
+        before = settled if isinstance(settled, bs.BrotherStatus) and not spoke else None
         if before is None:
             before = await self._request()
         # A QL has no job buffer to queue behind: a busy or cooling printer is asked again later, not sent to.
         return self.refuse(None if before is None else self._judge(before), busy_is_refusal=True)
-
-    async def _spoke(self) -> bool:
-        """Drop what the printer has sent unprompted (without waiting); True when there was something."""
-        spoke = False
-        while self.transport.is_open and await self.transport.read_ready():
-            spoke = True
-        return spoke
 
     async def _settle_after_completed(self, after: list[bytes], pending: bytes) -> None:
         """Keep the "back to waiting" notice that follows "printing completed", if it has arrived already and

@@ -43,14 +43,17 @@ class Transport(abc.ABC):
         """What has already arrived, without waiting for more. Links that cannot tell wait briefly (20 ms)."""
         return await self.read(0.02)
 
-    async def discard_input(self) -> None:
-        """Drop stale replies (an answer that came after we stopped waiting must not be read as a new one).
+    async def discard_input(self) -> bool:
+        """Drop stale replies (an answer that came after we stopped waiting must not be read as a new one); True
+        when there was something to drop.
 
         Only what has already arrived is dropped: every query whose answer can be late is bounded by a read
         timeout, and the answer the languages wait for next is told apart by its content (``drivers/languages``).
         """
+        dropped = False
         while self.is_open and await self.read_ready():
-            pass
+            dropped = True
+        return dropped
 
     async def read_until(self, complete: Callable[[bytes], bool], within: float) -> bytes:
         """Read until ``complete(buffer)`` is true or ``within`` seconds pass; returns what was read either way."""
