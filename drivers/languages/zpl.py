@@ -56,18 +56,10 @@ class ZplDriver(LanguageDriver):
         )
 
     async def _host_status(self) -> zs.HostStatus | None:
-        reply = await self._query(zs.HOST_STATUS, zs.host_status_complete, self.io_timeout)
-        try:
-            return zs.parse_host_status(reply)
-        except ValueError:
-            return None  # silence or garbage: "possibly faulted", decided by the caller
+        return _host_status_in(await self._query(zs.HOST_STATUS, zs.host_status_complete, self.io_timeout))
 
     async def _counter(self) -> int | None:
-        reply = await self._query(zs.LABEL_COUNTER, _has_counter, self.io_timeout)
-        try:
-            return zs.parse_label_counter(reply)
-        except ValueError:
-            return None
+        return _counter_in(await self._query(zs.LABEL_COUNTER, _has_counter, self.io_timeout))
 
     async def _host_status_and_counter(self) -> tuple[zs.HostStatus | None, int | None]:
         """``~HS`` and the label counter in one write, one round trip (``~HS`` alone without a counter).
@@ -82,15 +74,7 @@ class ZplDriver(LanguageDriver):
             lambda b: zs.host_status_complete(b) and _has_counter(b),
             self.io_timeout,
         )
-        try:
-            hs: zs.HostStatus | None = zs.parse_host_status(reply)
-        except ValueError:
-            hs = None
-        try:
-            counter: int | None = zs.parse_label_counter(reply)
-        except ValueError:
-            counter = None
-        return hs, counter
+        return _host_status_in(reply), _counter_in(reply)
 
     async def _read_status(self) -> DeviceStatus | None:
         hs = await self._host_status()
@@ -201,8 +185,18 @@ class _Settled:
 
 
 def _has_counter(buf: bytes) -> bool:
+    return _counter_in(buf) is not None
+
+
+def _host_status_in(reply: bytes) -> zs.HostStatus | None:
     try:
-        zs.parse_label_counter(buf)
+        return zs.parse_host_status(reply)
     except ValueError:
-        return False
-    return True
+        return None  # silence or garbage: "possibly faulted", decided by the caller
+
+
+def _counter_in(reply: bytes) -> int | None:
+    try:
+        return zs.parse_label_counter(reply)
+    except ValueError:
+        return None
