@@ -16,7 +16,6 @@ STX, ETX = b"\x02", b"\x03"
 HOST_STATUS = b"~HS"
 HOST_QUERY_ERRORS = b"~HQES"
 CANCEL_ALL = b"~JA"
-LABEL_COUNTER = b'! U1 getvar "odometer.total_label_count"\r\n'
 
 
 def sgd_getvar(name: str) -> bytes:
@@ -24,6 +23,7 @@ def sgd_getvar(name: str) -> bytes:
     return f'! U1 getvar "{name}"\r\n'.encode("ascii")
 
 
+LABEL_COUNTER = sgd_getvar("odometer.total_label_count")
 SERIAL_NUMBER = sgd_getvar("device.unique_id")
 
 
