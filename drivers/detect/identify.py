@@ -137,13 +137,7 @@ async def identify_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWr
 async def identify_transport(link: Transport, timeout: float) -> dict[str, str] | None:
     """identify() over an opened driver transport (USB bulk endpoints, a serial line); None on silence or a
     broken link."""
-
-    async def ask(question: bytes, complete: Callable[[bytes], bool], wait: float) -> bytes:
-        await link.discard_input()  # a late answer to the previous question is not this one's
-        await link.write(question)
-        return await link.read_until(complete, wait)
-
     try:
-        return await identify(ask, timeout)
+        return await identify(link.ask, timeout)
     except DriverError:
         return None

@@ -46,9 +46,8 @@ class BrotherDriver(LanguageDriver):
         return DeviceStatus(DeviceState.MEDIA_OUT, (f"wrong roll: {wrong}",), status.detail)
 
     async def _request(self) -> bs.BrotherStatus | None:
-        await self.transport.discard_input()  # unprompted notices from the last job are not this answer
-        await self.transport.write(bs.STATUS_REQUEST)
-        buf = await self.transport.read_until(lambda b: len(bs.split_replies(b)[0]) > 0, self.io_timeout)
+        # ask() first drops unprompted notices from the last job: they are not this answer.
+        buf = await self.transport.ask(bs.STATUS_REQUEST, lambda b: len(bs.split_replies(b)[0]) > 0, self.io_timeout)
         replies, _ = bs.split_replies(buf)
         return bs.parse_status(replies[-1]) if replies else None
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from collections.abc import Callable
 
 from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
 from drivers.languages import escpos_info as ei
@@ -69,22 +68,17 @@ class EscposDriver(LanguageDriver):
             return status
         return DeviceStatus(DeviceState.MEDIA_OUT, (self.paper_refusal,), status.detail)
 
-    async def _ask(self, question: bytes, complete: Callable[[bytes], bool], within: float) -> bytes:
-        await self.transport.discard_input()
-        await self.transport.write(question)
-        return await self.transport.read_until(complete, within)
-
     async def _learn_printer(self) -> None:
         """Model, firmware and paper width (asked only while the printer is online: an offline one would answer
         these buffered commands later, in the middle of the status replies)."""
         self._paper_note = None
-        self.info = await ei.read_info(self._ask, min(self.io_timeout, 1.0))
+        self.info = await ei.read_info(self.transport.ask, min(self.io_timeout, 1.0))
         self._judge_paper(self.info.paper_mm)
 
     async def _learn_paper(self) -> None:
         try:
             paper: int | None = ei.parse_paper_width(
-                await self._ask(ei.PAPER_WIDTH_REQUEST, ei.paper_width_complete, min(self.io_timeout, 1.0))
+                await self.transport.ask(ei.PAPER_WIDTH_REQUEST, ei.paper_width_complete, min(self.io_timeout, 1.0))
             )
         except ValueError:
             paper = None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,26 +39,21 @@ class ZplDriver(LanguageDriver):
         self._counter_before: int | None = None  # the label counter read just before the badge in progress
         self.pace = CompletionPace(self.poll_interval)
 
-    async def _query(self, command: bytes, complete: Callable[[bytes], bool], within: float) -> bytes:
-        await self.transport.discard_input()  # a late answer to an earlier question must not pass as this one
-        await self.transport.write(command)
-        return await self.transport.read_until(complete, within)
-
     async def _after_open(self) -> None:
         if not self.transport.can_read:
             return
         # Link-OS printers keep a label counter (SGD); older ones stay silent and we rely on ~HS alone.
-        reply = await self._query(zs.LABEL_COUNTER, _has_counter, min(self.io_timeout, 1.0))
+        reply = await self.transport.ask(zs.LABEL_COUNTER, _has_counter, min(self.io_timeout, 1.0))
         self.has_label_counter = _has_counter(reply)
         await zpl_media.warn_on_mismatch(
-            self._query, self.label, self.io_timeout, self.description, self.has_label_counter
+            self.transport.ask, self.label, self.io_timeout, self.description, self.has_label_counter
         )
 
     async def _host_status(self) -> zs.HostStatus | None:
-        return _host_status_in(await self._query(zs.HOST_STATUS, zs.host_status_complete, self.io_timeout))
+        return _host_status_in(await self.transport.ask(zs.HOST_STATUS, zs.host_status_complete, self.io_timeout))
 
     async def _counter(self) -> int | None:
-        return _counter_in(await self._query(zs.LABEL_COUNTER, _has_counter, self.io_timeout))
+        return _counter_in(await self.transport.ask(zs.LABEL_COUNTER, _has_counter, self.io_timeout))
 
     async def _host_status_and_counter(self) -> tuple[zs.HostStatus | None, int | None]:
         """``~HS`` and the label counter in one write, one round trip (``~HS`` alone without a counter).
@@ -69,7 +63,7 @@ class ZplDriver(LanguageDriver):
         """
         if not self.has_label_counter:
             return await self._host_status(), None
-        reply = await self._query(
+        reply = await self.transport.ask(
             zs.HOST_STATUS + zs.LABEL_COUNTER,
             lambda b: zs.host_status_complete(b) and _has_counter(b),
             self.io_timeout,
@@ -80,7 +74,7 @@ class ZplDriver(LanguageDriver):
         hs = await self._host_status()
         if hs is None:
             return None
-        reply = await self._query(zs.HOST_QUERY_ERRORS, zs.hqes_complete, self.io_timeout)
+        reply = await self.transport.ask(zs.HOST_QUERY_ERRORS, zs.hqes_complete, self.io_timeout)
         try:
             es: zs.ErrorStatus | None = zs.parse_hqes(reply)
         except ValueError:

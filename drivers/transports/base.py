@@ -55,6 +55,13 @@ class Transport(abc.ABC):
             dropped = True
         return dropped
 
+    async def ask(self, question: bytes, complete: Callable[[bytes], bool], within: float) -> bytes:
+        """Send a question and read its answer (``read_until``), after dropping what an earlier question's late
+        answer left behind: that is never this one's."""
+        await self.discard_input()
+        await self.write(question)
+        return await self.read_until(complete, within)
+
     async def read_until(self, complete: Callable[[bytes], bool], within: float) -> bytes:
         """Read until ``complete(buffer)`` is true or ``within`` seconds pass; returns what was read either way."""
         deadline = time.monotonic() + within
