@@ -30,9 +30,9 @@ async def check_redis(config: AgentConfig) -> str | None:
         text = explain(exc, config.redis.uses_tls)
         if config.redis.sentinel is not None and (problem := _sentinel_problem(text, config.redis.sentinel)):
             return problem
-        if "username-password" in text or "wrongpass" in text.lower():
+        if _wrong_login(text):
             return f"Redis refused the login (wrong user name or password): {text}"
-        if "connect call failed" in text.lower() or "connection refused" in text.lower():
+        if _nothing_listens(text):
             text += " — nothing listens there: wrong host or port, or Redis is not running"
         return f"cannot reach Redis: {text}"
     except ResponseError as exc:
@@ -53,11 +53,11 @@ def _sentinel_problem(text: str, sentinel: SentinelConfig) -> str | None:
         return None
     where = ", ".join(sentinel.nodes)
     low = text.lower()
-    if "wrongpass" in low or "username-password" in low:
+    if _wrong_login(text):
         return f"the sentinels at {where} refused the login: wrong redis.sentinel.password_file ({text})"
     if "authenticated" in low or "noauth" in low or "authentication required" in low:
         return f"the sentinels at {where} want a password: set redis.sentinel.password_file ({text})"
-    if "connect call failed" in low or "connection refused" in low or "timeout" in low:
+    if _nothing_listens(text) or "timeout" in low:
         return (
             f"no sentinel answers at {where} (redis.sentinel.nodes) — nothing listens there: wrong host or port, "
             f"or redis-sentinel is not running ({text})"
@@ -66,6 +66,16 @@ def _sentinel_problem(text: str, sentinel: SentinelConfig) -> str | None:
         f"the sentinels at {where} monitor no master named {sentinel.master!r}: check redis.sentinel.master against "
         f"'sentinel monitor NAME' in their sentinel.conf ({text})"
     )
+
+
+def _wrong_login(text: str) -> bool:
+    low = text.lower()
+    return "username-password" in low or "wrongpass" in low
+
+
+def _nothing_listens(text: str) -> bool:
+    low = text.lower()
+    return "connect call failed" in low or "connection refused" in low
 
 
 async def check_printer(config: AgentConfig) -> str | None:
