@@ -4,7 +4,7 @@ aiohttp and prometheus_client are ~13 MB of a Pi's memory (bench/footprint.py). 
 health probe comes now and then, so the port is bound (and a port already taken is reported) when the agent starts, but
 the two libraries are imported only when the first client connects: in a worker thread, so the printing loop does
 not stall on the import, while that client waits in the socket's accept backlog. From then on aiohttp serves the
-same sockets (``agent.http``). The cost: the first request after start-up takes the import's time (~0.3 s on a
+same sockets (``agent.http_app``). The cost: the first request after start-up takes the import's time (~0.3 s on a
 laptop, about a second on a Pi 3).
 """
 
@@ -22,7 +22,7 @@ from agent.logs import kv
 if TYPE_CHECKING:
     from agent.runtime import Agent
 
-log = logging.getLogger("agent.http")
+log = logging.getLogger("agent.http_app")
 
 
 def bind(listen: str) -> list[socket.socket]:
@@ -82,7 +82,7 @@ async def serve(agent: Agent, listen: str) -> None:
     try:
         log.info("http endpoints up", extra=kv(listen=listen))
         await _first_connection(sockets)
-        http = await asyncio.to_thread(importlib.import_module, "agent.http")
+        http = await asyncio.to_thread(importlib.import_module, "agent.http_app")
         await http.serve_sockets(agent, sockets)
     finally:
         for sock in sockets:

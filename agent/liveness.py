@@ -1,6 +1,6 @@
 """Is the agent alive and able to print? The rules behind /healthz and systemd's watchdog, in one place.
 
-Kept apart from ``agent.http`` so the watchdog (which always runs) does not pull aiohttp into an agent whose HTTP
+Kept apart from ``agent.http_app`` so the watchdog (which always runs) does not pull aiohttp into an agent whose HTTP
 endpoints are off.
 """
 

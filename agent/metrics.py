@@ -203,7 +203,7 @@ class AgentMetrics:
             self.duplicates.labels("maybe_duplicate").inc()
 
     def prometheus_registry(self) -> CollectorRegistry:
-        """A registry of this agent's metrics for prometheus_client's exposition (``agent.http`` serves it)."""
+        """A registry of this agent's metrics for prometheus_client's exposition (``agent.http_app`` serves it)."""
         from prometheus_client import CollectorRegistry
 
         registry = CollectorRegistry()

@@ -55,7 +55,7 @@ class Lookahead(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Taken:
+class TakenAhead:
     """The take that rode with the last confirm moved this job into our in-flight list."""
 
     job_id: str
@@ -79,7 +79,7 @@ class PullLoop:
         self.me = agent.me
         self.location = agent.location
         self.max_attempts = agent.config.jobs.max_attempts
-        self.lookahead: Lookahead | Taken = Lookahead.UNKNOWN
+        self.lookahead: Lookahead | TakenAhead = Lookahead.UNKNOWN
         self.must_recover = True
         self.printing: str | None = None
         self.printed = 0
@@ -141,7 +141,7 @@ class PullLoop:
             # checks it is still ours before anything is printed.
             await asyncio.sleep(min(0.05, timing.heartbeat_interval))
             return
-        if isinstance(self.lookahead, Taken):
+        if isinstance(self.lookahead, TakenAhead):
             await self._put_back(self.lookahead.job_id, blocked)
         if blocked is Blocked.DRAINED:
             self.lookahead = Lookahead.UNKNOWN  # ask take again after the pause: the order may have been lifted
@@ -164,7 +164,7 @@ class PullLoop:
         """The job to print next, moved into our in-flight list: the lookahead's, or take's, a stolen one, or the
         pool's next within one blocking pop. None when nothing came."""
         ahead, self.lookahead = self.lookahead, Lookahead.UNKNOWN
-        if isinstance(ahead, Taken):
+        if isinstance(ahead, TakenAhead):
             self.agent.venue_fault.clear()
             return ahead.job_id
         if ahead is Lookahead.UNKNOWN:
@@ -268,7 +268,7 @@ class PullLoop:
             elif taken.source is Source.DRAINED:
                 self.lookahead = Lookahead.DRAINED  # the operator's order reached take before the heartbeat
             else:
-                self.lookahead = Taken(taken.job_id)
+                self.lookahead = TakenAhead(taken.job_id)
         else:
             kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
         # The "closed" record only spares recovery a confirm (a no-op for a confirmed badge): a crash before it is

@@ -20,7 +20,7 @@ from agent.cli import Target, fail, fleet_options, run_async
 @click.option("--interval", default=0.5, show_default=True, help="How often Redis is read, seconds.")
 def board(target: Target, listen: str, interval: float) -> None:
     """A live page of every printer, the pool, the DLQ, recent events and badges that may exist twice."""
-    from agent.board import serve_board
+    from agent.board.server import serve_board
     from agent.config import split_host_port
 
     try:

@@ -14,11 +14,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.errors import JobError, UserError
-from agent.imports import PRESETS, ColumnMap, decode_export, mapped_rows
 from agent.jobs import Job, ignored_fields, parse_job, read_rows, sniff_format
 from agent.logs import shown
 from agent.protocol.replies import Enqueued
 from agent.protocol.store import Store
+from agent.registration_files import PRESETS, ColumnMap, decode_export, mapped_rows
 
 BATCH = 200  # jobs per pipelined round trip
 

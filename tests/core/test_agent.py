@@ -19,7 +19,7 @@ from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.scripts import script_source
 from agent.protocol.store import Store
-from agent.pull import Blocked, Lookahead, Taken
+from agent.pull import Blocked, Lookahead, TakenAhead
 from agent.redis_server import RedisServer
 from agent.runtime import Agent
 from bench.common import Monitor, RoundTrips
@@ -244,7 +244,7 @@ async def test_a_job_taken_with_the_last_confirm_goes_back_when_the_printer_stop
     agent.last_beat_ok = time.monotonic()  # a fresh lease, as a beating agent has
     taken = await agent.store.take("desk-1")
     assert taken == ("pool", ids[0])
-    agent.pull.lookahead = Taken(taken[1])
+    agent.pull.lookahead = TakenAhead(taken[1])
     agent.device.ready.clear()  # the probe found the printer paused
     blocked = agent.pull.blocked()
     assert blocked is Blocked.NOT_READY

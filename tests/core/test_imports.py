@@ -62,7 +62,7 @@ NEVER = (
     "pydantic",  # config and jobs are msgspec Structs; pydantic would be ~9 MB
 )
 #: Loaded only to serve /healthz and /metrics, once a client has connected.
-HTTP_ONLY = ("aiohttp", "prometheus_client", "agent.http")
+HTTP_ONLY = ("aiohttp", "prometheus_client", "agent.http_app")
 
 
 def _loaded(names: list[str], prefix: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient, TestServer
 from redis.asyncio import Redis
 
-from agent.board import Board, make_board_app
+from agent.board.server import Board, make_board_app
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
@@ -289,10 +289,10 @@ async def test_the_board_caps_viewers_and_drops_one_that_stops_reading(
 
     import aiohttp
 
-    import agent.board
+    import agent.board.server
 
-    monkeypatch.setattr(agent.board, "MAX_VIEWERS", 3)
-    monkeypatch.setattr(agent.board, "SEND_TIMEOUT", 0.5)
+    monkeypatch.setattr(agent.board.server, "MAX_VIEWERS", 3)
+    monkeypatch.setattr(agent.board.server, "SEND_TIMEOUT", 0.5)
     board = Board(redis, venue, interval=3600)
     async with TestServer(make_board_app(board)) as server:
         url = str(server.make_url("/"))

@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
 from agent import __version__
-from agent.http import make_app, stale_loops
+from agent.http_app import make_app, stale_loops
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer, free_port

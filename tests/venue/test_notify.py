@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.http import problems, stale_loops
+from agent.http_app import problems, stale_loops
 from agent.notify import Notifier
 from agent.redis_server import RedisServer
 from drivers.sim import SimControl
