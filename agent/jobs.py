@@ -18,9 +18,15 @@ from agent.errors import JobError
 from agent.protocol.keys import JOB_ID_RE, PRINTER_RE
 from drivers.base import Badge
 
-#: A badge job is a few short fields; anything larger is a mistake (or an attack on the printer's memory).
-MAX_JOB_BYTES = 4096
-FIELDS = ("job_id", "attendee_id", "name", "company", "role", "printer")
+#: A badge job is a few short fields; anything larger is a mistake (or an attack on the printer's memory). The event's
+#: own ``fields`` (30 of 200 characters, in any script: up to 4 bytes a character) need more room than the built-ins.
+MAX_JOB_BYTES = 16384
+FIELDS = ("job_id", "attendee_id", "name", "company", "role", "printer", "fields", "layout")
+#: The job's own names: an event's ``fields`` cannot shadow them in a layout's templates.
+BUILT_IN = ("name", "company", "role", "attendee_id", "job_id", "printer", "layout")
+MAX_EXTRA_FIELDS = 30
+_FIELD_KEY = re.compile(r"[a-z0-9_]{1,40}")
+_LAYOUT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _REQUIRED = ("attendee_id", "name")
 #: Unicode's control characters (category Cc) are exactly these 65 code points; a regex finds one far faster than
 #: asking unicodedata about every character of every badge.
@@ -60,6 +66,10 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
     role: str = ""
     #: A pinned printer; "" means none.
     printer: str | None = None
+    #: The event's own attendee data for the badge's layout (``{"ticket_type": "Speaker", "pronouns": "she/her"}``).
+    fields: dict[str, str] = msgspec.field(default_factory=dict)
+    #: The badge layout to print with; None: the venue's rules decide.
+    layout: str | None = None
 
     def __post_init__(self) -> None:
         problems: list[tuple[str, str]] = []
@@ -81,8 +91,12 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
         printer = (self.printer.strip() or None) if self.printer is not None else None
         if printer is not None and not PRINTER_RE.match(printer):
             problems.append(("printer", "not a printer name (lowercase letters, digits, - and _)"))
+        fields = _extra_fields(self.fields, problems)
+        layout = (self.layout.strip() or None) if self.layout is not None else None
+        if layout is not None and not _LAYOUT_NAME.fullmatch(layout):
+            problems.append(("layout", "not a layout name (lowercase letters, digits, - and _, at most 64)"))
         if problems:
-            raise _Problems(sorted(problems, key=lambda p: FIELDS.index(p[0])))
+            raise _Problems(sorted(problems, key=lambda p: FIELDS.index(p[0].split(".")[0])))
         # Frozen: a job is shared between the runtime, the journal and the logs, and must not change under them.
         for field, value in (
             ("job_id", job_id),
@@ -91,17 +105,46 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
             ("company", company),
             ("role", role),
             ("printer", printer),
+            ("fields", fields),
+            ("layout", layout),
         ):
             msgspec.structs.force_setattr(self, field, value)
 
     def payload(self) -> str:
-        fields = msgspec.structs.asdict(self)
-        if self.printer is None:
-            del fields["printer"]  # what enqueue stores, and always did: no "printer": null
-        return msgspec.json.encode(fields).decode("utf-8")
+        data = msgspec.structs.asdict(self)
+        # What enqueue stores, and always did for a job without them: no "printer": null, no empty "fields".
+        for optional in ("printer", "layout"):
+            if data[optional] is None:
+                del data[optional]
+        if not self.fields:
+            del data["fields"]
+        return msgspec.json.encode(data).decode("utf-8")
 
     def badge(self) -> Badge:
-        return Badge(self.job_id, self.attendee_id, self.name, self.company, self.role)
+        return Badge(self.job_id, self.attendee_id, self.name, self.company, self.role, self.fields, self.layout)
+
+
+def _extra_fields(given: object, problems: list[tuple[str, str]]) -> dict[str, str]:
+    """The event's own fields, checked like ``name``: keys ``[a-z0-9_]{1,40}`` that are not built-in names."""
+    if not isinstance(given, dict):
+        problems.append(("fields", "must be an object of text values"))
+        return {}
+    if len(given) > MAX_EXTRA_FIELDS:
+        problems.append(("fields", f"at most {MAX_EXTRA_FIELDS} fields, not {len(given)}"))
+        return {}
+    checked: dict[str, str] = {}
+    for key, value in given.items():
+        if not isinstance(key, str) or not _FIELD_KEY.fullmatch(key):
+            problems.append(("fields", f"{str(key)[:50]!r} is not a field name (1-40 of a-z, 0-9 and _)"))
+        elif key in BUILT_IN:
+            problems.append(("fields", f"{key!r} is a job's own field: give it as {key}, not in fields"))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            checked[key] = _text(f"fields.{key}", str(value), 0, 200, problems)
+        elif not isinstance(value, str):
+            problems.append(("fields", f"{key}: must be text"))
+        else:
+            checked[key] = _text(f"fields.{key}", value, 0, 200, problems)
+    return {key: value for key, value in checked.items() if value}
 
 
 #: Decoders are reused: building one per payload would cost more than decoding it.
@@ -121,13 +164,16 @@ def _validate(data: object) -> Job:
     """A job from a decoded JSON object or a CSV row, with the fix-ups a hand-made job needs."""
     if not isinstance(data, dict):
         raise JobError(f"a job must be a JSON object, not {type(data).__name__}")
-    fields: dict[str, str] = {}
+    fields: dict[str, Any] = {}
     for key in FIELDS:
         if key not in data:
             continue
         value = data[key]
+        if key == "fields":
+            fields[key] = {} if value is None else value  # checked, with every other problem, by Job
+            continue
         if value is None:
-            value = ""
+            value = "" if key != "layout" else None
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             value = str(value)  # a numeric attendee id from a spreadsheet is still an id
         elif not isinstance(value, str):
@@ -137,7 +183,7 @@ def _validate(data: object) -> Job:
     try:
         # With a field missing, the others are still checked (every problem at once): a valid stand-in takes its
         # place, so the only problems raised are those of the fields that were given.
-        job = Job(**fields, **dict.fromkeys(missing, "x"))
+        job = Job(**fields, **dict.fromkeys(missing, "x"))  # type: ignore[arg-type]  # each checked by Job
     except _Problems as exc:
         problems = [f"{key} is required" for key in missing] + [f"{field}: {what}" for field, what in exc.problems]
         raise JobError("; ".join(problems)) from None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +93,10 @@ class Badge:
     name: str
     company: str = ""
     role: str = ""
+    #: The event's own attendee data (``ticket_type``, ``pronouns``, ...), for a badge layout's templates.
+    fields: Mapping[str, str] = field(default_factory=dict)
+    #: The layout the job asked for; None: the venue's rules decide.
+    layout: str | None = None
 
 
 class DriverError(Exception):

@@ -65,7 +65,7 @@ def test_payloads_that_are_not_jobs() -> None:
         job_from_payload(b"{not json")
     with pytest.raises(JobError, match="must be a JSON object, not list"):
         job_from_payload(b"[1]")
-    with pytest.raises(JobError, match="larger than 4096"):
+    with pytest.raises(JobError, match="larger than 16384"):
         job_from_payload(json.dumps({"attendee_id": "a", "name": "x" * MAX_JOB_BYTES}).encode())
 
 
@@ -76,3 +76,40 @@ def test_a_job_is_frozen_and_checked_even_when_built_in_code() -> None:
     with pytest.raises(ValueError, match="name: must not be empty"):
         Job(attendee_id="a", name="")
     assert msgspec.json.decode(job.payload(), type=Job) == job
+
+
+def test_fields_carry_the_events_own_data_checked_like_name() -> None:
+    job = both(
+        {"attendee_id": "A-1", "name": "Renée", "fields": {"ticket_type": "Speaker", "pronouns": " she/her ", "n": 3}}
+    )
+    assert job.fields == {"ticket_type": "Speaker", "pronouns": "she/her", "n": "3"}
+    assert job.badge().fields == job.fields
+    assert job_from_payload(job.payload().encode()) == job
+    assert both({"attendee_id": "A-1", "name": "x", "fields": {"pronouns": "  "}}).payload().count("fields") == 0
+    assert both({"attendee_id": "A-1", "name": "x", "layout": "speaker"}).badge().layout == "speaker"
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"fields": {"name": "x"}}, r"^fields: 'name' is a job's own field"),
+        ({"fields": {"Ticket": "x"}}, r"^fields: 'Ticket' is not a field name"),
+        ({"fields": "Speaker"}, r"^fields: must be an object of text values$"),
+        ({"fields": {"a": "x" * 201}}, r"^fields\.a: must be at most 200 characters$"),
+        ({"fields": {"a": "\x1b[2J"}}, r"^fields\.a: contains a control character \(U\+001B\)$"),
+        ({"fields": {"a": ["x"]}}, r"^fields: a: must be text$"),
+        ({"fields": {f"k{i}": "v" for i in range(31)}}, r"^fields: at most 30 fields, not 31$"),
+        ({"layout": "Not A Name"}, r"^layout: not a layout name"),
+    ],
+)
+def test_bad_fields_are_named(given: dict[str, object], message: str) -> None:
+    with pytest.raises(JobError, match=message):
+        both({"attendee_id": "A-1", "name": "x", **given})
+
+
+def test_a_job_with_fields_may_reach_16_kib() -> None:
+    fields = {f"f{i}": "字" * 200 for i in range(30)}  # 30 x 200 characters of 3 bytes: ~18 KB, over the limit
+    with pytest.raises(JobError, match="larger than 16384 bytes"):
+        parse_job({"attendee_id": "A-1", "name": "x", "fields": fields})
+    fields = {f"f{i}": "字" * 150 for i in range(30)}  # ~13.5 KB: fits
+    assert len(parse_job({"attendee_id": "A-1", "name": "x", "fields": fields}).payload().encode()) > 4096
