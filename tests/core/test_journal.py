@@ -175,7 +175,7 @@ async def test_an_agent_whose_journal_disk_is_full_prints_every_badge_once_witho
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0, journal="/dev/full") as agent:
         await wait_until(lambda: _all_printed(redis, k, job_ids))
         assert agent.journal.failure is not None
-        assert agent.redis_errors == 0  # the disk error is not taken for a Redis outage
+        assert agent.snapshot().redis_errors == 0  # the disk error is not taken for a Redis outage
     for job_id in job_ids:
         assert await redis.hget(k.job(job_id), "attempts") == b"1"
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == dict.fromkeys(job_ids, 1)

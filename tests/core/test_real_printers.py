@@ -14,6 +14,7 @@ from agent.runtime import Agent
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from tests.core.test_agent import _eq, enqueue_many, printed_count, running_agent, wait_until
+from tests.support.metrics import samples as metric_samples
 
 
 @pytest.mark.parametrize(
@@ -49,7 +50,7 @@ async def test_agent_prints_and_confirms_on_an_emulated_printer(
 
 
 def _drawn_ahead(agent: Agent, result: str) -> float:
-    return agent.metrics.drawn_ahead.labels(result).value
+    return metric_samples(agent.metrics.text()[0].decode()).get(("badge_drawn_ahead_total", (("result", result),)), 0.0)
 
 
 async def test_the_next_badge_is_drawn_while_one_prints_and_a_wrong_guess_is_never_printed(
