@@ -10,11 +10,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from redis.asyncio import Redis
 
-from agent.journal import THIS_BOOT, Journal, Stage, record_line
+from agent.journal import THIS_BOOT, Journal
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
@@ -132,15 +130,6 @@ async def test_a_badge_held_when_only_the_agent_died_is_printed_without_a_flag(
 async def _state(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
     await asyncio.sleep(0)
     return await redis.hget(k.job(job_id), "state") == state
-
-
-@given(st.text(), st.integers(min_value=0, max_value=2**53), st.sampled_from(["sending", "printed", "closed"]))
-def test_a_record_is_the_line_json_dumps_writes(job_id: str, epoch: int, stage: Stage) -> None:
-    # The hot path builds the line by hand; the reader and every file written before must not see a difference.
-    assert (
-        record_line(job_id, epoch, stage)
-        == (json.dumps({"job": job_id, "epoch": epoch, "stage": stage}) + "\n").encode()
-    )
 
 
 async def test_records_with_odd_ids_are_read_back(tmp_path: Path) -> None:
