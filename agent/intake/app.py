@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 
 from agent.commands.staff import cancel_message, reprint_message
 from agent.errors import JobError, UserError
+from agent.exposition import Counter, exposition
 from agent.fleet import fleet
 from agent.intake.config import IntakeConfig
 from agent.intake.openapi import spec
@@ -32,7 +33,7 @@ from agent.protocol.codec import dec, enc
 from agent.protocol.keys import JOB_ID_RE
 from agent.protocol.replies import CancelKind, ReprintKind
 from agent.protocol.store import Store
-from agent.vocabulary import StaffCounts, staff_metric_lines
+from agent.vocabulary import StaffCounts, staff_family
 
 log = logging.getLogger("badge_agent.intake")
 
@@ -57,7 +58,7 @@ class Intake:
         self.store = Store(redis, config.venue)
         self.tokens = TokenFile(config.tokens)
         self.rate = RateLimit(config.limits.rate, config.limits.burst)
-        self.requests: dict[tuple[str, int], int] = {}  # (route, status) -> count; never a token
+        self.requests = Counter("badge_intake_requests", "Requests answered, by route and status.", ["route", "status"])
 
     async def location(self, printer: str) -> str:
         if not printer:
@@ -122,8 +123,7 @@ def make_middleware(intake: Intake) -> Any:
                 raise
             resp = response(Problem(exc.status, exc.reason))
         route = _route_name(request)
-        key = (route, resp.status)
-        intake.requests[key] = intake.requests.get(key, 0) + 1
+        intake.requests.labels(route, str(resp.status)).inc()  # never a token
         # The path and status only: never a header (the token rides in Authorization).
         log.info("%s %s %d %.1f ms", request.method, request.path, resp.status, (time.monotonic() - started) * 1000)
         return resp
@@ -335,19 +335,15 @@ async def openapi(request: web.Request) -> web.Response:
 
 async def metrics(request: web.Request) -> web.Response:
     """Prometheus text: the venue's counts (printed, reprints, cancels, ...) and this process's requests."""
+    from prometheus_client.core import GaugeMetricFamily
+
     intake: Intake = request.app[INTAKE]
     view = await fleet(intake.redis, intake.config.venue)
-    lines = ["# HELP badge_venue_jobs Venue counts by transition (the stats hash).", "# TYPE badge_venue_jobs gauge"]
+    jobs = GaugeMetricFamily("badge_venue_jobs", "Venue counts by transition (the stats hash).", labels=["what"])
     for name, value in sorted(view.counts.items()):
-        lines.append(f'badge_venue_jobs{{what="{name}"}} {value}')
-    lines += staff_metric_lines(StaffCounts.from_stats(view.counts))
-    lines += [
-        "# HELP badge_intake_requests Requests answered, by route and status.",
-        "# TYPE badge_intake_requests counter",
-    ]
-    for (route, status), count in sorted(intake.requests.items()):
-        lines.append(f'badge_intake_requests_total{{route="{route}",status="{status}"}} {count}')
-    return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+        jobs.add_metric([name], value)
+    text, content_type = exposition([jobs, staff_family(StaffCounts.from_stats(view.counts)), intake.requests.family()])
+    return web.Response(body=text, headers={"Content-Type": content_type})
 
 
 KIOSK_FILES = {"kiosk.js": "text/javascript", "kiosk.css": "text/css", "strings.js": "text/javascript"}
