@@ -1,5 +1,6 @@
-"""The pull loop: take the next badge, begin it, print it, confirm it. One badge at a time, read top-down in ``run``
-(the loop) and ``handle`` (one badge).
+"""The pull loop: take the next badge, begin it, print it, confirm it. One badge at a time, read top-down: ``run``
+takes (``_next_job``, or the take that rode with the last confirm), ``handle`` begins, draws and prints, and
+``_confirm`` confirms, letting the next take ride along.
 
 Ownership of a badge is decided in Redis (``inflight:<me>``), never in this process's memory: ``begin`` checks right
 before printing that the job is still ours, and after any Redis error the loop settles its in-flight list from the
