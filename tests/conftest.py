@@ -5,10 +5,8 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
-import yaml
 from redis.asyncio import Redis
 
 from agent.redis_server import RedisServer
@@ -34,41 +32,3 @@ async def redis(redis_server: RedisServer) -> AsyncIterator[Redis]:
     client = Redis.from_url(redis_server.url, decode_responses=False)
     yield client
     await client.aclose()
-
-
-def write_agent_config(
-    path: Path,
-    venue: str,
-    redis_url: str,
-    name: str,
-    print_time: float = 0.05,
-    **overrides: object,
-) -> Path:
-    """An agent config on a simulated printer whose control file and print log sit next to the config."""
-    config: dict[str, object] = {
-        "venue": venue,
-        "printer": {
-            "name": name,
-            "location": f"desk of {name}",
-            "driver": {
-                "language": "sim",
-                "transport": "sim",
-                "print_time": print_time,
-                "control_file": str(path.parent / f"{name}.control.json"),
-                "print_log": str(path.parent / f"{name}.prints.jsonl"),
-                "io_timeout": 0.3,
-            },
-        },
-        "redis": {"url": redis_url},
-        "timing": {"heartbeat_interval": 0.2, "probe_interval": 0.1, "block_timeout": 0.2},
-        "http": {"listen": "off"},
-        "journal": str(path.parent / f"{name}.journal"),
-    }
-    for dotted, value in overrides.items():
-        node = config
-        *parents, leaf = dotted.split("__")
-        for part in parents:
-            node = node.setdefault(part, {})  # type: ignore[assignment]
-        node[leaf] = value
-    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-    return path

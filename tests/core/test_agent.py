@@ -5,69 +5,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from hashlib import sha1
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
-from agent.config import load_config
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.scripts import script_source
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from agent.runtime import Agent
 from bench.common import Monitor, RoundTrips
-from drivers import build_driver
 from drivers.sim import SimControl
-from tests.conftest import write_agent_config
-from tests.core.helpers import (
-    assert_each_unfinished_job_in_one_list,
-    assert_pinned_index_exact,
-    print_log_copies,
-)
+from tests.support.agents import enqueue_many, eq, printed_count, running_agent, state_is
 from tests.support.metrics import samples as metric_samples
-
-
-@asynccontextmanager
-async def running_agent(
-    tmp_path: Path, venue: str, url: str, name: str = "desk-1", **kw: object
-) -> AsyncIterator[Agent]:
-    config = load_config(write_agent_config(tmp_path / f"{name}.yaml", venue, url, name, **kw))
-    agent = Agent(config, build_driver(config.printer.driver, name))
-    task = asyncio.create_task(agent.run())
-    try:
-        yield agent
-    finally:
-        agent.stop()
-        await asyncio.wait_for(task, 30)
-
-
-async def enqueue_many(store: Store, n: int, prefix: str = "a", printer: str | None = None) -> list[str]:
-    ids = []
-    for i in range(n):
-        job = parse_job({"attendee_id": f"{prefix}{i}", "name": f"Attendee {i}", "printer": printer})
-        await store.enqueue(job.job_id, job.payload(), job.printer)
-        ids.append(job.job_id)
-    return ids
-
-
-async def wait_until(check: Callable[[], object], timeout: float = 15.0) -> None:
-    async with asyncio.timeout(timeout):
-        while True:
-            result = check()
-            if asyncio.iscoroutine(result):
-                result = await result
-            if result:
-                return
-            await asyncio.sleep(0.05)
-
-
-async def printed_count(redis: Redis, venue: str) -> int:
-    return int(await redis.hget(Keys(venue).stats, "printed") or 0)
+from tests.support.prints import print_log_copies
+from tests.support.venue import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
+from tests.support.waiting import wait_until
 
 
 async def test_prints_every_job_once_and_confirms_it(
@@ -77,7 +32,7 @@ async def test_prints_every_job_once_and_confirms_it(
     ids = await enqueue_many(store, 12)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
         await wait_until(lambda: printed_count(redis, venue), 15)
-        await wait_until(lambda: _eq(printed_count(redis, venue), 12))
+        await wait_until(lambda: eq(printed_count(redis, venue), 12))
     copies = print_log_copies(tmp_path / "desk-1.prints.jsonl")
     assert copies == {i: 1 for i in ids}
     k = Keys(venue)
@@ -88,10 +43,6 @@ async def test_prints_every_job_once_and_confirms_it(
     health = json.loads(await redis.get(k.health("desk-1")))
     assert health["state"] == "stopped" and health["printed"] == 12
     assert await redis.zscore(k.hb, "desk-1") is None
-
-
-async def _eq(value: object, expected: int) -> bool:
-    return await value == expected  # type: ignore[misc]
 
 
 async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
@@ -113,8 +64,8 @@ async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
     await store.enqueue(unrenderable.job_id, unrenderable.payload(), None)
     ids += await enqueue_many(store, 3, "after")
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
-        await wait_until(lambda: _eq(printed_count(redis, venue), 6))
-        await wait_until(lambda: _eq(redis.llen(k.dlq), 5))
+        await wait_until(lambda: eq(printed_count(redis, venue), 6))
+        await wait_until(lambda: eq(redis.llen(k.dlq), 5))
     bad = ("pushed-by-hand", "badjson", "noname", "norender", "huge")
     reasons = {j: (await redis.hget(k.job(j), "error")).decode() for j in bad}
     assert "no job record" in reasons["pushed-by-hand"]
@@ -133,8 +84,8 @@ async def test_a_job_that_keeps_failing_is_dead_lettered_after_max_attempts(
     SimControl(tmp_path / "desk-1.control.json").set_fault(None, fail_attendees=["a1"])
     ids = await enqueue_many(store, 4)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01, jobs__max_attempts=3):
-        await wait_until(lambda: _eq(redis.llen(k.dlq), 1))
-        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+        await wait_until(lambda: eq(redis.llen(k.dlq), 1))
+        await wait_until(lambda: eq(printed_count(redis, venue), 3))
     assert await redis.lrange(k.dlq, 0, -1) == [b"a1"]
     assert await redis.hget(k.job("a1"), "attempts") == b"3"
     assert b"jammed" in await redis.hget(k.job("a1"), "error")
@@ -151,11 +102,11 @@ async def test_a_printer_out_of_labels_releases_and_hands_back_and_prints_nothin
     pinned = await enqueue_many(store, 3, "pin", printer="desk-1")
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
         # Declared down after 3 failed probes: its pinned jobs go to the pool for any printer.
-        await wait_until(lambda: _eq(redis.llen(k.pool), 3))
+        await wait_until(lambda: eq(redis.llen(k.pool), 3))
         assert await redis.llen(k.queue("desk-1")) == 0
         await assert_pinned_index_exact(redis, venue)  # handed back: out of the index too
         control.set_fault(None)
-        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+        await wait_until(lambda: eq(printed_count(redis, venue), 3))
     kinds = [f[b"event"] for _, f in await redis.xrange(k.events)]
     assert b"handed_back" in kinds and b"device_down" in kinds and b"device_up" in kinds
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in pinned}
@@ -169,19 +120,15 @@ async def test_a_job_cut_short_by_a_jam_is_released_as_maybe_printed(
     control = SimControl(tmp_path / "desk-1.control.json")
     await enqueue_many(store, 1)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=1.0):
-        await wait_until(lambda: _state_is(redis, k, "a0", b"printing"))
+        await wait_until(lambda: state_is(redis, k, "a0", b"printing"))
         await asyncio.sleep(0.2)
         control.set_fault("jam")
-        await wait_until(lambda: _state_is(redis, k, "a0", b"queued"))
+        await wait_until(lambda: state_is(redis, k, "a0", b"queued"))
         job = await redis.hgetall(k.job("a0"))
         assert job[b"maybe_printed"] == b"1" and b"desk-1 (desk of desk-1)" in job[b"maybe_printed_where"]
         control.set_fault(None)
-        await wait_until(lambda: _state_is(redis, k, "a0", b"printed"))
+        await wait_until(lambda: state_is(redis, k, "a0", b"printed"))
     assert await redis.hget(k.job("a0"), "maybe_duplicate") == b"1"
-
-
-async def _state_is(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
-    return await redis.hget(k.job(job_id), "state") == state
 
 
 async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge(
@@ -197,7 +144,7 @@ async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge
         # One badge first: a server meets each script once (NOSCRIPT, then SCRIPT LOAD); that is not the hot path,
         # and without this warm-up the count would depend on which tests ran before on the same server.
         await enqueue_many(store, 1, "warm-up")
-        await wait_until(lambda: _eq(printed_count(redis, venue), 1))
+        await wait_until(lambda: eq(printed_count(redis, venue), 1))
         # All badges wait in the pool before the printer is ready again, so every take finds one.
         control.set_fault("paused")
         await wait_until(lambda: not agent.device.ready.is_set())
@@ -206,7 +153,7 @@ async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge
         await asyncio.sleep(0.1)
         mark = len(trips.sent)
         control.set_fault(None)
-        await wait_until(lambda: _eq(printed_count(redis, venue), n + 1))
+        await wait_until(lambda: eq(printed_count(redis, venue), n + 1))
         await asyncio.sleep(0.1)
         seen = monitor.close()
     own = (await redis.client_info())["addr"]
@@ -239,7 +186,7 @@ async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
     control = SimControl(tmp_path / "desk-1.control.json")
     ids = await enqueue_many(store, 2)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01, jobs__max_attempts=1):
-        await wait_until(lambda: _state_is(redis, k, ids[0], b"printed"))
+        await wait_until(lambda: state_is(redis, k, ids[0], b"printed"))
         control.set_fault("power_off")
         more = await enqueue_many(store, 3, "later")
         await asyncio.sleep(1.0)  # many probe intervals with the power off
@@ -247,7 +194,7 @@ async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
         for job_id in more:
             assert await redis.hget(k.job(job_id), "attempts") == b"0"
         control.set_fault(None)
-        await wait_until(lambda: _eq(printed_count(redis, venue), 5))
+        await wait_until(lambda: eq(printed_count(redis, venue), 5))
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids + more}
 
 

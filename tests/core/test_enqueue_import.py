@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
-from tests.core.test_cli import cli
+from tests.support.processes import cli
 
 # The header rows as pretix ("Order data", order positions) and Eventbrite ("Attendee Summary") write them.
 PRETIX = (

@@ -23,10 +23,9 @@ from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer, free_port
-from tests.conftest import write_agent_config
-from tests.core.test_agent import wait_until
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.agents import write_agent_config
+from tests.support.processes import ROOT
+from tests.support.waiting import wait_until
 
 REPORTER = """
 import json, os, signal, sys

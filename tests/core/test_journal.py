@@ -16,8 +16,9 @@ from agent.journal import THIS_BOOT, Journal
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.helpers import print_log_copies
-from tests.core.test_agent import enqueue_many, running_agent, wait_until
+from tests.support.agents import enqueue_many, running_agent
+from tests.support.prints import print_log_copies
+from tests.support.waiting import wait_until
 
 
 async def test_written_records_are_read_back_by_the_next_process_of_the_same_boot(tmp_path: Path) -> None:

@@ -20,14 +20,8 @@ from agent.protocol.keys import EncodedKeys, Keys, PrinterKeys
 from agent.protocol.scripts import SCRIPT_NAMES, Lane, plain_source
 from agent.protocol.specs import ScriptCall
 from agent.protocol.store import Store
-from tests.core.helpers import assert_each_unfinished_job_in_one_list
-
-
-async def add(store: Store, attendee: str, printer: str | None = None) -> str:
-    job = parse_job({"attendee_id": attendee, "name": f"Name {attendee}", "printer": printer})
-    added, _ = await store.enqueue(job.job_id, job.payload(), job.printer)
-    assert added
-    return job.job_id
+from tests.support.agents import add
+from tests.support.venue import assert_each_unfinished_job_in_one_list
 
 
 async def test_enqueue_is_idempotent_on_job_id(redis: Redis, venue: str) -> None:

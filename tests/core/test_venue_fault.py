@@ -17,7 +17,8 @@ from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.venue_fault import venue_fault_name
-from tests.core.test_agent import enqueue_many, printed_count, running_agent, wait_until
+from tests.support.agents import enqueue_many, printed_count, running_agent
+from tests.support.waiting import wait_until
 
 
 def test_only_errors_retrying_cannot_fix_are_venue_faults() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from agent.intake.tokens import digest
 from agent.redis_server import RedisServer
-from tests.core.test_cli import ROOT
-from tests.intake.conftest import write_intake_config
+from tests.support.intake import write_intake_config
+from tests.support.processes import ROOT
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

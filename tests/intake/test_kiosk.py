@@ -17,10 +17,10 @@ from agent.intake.tokens import TokenFile
 from agent.redis_server import RedisServer, free_port
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import TcpFront
-from tests.core.test_agent import running_agent
-from tests.core.test_cli import ROOT
-from tests.intake.conftest import write_intake_config
-from tests.venue.browser import start_chromium
+from tests.support.agents import running_agent
+from tests.support.browser import start_chromium
+from tests.support.intake import write_intake_config
+from tests.support.processes import ROOT
 
 
 @contextlib.contextmanager

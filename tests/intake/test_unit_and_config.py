@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from agent.intake.config import load_intake_config
-from tests.venue.test_systemd import UNIT, systemd_analyze
+from tests.support.processes import ROOT
+from tests.support.systemd import UNIT, systemd_analyze
 
-ROOT = Path(__file__).resolve().parents[2]
 INTAKE_UNIT = ROOT / "systemd" / "badge-intake.service"
 
 

@@ -11,7 +11,7 @@ from agent.protocol.keys import Keys
 from agent.protocol.scripts import plain_source, script_source
 from agent.protocol.store import Store
 from bench.topology import Node
-from tests.core.test_agent import enqueue_many
+from tests.support.agents import enqueue_many
 
 
 def test_every_script_is_sent_with_a_shebang_and_has_a_plain_twin() -> None:

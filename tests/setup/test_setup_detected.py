@@ -24,8 +24,8 @@ from agent.redis_server import RedisServer, free_port
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
-from tests.core.test_agent import enqueue_many, wait_until
-from tests.core.test_process import agent_process
+from tests.support.agents import enqueue_many, running_process
+from tests.support.waiting import wait_until
 
 
 async def test_setup_detected_picks_the_nth_printer_and_run_prints_with_its_config(
@@ -86,7 +86,7 @@ async def test_setup_detected_picks_the_nth_printer_and_run_prints_with_its_conf
         out.write_text(yaml.safe_dump(written))
         k = Keys(venue)
         [job] = await enqueue_many(Store(redis, venue), 1, "detected-")
-        with agent_process(out):
+        with running_process(out):
             await wait_until(lambda: redis.exists(k.done(job)), timeout=40)
         assert [e["attendee_id"] for e in zebra.printed()][-1] == "detected-0" and len(zebra.printed()) == 2
 

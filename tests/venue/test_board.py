@@ -22,11 +22,10 @@ from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer, free_port
 from drivers.sim import SimControl
-from tests.core.test_agent import running_agent, wait_until
-from tests.core.test_cli import cli
-from tests.venue.browser import start_chromium
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.agents import running_agent
+from tests.support.browser import start_chromium
+from tests.support.processes import ROOT, cli
+from tests.support.waiting import wait_until
 
 
 async def make_maybe_duplicate(store: Store, job_id: str, ghost: str, where: str) -> None:

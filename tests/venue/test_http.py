@@ -18,8 +18,9 @@ from agent.protocol.store import Store
 from agent.redis_server import RedisServer, free_port
 from agent.runtime import Agent
 from drivers.sim import SimControl
-from tests.core.test_agent import enqueue_many, running_agent, wait_until
+from tests.support.agents import enqueue_many, running_agent
 from tests.support.metrics import Samples, samples
+from tests.support.waiting import wait_until
 
 
 async def scrape(client: TestClient) -> Samples:

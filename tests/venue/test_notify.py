@@ -16,7 +16,8 @@ from agent.http_app import problems, stale_loops
 from agent.notify import Notifier
 from agent.redis_server import RedisServer
 from drivers.sim import SimControl
-from tests.core.test_agent import running_agent, wait_until
+from tests.support.agents import running_agent
+from tests.support.waiting import wait_until
 
 
 class FakeSystemd:
