@@ -63,15 +63,18 @@ class Gate:
     def lease_ok(self) -> bool:
         return self.heartbeat.lease_ok()
 
-    def blocked(self) -> Blocked | None:
-        """The one "may this printer take another badge now" rule; None when it may."""
+    def blocked(self, drained_by_take: bool = False) -> Blocked | None:
+        """The one "may this printer take another badge now" rule; None when it may.
+
+        ``drained_by_take``: the last take answered that an operator drained this printer (before the heartbeat did).
+        """
         if self.stopping.is_set():
             return Blocked.STOPPING
         if self.lost_track():
             return Blocked.LOST_TRACK
         if not self.heartbeat.lease_ok():
             return Blocked.NO_LEASE
-        if self.heartbeat.drained:
+        if self.heartbeat.drained or drained_by_take:
             return Blocked.DRAINED
         if not self.printer_ready.is_set():
             return Blocked.NOT_READY

@@ -130,11 +130,8 @@ class PullLoop:
                 await self._after_redis_error(exc)
 
     def blocked(self) -> Blocked | None:
-        """The one "may this printer take another badge now" rule; None when it may."""
-        blocked = self.gate.blocked()
-        if blocked is None and self.lookahead is Lookahead.DRAINED:
-            return Blocked.DRAINED
-        return blocked
+        """The one "may this printer take another badge now" rule (the gate's); None when it may."""
+        return self.gate.blocked(drained_by_take=self.lookahead is Lookahead.DRAINED)
 
     async def wait(self, blocked: Blocked) -> None:
         """Wait (bounded) for what blocks this printer to clear; the loop then asks ``blocked`` again."""
