@@ -77,11 +77,11 @@ def agent_config(
     http: str | None = None,
     log_level: str = "info",
     driver: dict[str, Any] | None = None,
-    **overrides: object,
+    overrides: dict[str, object] | None = None,
 ) -> Path:
     """Write one agent's YAML on a simulated printer (or on ``driver``, a real one); its control file, print log
     and journal sit beside it. ``overrides``: any other setting by its path, parts joined by ``__``
-    (``jobs__max_attempts=1``, ``printer__driver__io_timeout=0.3``); a value of None removes the setting."""
+    (``{"jobs__max_attempts": 1, "journal": "/dev/full"}``); a value of None removes the setting."""
     if driver is None:
         driver = {
             "language": "sim",
@@ -101,7 +101,7 @@ def agent_config(
     }
     if journal:
         config["journal"] = str(path.parent / f"{name}.journal")
-    for dotted, value in overrides.items():
+    for dotted, value in (overrides or {}).items():
         node = config
         *parents, leaf = dotted.split("__")
         for part in parents:

@@ -34,8 +34,8 @@ def write_agent_config(
 ) -> Path:
     """An agent config on a simulated printer whose control file and print log sit next to the config; HTTP off,
     short timings. ``overrides``: any setting by its path, parts joined by ``__`` (``jobs__max_attempts=1``)."""
-    overrides = {"printer__driver__io_timeout": 0.3, "http__listen": "off", **overrides}
-    return agent_config(path, venue, redis_url, name, print_time, timing=dict(FAST), **overrides)
+    settings = {"printer__driver__io_timeout": 0.3, "http__listen": "off", **overrides}
+    return agent_config(path, venue, redis_url, name, print_time, timing=dict(FAST), overrides=settings)
 
 
 @asynccontextmanager
