@@ -26,7 +26,9 @@ import asyncio
 import contextlib
 import random
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from redis.asyncio import Redis
@@ -41,7 +43,7 @@ from agent.protocol.store import Store
 from agent.pull import PullLoop
 from agent.pull_events import PullEvents
 from agent.sweep import Sweep
-from bench.common import bench_main, fmt, fmt_spread, redis_cpu, redis_server, spread, table, verdict
+from bench.common import bench_main, fmt, fmt_spread, log_to_file, redis_cpu, redis_server, spread, table, verdict
 from drivers.sim import SimDriver
 
 HB = 1.0
@@ -186,10 +188,13 @@ async def detect(redis: Redis, victim: BenchAgent) -> dict[str, float]:
 
 async def main_async(agents: int, venues: int, window: float, single: int) -> dict[str, Any]:
     shapes = {}
-    # A server per shape: nothing of one shape (a task still unwinding its cancellation) can reach the next one's.
-    for label, n, v in ((f"{venues} venues x {agents // venues}", agents, venues), (f"1 venue x {single}", single, 1)):
-        with redis_server() as server:
-            shapes[label] = await run_shape(server.url, n, v, window, kills=3)
+    with tempfile.TemporaryDirectory(prefix="badge-bench-scale-") as tmp:
+        log_to_file(Path(tmp) / "bench.log")  # the agents' own log lines, as in production, out of the tables
+        # A server per shape: nothing of one shape (a task still unwinding its cancellation) can reach the next one's.
+        shapes_run = ((f"{venues} venues x {agents // venues}", agents, venues), (f"1 venue x {single}", single, 1))
+        for label, n, v in shapes_run:
+            with redis_server() as server:
+                shapes[label] = await run_shape(server.url, n, v, window, kills=3)
     detections = [d["from_last_beat_s"] for s in shapes.values() for d in s.get("detection", [])]
     worst_cpu = max(max(s["idle"]["cpu_core_fraction"], s["printing"]["cpu_core_fraction"]) for s in shapes.values())
     return {
