@@ -14,6 +14,6 @@ redis.call('DEL', KEYS[5])
 local reason = redis.call('HGET', KEYS[2], 'error') or ''
 redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'attempts', 0, 'last_error', reason, 'error', '')
 redis.call('RPUSH', KEYS[3], id)
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'event', 'requeued', 'job_id', id, 'by', ARGV[2],
+event(KEYS[4], ARGV[3], 'event', 'requeued', 'job_id', id, 'by', ARGV[2],
   'reason', 'was dead: ' .. reason)
 return {'requeued'}
