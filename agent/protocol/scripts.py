@@ -55,8 +55,8 @@ class LibraryMissing(ResponseError):
 
     def __init__(self, library: Library) -> None:
         super().__init__(
-            f"Redis has no function library {library.name} (the protocol of this badge-agent version; an older one "
-            f"may be loaded): run `{LOAD_COMMAND}` with a Redis admin's credentials (docs/redis.md)"
+            f"run `{LOAD_COMMAND}` as a Redis admin: Redis lacks function library {library.name} (this version's "
+            "protocol; none or another version is loaded)"
         )
         self.library = library
 
