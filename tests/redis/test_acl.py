@@ -14,6 +14,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
+from agent.protocol.library import default_library
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from tests.conftest import write_agent_config
@@ -165,3 +166,91 @@ async def test_kiosk_user_cannot_claim_or_confirm_and_agents_stay_in_their_venue
         await as_kiosk.aclose()
         await as_agent.aclose()
         await redis.execute_command("ACL", "DELUSER", kiosk, agent)
+
+
+async def test_no_user_may_run_a_script_of_its_own_or_load_one(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    """An EVAL that writes once and loops forever would make Redis answer BUSY to every venue: no user has EVAL."""
+    users = {
+        "agent": await create_user(redis, venue, tmp_path / "p1.pw", "p1"),
+        "kiosk": await create_user(redis, venue, tmp_path / "kiosk.pw"),
+        "intake": await create_user(redis, venue, tmp_path / "intake.pw", role="intake"),
+    }
+    files = {"agent": "p1.pw", "kiosk": "kiosk.pw", "intake": "intake.pw"}
+    k = Keys(venue)
+    try:
+        for role, user in users.items():
+            client = Redis(port=redis_server.port, username=user, password=(tmp_path / files[role]).read_text().strip())
+            try:
+                for command in (
+                    ("EVAL", "return 1", 0),
+                    ("EVAL", "redis.call('INCR', KEYS[1]) return 1", 1, k.stats),
+                    ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 0),
+                    ("EVAL_RO", "return 1", 0),
+                    ("SCRIPT", "LOAD", "return 1"),
+                    ("FUNCTION", "LOAD", "#!lua name=mine\nredis.register_function('mine', function() end)"),
+                    ("FUNCTION", "DELETE", default_library().name),
+                    ("FCALL", "mine", 0),
+                ):
+                    with pytest.raises(NoPermissionError):
+                        await client.execute_command(*command)
+            finally:
+                await client.aclose()
+        assert await redis.exists(k.stats) == 0
+    finally:
+        await redis.execute_command("ACL", "DELUSER", *users.values())
+
+
+async def test_the_intake_user_calls_its_functions_and_cannot_leave_a_key_of_the_wrong_type(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    user = await create_user(redis, venue, tmp_path / "intake.pw", role="intake")
+    intake = Redis(port=redis_server.port, username=user, password=(tmp_path / "intake.pw").read_text().strip())
+    k = Keys(venue)
+    try:
+        store = Store(intake, venue)
+        for attendee in ("i1", "i2"):
+            job = parse_job({"attendee_id": attendee, "name": "Guest", "printer": "p1" if attendee == "i2" else None})
+            assert await store.enqueue(job.job_id, job.payload(), job.printer) == (True, "queued")
+        await intake.hset(k.job("i1"), "created_by", "desk-1")  # what the intake writes by itself
+        assert (await store.cancel("i2", "desk-1")).kind == "cancelled"
+        agent = Store(redis, venue)
+        assert await agent.take("p1") == ("pool", "i1")
+        begun = await agent.begin("p1", "desk", "i1")
+        await agent.confirm("p1", "desk", "i1", begun.epoch)
+        assert (await store.reprint("i1", "coffee", "desk-1", 2, False)).kind == "reprint"
+        # The functions of others are refused, and so is every write that could leave a key of another type.
+        with pytest.raises(NoPermissionError):
+            await store.take("p1")
+        for command in (
+            ("SET", k.done("i1"), "p1"),
+            ("LPUSH", k.done("i1"), "x"),
+            ("HSET", k.done("i1"), "a", "b"),
+            ("SET", k.job("i1"), "x"),
+            ("LPUSH", k.job("i1"), "x"),
+            ("ZADD", k.job("i1"), 1, "x"),
+            ("XADD", k.job("i1"), "*", "a", "b"),
+            ("DEL", k.job("i1")),
+            ("SET", k.pool, "x"),
+            ("HSET", k.pool, "a", "b"),
+            ("DEL", k.pool),
+            ("HSET", k.events, "a", "b"),
+            ("LPUSH", k.stats, "x"),
+            ("SET", k.inflight("p1"), "x"),
+            ("LPUSH", k.inflight("p1"), "x"),
+        ):
+            with pytest.raises(NoPermissionError):
+                await intake.execute_command(*command)
+        types = {key: await redis.type(key) for key in (k.job("i1"), k.pool, k.events, k.stats, k.inflight("p1"))}
+        assert types == {
+            k.job("i1"): b"hash",
+            k.pool: b"list",
+            k.events: b"stream",
+            k.stats: b"hash",
+            k.inflight("p1"): b"none",
+        }
+        assert await redis.exists(k.done("i1")) == 0  # the reprint's new round deleted it; nobody wrote it again
+    finally:
+        await intake.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
