@@ -71,10 +71,14 @@ def _no_functions(exc: BaseException) -> bool:
     return isinstance(exc, ResponseError) and "unknown command" in text and "fcall" in text
 
 
-def _each_primary(redis: Redis | RedisCluster) -> list[dict[str, Any]]:
+async def _each_primary(redis: Redis | RedisCluster) -> list[dict[str, Any]]:
     """``execute_command`` arguments that send a command to each primary of a Cluster; once to a single server."""
     if isinstance(redis, RedisCluster):
-        return [{"target_nodes": node} for node in redis.get_primaries()]
+        await redis.initialize()  # the nodes are known once the client has connected (a no-op after)
+        primaries = redis.get_primaries()
+        if not primaries:
+            raise ResponseError("the Cluster client knows no primary")
+        return [{"target_nodes": node} for node in primaries]
     return [{}]
 
 
@@ -85,7 +89,7 @@ async def load_library(redis: Redis | RedisCluster, library: Library | None = No
     Raises ``LibraryMissing`` when the user may not load functions, and ``ResponseError`` for a Redis < 7."""
     library = library or default_library()
     loaded = False
-    for target in _each_primary(redis):
+    for target in await _each_primary(redis):
         try:
             await redis.execute_command("FUNCTION", "LOAD", library.code, **target)
             loaded = True
@@ -101,7 +105,7 @@ async def library_loaded(redis: Redis | RedisCluster, library: Library | None = 
     """True when the server (every primary of a Cluster) has the library: its read-only probe function answers.
     Raises ``ResponseError`` for a Redis < 7."""
     library = library or default_library()
-    for target in _each_primary(redis):
+    for target in await _each_primary(redis):
         try:
             await redis.execute_command("FCALL", library.version_function, 0, **target)
         except ResponseError as exc:
