@@ -101,6 +101,15 @@ async def load_library(redis: Redis | RedisCluster, library: Library | None = No
     return loaded
 
 
+async def functions_run(redis: Redis | RedisCluster) -> bool:
+    """False for a Redis < 7 (no functions: the scripts run with EVALSHA there)."""
+    try:
+        await redis.execute_command("FCALL", "badge_probe_no_such_function", 0)
+    except ResponseError as exc:
+        return not _no_functions(exc)
+    return True
+
+
 async def library_loaded(redis: Redis | RedisCluster, library: Library | None = None) -> bool:
     """True when the server (every primary of a Cluster) has the library: its read-only probe function answers.
     Raises ``ResponseError`` for a Redis < 7."""
