@@ -135,7 +135,7 @@ class Store:
             self._confirm_call(me, location, job_id, epoch), specs.TAKE.call(k, k.printer(me))
         )
         if taken is not None and taken == (replies.Source.HELD, job_id):
-            # The confirm had to be reloaded (NOSCRIPT) and ran after take, which saw this very job still held.
+            # The confirm had to run again (the library was loaded meanwhile) after take, which saw this job still held.
             taken = None
         return confirmed, taken
 

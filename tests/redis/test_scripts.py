@@ -105,3 +105,15 @@ async def test_redis_6_2_falls_back_to_plain_scripts(tmp_path: Path, venue: str)
     finally:
         await redis.aclose()
         node.stop()
+
+
+async def test_a_library_lost_mid_run_is_loaded_again_by_a_client_that_may(redis: Redis, venue: str) -> None:
+    """A Redis restarted without its AOF, say: the pull loop's pipelined confirm + take load it and run again."""
+    store = Store(redis, venue, dedicated=True)
+    first, second = await enqueue_many(store, 2)
+    assert await store.take("p1") == ("pool", first)
+    begun = await store.begin("p1", "desk", first)
+    await redis.function_flush()
+    confirmed, taken = await store.confirm_then_take("p1", "desk", first, begun.epoch)
+    assert confirmed.kind == "printed" and taken == ("pool", second)
+    assert await library_loaded(redis)
