@@ -54,6 +54,11 @@ async def test_an_agent_without_the_library_names_the_command_and_prints_once_it
 
             await wait_until(healthz_names_the_command, timeout=20)
             assert agent.printed == 0 and await admin.hget(Keys(venue).job(job), "state") == b"queued"
+            # Staff see it in `status` too (the agents cannot write their health without the library).
+            shown = await asyncio.to_thread(badge_agent, "status", "--redis", server.url, "--venue", venue)
+            said = " ".join(shown.stdout.split())  # as one line, however the terminal wrapped it
+            assert shown.returncode == 0 and f"Redis lacks function library {default_library().name}" in said, said
+            assert LOAD_COMMAND in said, said
             # The admin runs the named command (the real CLI, as an admin types it) ...
             loaded = await asyncio.to_thread(badge_agent, "functions", "load", "--redis", server.url)
             assert loaded.returncode == 0 and default_library().name in loaded.stdout, loaded.stderr
