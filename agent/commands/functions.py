@@ -78,12 +78,15 @@ def load(config_path: str | None, redis_url: str | None, username: str | None, p
     config = _redis_config(config_path, redis_url, username, password_file)
     library = default_library()
 
+    others: list[str] = []
+
     async def main() -> str:
         redis = make_redis(config, block_timeout=5.0, retries=8)
         try:
             added = await load_library(redis, library)
             if not await library_loaded(redis, library):
                 return "still missing"
+            others.extend(name for name in await _badge_libraries(redis) if name != library.name)
             return "loaded" if added else "already loaded:"
         except LibraryMissing:
             return "denied"
@@ -96,3 +99,19 @@ def load(config_path: str | None, redis_url: str | None, username: str | None, p
     if outcome == "still missing":
         fail(f"loaded function library {library.name}, but a server still lacks it", EXIT_UNAVAILABLE)
     click.echo(f"{outcome} function library {library.name} ({len(library.scripts)} functions)")
+    if others:
+        click.echo(
+            f"other versions still loaded: {', '.join(others)} (for agents not yet upgraded; remove one with "
+            "`redis-cli FUNCTION DELETE NAME` once no agent runs it)"
+        )
+
+
+async def _badge_libraries(redis: Any) -> list[str]:
+    """The names of every badge-agent library on the server (one node of a Cluster)."""
+    listed = await redis.execute_command("FUNCTION", "LIST", "LIBRARYNAME", "badge_*")
+    names = []
+    for entry in listed:
+        fields = dict(zip(entry[::2], entry[1::2], strict=True)) if isinstance(entry, list) else entry
+        name = fields.get(b"library_name", fields.get("library_name", b""))
+        names.append(name.decode() if isinstance(name, bytes) else str(name))
+    return sorted(n for n in names if n.startswith("badge_"))

@@ -97,8 +97,12 @@ async def test_the_venue_redis_config_keeps_the_library_across_a_crash(tmp_path:
     try:
         await wait_until(lambda: _answers(redis), timeout=10)
         assert not await library_loaded(redis)
+        older = "badge_000000000000"  # the library of an earlier version, which agents not yet upgraded call
+        await redis.function_load(f"#!lua name={older}\nredis.register_function('{older}_take', function() end)")
         loaded = await asyncio.to_thread(badge_agent, "functions", "load", env=env)
         assert loaded.returncode == 0, loaded.stderr
+        assert f"loaded function library {default_library().name}" in loaded.stdout
+        assert f"other versions still loaded: {older}" in loaded.stdout
         kill_process(proc)  # kill -9: only what the AOF holds survives
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await wait_until(lambda: _answers(redis), timeout=10)
