@@ -12,9 +12,12 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, ResponseError
 
+from agent.commands.acl import Role, role_rules
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.library import default_library
+from agent.protocol.replies import RequeueKind
+from agent.protocol.scripts import load_library
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from tests.conftest import write_agent_config
@@ -254,3 +257,32 @@ async def test_the_intake_user_calls_its_functions_and_cannot_leave_a_key_of_the
     finally:
         await intake.aclose()
         await redis.execute_command("ACL", "DELUSER", user)
+
+
+async def test_a_new_role_gets_its_own_user_and_must_declare_every_key_type_it_writes(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    """How the attendee-list tools or a pretix sync get a user of their own: a Role naming functions and keys."""
+    staff = Role(
+        "dlq-staff", "sends dead jobs back", functions=("requeue",), writes=("job", "done", "pool", "dlq", "events")
+    )
+    rules = role_rules(staff, venue)
+    assert f"+fcall|{default_library().function('requeue')}" in rules
+    assert not [r for r in rules if "enqueue" in r or r in ("+eval", "+evalsha", "~*")]
+    await load_library(redis)
+    await redis.execute_command("ACL", "SETUSER", staff.user(venue), "reset", "on", ">pw", *rules)
+    as_staff = Redis(port=redis_server.port, username=staff.user(venue), password="pw")
+    try:
+        store = Store(redis, venue)
+        await store.enqueue("d1", parse_job({"attendee_id": "d1", "name": "Dead"}).payload(), None)
+        assert await store.take("p1") == ("pool", "d1")
+        await store.dead_letter("p1", "d1", "cannot render")
+        assert await Store(as_staff, venue).requeue("d1", "staff") is RequeueKind.REQUEUED
+        with pytest.raises(NoPermissionError):
+            await Store(as_staff, venue).enqueue("d2", "{}", None)
+    finally:
+        await as_staff.aclose()
+        await redis.execute_command("ACL", "DELUSER", staff.user(venue))
+    # A role whose functions write a key it does not declare gets no line at all (it would end in NOPERM).
+    with pytest.raises(ValueError, match=r"role short: no key type it writes allows del, lrem, rpush"):
+        role_rules(Role("short", "forgot the DLQ", functions=("requeue",), writes=("job", "events")), venue)
