@@ -71,6 +71,14 @@ def _no_functions(exc: BaseException) -> bool:
     return isinstance(exc, ResponseError) and "unknown command" in text and "fcall" in text
 
 
+def _explained(error: BaseException, library: Library) -> BaseException:
+    """A refusal to call one of the library's functions, with what fixes it: the user's ACL line names the functions
+    of another version (made before an upgrade), so it is run again."""
+    if isinstance(error, NoPermissionError) and "'fcall'" in str(error):
+        return NoPermissionError(f"{error}: run this user's `badge-agent acl` line again (it predates {library.name})")
+    return error
+
+
 async def _each_primary(redis: Redis | RedisCluster) -> list[dict[str, Any]]:
     """``execute_command`` arguments that send a command to each primary of a Cluster; once to a single server."""
     if isinstance(redis, RedisCluster):
@@ -240,7 +248,7 @@ class VenueScript:
         if self._mode.functions is False or isinstance(error, NoScriptError):
             return await self.plain(keys=keys, args=args)
         if error is not None and not _function_not_found(error):
-            raise error
+            raise _explained(error, self._library)
         if error is None:
             try:
                 reply = await self._redis.execute_command(*self.command(keys, args))  # type: ignore[no-untyped-call]
@@ -249,7 +257,7 @@ class VenueScript:
                     self._mode.functions = False
                     return await self.plain(keys=keys, args=args)
                 if not _function_not_found(exc):
-                    raise
+                    raise _explained(exc, self._library) from None
             else:
                 self._mode.functions = True
                 return reply

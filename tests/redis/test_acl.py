@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 from agent.commands.acl import Role, role_rules
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
-from agent.protocol.library import default_library
+from agent.protocol.library import build, default_library
 from agent.protocol.replies import RequeueKind
 from agent.protocol.scripts import load_library
 from agent.protocol.store import Store
@@ -286,3 +287,27 @@ async def test_a_new_role_gets_its_own_user_and_must_declare_every_key_type_it_w
     # A role whose functions write a key it does not declare gets no line at all (it would end in NOPERM).
     with pytest.raises(ValueError, match=r"role short: no key type it writes allows del, lrem, rpush"):
         role_rules(Role("short", "forgot the DLQ", functions=("requeue",), writes=("job", "events")), venue)
+
+
+async def test_a_user_made_for_another_library_version_is_told_to_run_its_acl_line_again(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    user = await create_user(redis, venue, tmp_path / "p1.pw", "p1")
+    copy = tmp_path / "newer"
+    copy.mkdir()
+    for entry in resources.files("agent.protocol").iterdir():
+        if entry.name.endswith(".lua"):
+            (copy / entry.name).write_text(entry.read_text(encoding="utf-8") + "\n-- a newer version\n")
+    newer = build([copy])
+    await load_library(redis, newer)
+    as_agent = Redis(port=redis_server.port, username=user, password=(tmp_path / "p1.pw").read_text().strip())
+    try:
+        with pytest.raises(
+            NoPermissionError, match=rf"run this user's `badge-agent acl` line again .*{newer.name}"
+        ) as got:
+            await Store(as_agent, venue, library=newer).take("p1")
+        assert len(str(got.value)) <= 200  # /healthz and the log show up to 200 characters of it: all of it
+    finally:
+        await as_agent.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
+        await redis.function_delete(newer.name)
