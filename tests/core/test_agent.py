@@ -105,7 +105,7 @@ async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
     await redis.lpush(k.pool, "badjson")
     await redis.hset(k.job("noname"), mapping={"payload": json.dumps({"attendee_id": "x"}), "state": "queued"})
     await redis.lpush(k.pool, "noname")
-    huge = json.dumps({"attendee_id": "huge", "name": "x" * 5000})  # past the size enqueue allows
+    huge = json.dumps({"attendee_id": "huge", "name": "x" * 17000})  # past the size enqueue allows
     await redis.hset(k.job("huge"), mapping={"payload": huge, "state": "queued"})
     await redis.lpush(k.pool, "huge")
     # A name with a character no font has: cannot be rendered, never retried.
@@ -121,7 +121,7 @@ async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
     assert "not valid JSON" in reasons["badjson"]
     assert "name is required" in reasons["noname"]
     assert "U+E0FFF" in reasons["norender"]
-    assert "larger than 4096" in reasons["huge"]
+    assert "larger than 16384" in reasons["huge"]
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
 
 
