@@ -7,47 +7,28 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 
 import pytest
 from click.testing import CliRunner, Result
-from zeroconf import IPVersion
-from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
+from zeroconf.asyncio import AsyncZeroconf
 
 from agent.cli import main
 from agent.commands.detect import Scanners
 from drivers.detect.mdns import browse
 from drivers.emulators import EMULATORS, EmulatedPrinter
 from drivers.emulators.fronts import TcpFront
+from tests.mdns import RESPONDER_PAUSE, announce, responder, service_info
 
 ZEBRA, BROTHER, NEIGHBOUR = "10.99.0.31", "10.99.0.32", "10.99.0.40"
 pytestmark = pytest.mark.netns(addresses=[ZEBRA, BROTHER, NEIGHBOUR])
-# A responder multicasts a record at most once a second (RFC 6762, 14): a question asked within a second of its
-# last answer is answered a second later, past a one-second browse window. Browses in a row wait this long.
-RESPONDER_PAUSE = 1.0
 # Only announced printers: no subnet scan, no serial ports; mDNS on every interface (the default).
 ANNOUNCED_ONLY = Scanners(serial_ports=list, subnets=list)
 
 
-def _info(service: str, name: str, address: str, port: int) -> AsyncServiceInfo:
-    return AsyncServiceInfo(
-        f"{service}.local.",
-        f"{name}.{service}.local.",
-        addresses=[socket.inet_aton(address)],
-        port=port,
-        server=f"{name.replace(' ', '-').lower()}.local.",
-    )
-
-
-async def _responder() -> AsyncZeroconf:
-    """A zeroconf responder on every interface: what a network printer (or any other device) runs."""
-    return AsyncZeroconf(ip_version=IPVersion.V4Only)
-
-
 @pytest.fixture
 async def announcer() -> AsyncIterator[AsyncZeroconf]:
-    zc = await _responder()
+    zc = responder()
     yield zc
     await zc.async_unregister_all_services()
     await zc.async_close()
@@ -56,9 +37,12 @@ async def announcer() -> AsyncIterator[AsyncZeroconf]:
 @pytest.fixture
 async def neighbour() -> AsyncIterator[AsyncZeroconf]:
     """Another device on the venue network, announcing things of its own (its own mDNS socket on port 5353)."""
-    zc = await _responder()
-    await zc.async_register_service(_info("_http._tcp", "Router", NEIGHBOUR, 80))
-    await zc.async_register_service(_info("_ipp._tcp", "Office Laser", NEIGHBOUR, 631))
+    zc = responder()
+    await announce(
+        zc,
+        service_info("_http._tcp", "Router", NEIGHBOUR, 80),
+        service_info("_ipp._tcp", "Laser", NEIGHBOUR, 631),
+    )
     yield zc
     await zc.async_unregister_all_services()
     await zc.async_close()
@@ -81,9 +65,12 @@ async def test_detect_finds_announced_printers_on_their_raw_port(
         zebra, zebra_port = await _printer("zpl", ZEBRA, 0, stack)
         # A Brother that announces only IPP (port 631) is asked on 9100.
         brother, _ = await _printer("brother_ql", BROTHER, 9100, stack)
-        await announcer.async_register_service(_info("_pdl-datastream._tcp", "Zebra ZT410", ZEBRA, zebra_port))
-        await announcer.async_register_service(_info("_ipp._tcp", "Brother QL-820NWB", BROTHER, 631))
-        await announcer.async_register_service(_info("_printer._tcp", "Zebra ZT410", ZEBRA, 515))
+        await announce(
+            announcer,
+            service_info("_pdl-datastream._tcp", "Zebra ZT410", ZEBRA, zebra_port),
+            service_info("_ipp._tcp", "Brother QL-820NWB", BROTHER, 631),
+            service_info("_printer._tcp", "Zebra ZT410", ZEBRA, 515),
+        )
 
         # Within the one-second window, though three mDNS sockets share port 5353 on this machine.
         announced = {(a.name, a.host, a.port) for a in await browse(1.0)}
@@ -91,7 +78,7 @@ async def test_detect_finds_announced_printers_on_their_raw_port(
         assert announced == {
             ("Zebra ZT410", ZEBRA, zebra_port),
             ("Brother QL-820NWB", BROTHER, 9100),
-            ("Office Laser", NEIGHBOUR, 9100),
+            ("Laser", NEIGHBOUR, 9100),
         }
 
         args = ["detect", "--no-usb", "--timeout", "0.5"]
