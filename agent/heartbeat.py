@@ -9,7 +9,9 @@ sweep (agent/sweep.py) and the snapshot:
 - ``beating_since``: since when beats are acknowledged without a break (None while they fail);
 - ``declared_dead``: how often Redis answered that peers had declared us dead (each one means recovering);
 - ``drained``: an operator ordered this printer out of service;
-- ``redis_errors``: beats that failed.
+- ``redis_errors``: beats that failed;
+- ``venue_fault``: a Redis error retrying cannot fix (its function missing from Redis, a refused command), named in
+  the health until a beat succeeds (agent/venue_fault.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from redis.exceptions import RedisError
 from agent.config import TimingConfig
 from agent.logs import kv
 from agent.protocol.store import Store
+from agent.venue_fault import VenueFaultBackoff, venue_fault_name
 
 log = logging.getLogger("agent")
 
@@ -49,6 +52,7 @@ class Heartbeat:
         self.declared_dead = 0
         self.drained = False
         self.redis_errors = 0
+        self.venue_fault = VenueFaultBackoff()
         self.left = False  # set by the shutdown once it hands back: no beat may be published after it
 
     def lease_ok(self) -> bool:
@@ -76,11 +80,15 @@ class Heartbeat:
                 async with asyncio.timeout(interval * 2):
                     beat = await self.store.beat(self.me, self.health(), ttl_ms, first)
             except (RedisError, OSError, TimeoutError) as exc:
-                if self.beating_since is not None:
+                fault = venue_fault_name(exc) if isinstance(exc, RedisError) else None
+                if fault is not None and isinstance(exc, RedisError):
+                    self.venue_fault.failed(fault, exc)  # named in health, logged once per interval; beats go on
+                elif self.beating_since is not None:
                     log.warning("heartbeat failed; retrying every %.1f s", interval, extra=kv(error=exc))
                 self.beating_since = None
                 self.redis_errors += 1
             else:
+                self.venue_fault.clear()
                 first = False
                 self.last_beat_ok = started
                 if self.beating_since is None:

@@ -120,7 +120,7 @@ class Agent:
             printed=pull.printed,
             drained=heartbeat.drained,
             stopping=self.stopping.is_set(),
-            venue_fault=pull.venue_fault.describe() if pull.venue_fault.active() else None,
+            venue_fault=next((f.describe() for f in (pull.venue_fault, heartbeat.venue_fault) if f.active()), None),
             lease_ok=heartbeat.lease_ok(),
             last_beat_ok=heartbeat.last_beat_ok,
             beating_since=heartbeat.beating_since,
