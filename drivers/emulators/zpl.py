@@ -35,6 +35,9 @@ class ZplPrinter(EmulatedPrinter):
         #: The loaded stock as the printer measured it, in dots (a 4x6 in label at 203 dpi); tests change it.
         self.print_width = 812
         self.label_length = 1218
+        # What ~HI and SGD device.unique_id report; tests set hostile values to check what detect shows of them.
+        self.model = "ZT410-203dpi"
+        self.firmware = "V75.20.01Z"
         self.serial_number = "52J162300042"
         self.reset_parser()
 
@@ -97,7 +100,9 @@ class ZplPrinter(EmulatedPrinter):
         if cmd == b"~HS":
             self.send(zs.format_host_status(self.host_status()))
         elif cmd == b"~HI":  # host identification, as a ZT410 answers it; detect reads model and firmware
-            self.send(b"\x02ZT410-203dpi,V75.20.01Z,8,8176KB\x03\r\n")  # model,firmware,dots/mm,memory
+            self.send(
+                f"\x02{self.model},{self.firmware},8,8176KB\x03\r\n".encode("latin-1")
+            )  # model,firmware,dots/mm,memory
         elif cmd == b"~HQES":
             fault = self.fault
             self.send(zs.format_hqes(_HQES_BITS.get(fault or "", 0), 0))
