@@ -28,9 +28,16 @@ _HQES_BITS = {
 class ZplPrinter(EmulatedPrinter):
     kind = "zpl"
 
-    def __init__(self, *args: Any, label_counter: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, label_counter: bool = True, counter_after_status: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.label_counter = label_counter  # Link-OS printers answer SGD (the counter among it); older ones do not
+        #: False: like some firmware, an SGD query that follows ``~HS`` in the same write goes unanswered (asked
+        #: alone, it is answered).
+        self.counter_after_status = counter_after_status
+        self._status_in_write = False
+        self.counters_dropped = 0  # SGD queries left unanswered because ~HS came first in the same write
         self.labels_printed = 0
         #: The loaded stock as the printer measured it, in dots (a 4x6 in label at 203 dpi); tests change it.
         self.print_width = 812
@@ -46,6 +53,7 @@ class ZplPrinter(EmulatedPrinter):
         self._format: bytearray | None = None
 
     def feed(self, data: bytes) -> None:
+        self._status_in_write = False
         buf = self._pending + data
         i = 0
         while i < len(buf):
@@ -99,6 +107,7 @@ class ZplPrinter(EmulatedPrinter):
     def _tilde(self, cmd: bytes) -> None:
         if cmd == b"~HS":
             self.send(zs.format_host_status(self.host_status()))
+            self._status_in_write = True
         elif cmd == b"~HI":  # host identification, as a ZT410 answers it; detect reads model and firmware
             self.send(
                 f"\x02{self.model},{self.firmware},8,8176KB\x03\r\n".encode("latin-1")
@@ -111,6 +120,9 @@ class ZplPrinter(EmulatedPrinter):
 
     def _sgd(self, line: bytes) -> None:
         if not self.label_counter:
+            return
+        if self._status_in_write and not self.counter_after_status:
+            self.counters_dropped += 1
             return
         values = {
             b"odometer.total_label_count": self.labels_printed,
