@@ -310,7 +310,7 @@ def _journal_dir(folder: Path) -> None:
     try:
         folder.mkdir(mode=0o750, parents=True)
     except OSError as exc:
-        fail(f"journal: cannot create {folder}: {exc.strerror}; run as root (sudo) or use --out FILE", EXIT_CONFIG)
+        fail(f"journal: cannot create {folder}: {exc.strerror}; run as root (sudo) or use --out FILE")
     if os.geteuid() == 0:
         with contextlib.suppress(KeyError):  # no service user (systemd/install.sh not run): root's 0750 is safe
             user = pwd.getpwnam(SERVICE_USER)
