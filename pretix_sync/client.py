@@ -163,9 +163,12 @@ class PretixClient:
                 " or revoked (pretix: organizer settings, Teams, API tokens)"
             )
         if status == 403:
+            # pretix answers 403, not 404, for an organizer or event that does not exist as for one the token's
+            # team may not see: it does not tell which, so neither can we.
             raise PretixConfigError(
-                f"pretix at {self.base} refused {what} ({detail}): check that organizer {self.organizer!r} exists and"
-                " that the token's team may see this event and its orders"
+                f"pretix at {self.base} refused {what} ({detail}): check --event {self._ev} (the organizer's and"
+                " the event's short names as pretix shows them) and that the token's team has this event and may read"
+                " its orders"
             )
         if status == 404:
             if not data.lstrip().startswith(b"{"):
@@ -198,15 +201,15 @@ class PretixClient:
     def _decode(self, data: bytes, into: type[T], what: str) -> T:
         try:
             return msgspec.json.decode(data, type=into)
+        except msgspec.ValidationError as exc:  # before DecodeError, its base class
+            raise PretixConfigError(
+                f"pretix at {self.base} answered {what} in a shape this version does not know ({exc}): check"
+                " --pretix and pretix's version"
+            ) from None
         except msgspec.DecodeError:
             raise PretixConfigError(
                 f"pretix at {self.base} answered {what} with something that is not JSON: check --pretix (is it"
                 " pretix's address?)"
-            ) from None
-        except msgspec.ValidationError as exc:
-            raise PretixConfigError(
-                f"pretix at {self.base} answered {what} in a shape this version does not know ({exc}): check"
-                " --pretix and pretix's version"
             ) from None
 
     async def _get(self, path: str, into: type[T], what: str, params: dict[str, str] | None = None) -> T:
@@ -294,10 +297,10 @@ class PretixClient:
             body=body,
             answers=frozenset({400, 404}),  # a refused check-in: pretix says why in the body
         )
-        result = self._decode(data, RedeemResult, what)
-        if status == 404 and result.reason is None:
-            raise PretixConfigError(f"pretix at {self.base} has no {what}: check --checkin-list")
-        return result
+        if status in (400, 404) and b'"status"' not in data:
+            # Not a refused check-in but a refused request: {"lists": ["Invalid pk ..."]} for an unknown list.
+            raise PretixConfigError(f"pretix at {self.base} refused {what} ({_detail(data)}): check --checkin-list")
+        return self._decode(data, RedeemResult, what)
 
     async def print_log(self, position_id: int, info: dict[str, Any], source: str = "badge-agent") -> PrintLog:
         """Record a printed badge on the position. Not tried again on its own: pretix has no nonce for print
