@@ -70,6 +70,7 @@ class Position(msgspec.Struct):
     company: str | None = None
     attendee_email: str | None = None
     addon_to: int | None = None
+    subevent: int | None = None
     canceled: bool = False
     blocked: list[str] | None = None
     checkins: list[Checkin] = msgspec.field(default_factory=list)

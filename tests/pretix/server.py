@@ -108,6 +108,11 @@ class PretixServer:
             process.kill()
             process.wait()
 
+    def requests_to(self, path: str) -> list[str]:
+        """The request lines runserver logged so far whose URL contains ``path``."""
+        text = self.log.read_text(encoding="utf-8", errors="replace")
+        return [line for line in text.splitlines() if '"GET ' in line and path in line]
+
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
