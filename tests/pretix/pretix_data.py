@@ -5,7 +5,8 @@
     python pretix_data.py rename POSITION_ID NAME   an attendee's name changed (as the organizer would in the back end)
     python pretix_data.py order NAME [PRODUCT]      a new paid order of one position; prints its code, id, secret
     python pretix_data.py cancel ORDER_CODE         the order cancelled, through pretix's own cancel service
-    python pretix_data.py token                     a new API token of the same team
+    python pretix_data.py token [PERMISSION...]     a new API token of the same team, or of a new one with only these
+                                                    permissions on the event
     python pretix_data.py revoke TOKEN              the API token revoked
     python pretix_data.py checkins POSITION_ID      the position's check-ins (list, type, nonce) as JSON
     python pretix_data.py bulk N                    N more paid orders of one position each (for benchmarks)
@@ -179,8 +180,18 @@ def cancel(code: str) -> dict[str, Any]:
     return {"order": order.code, "status": order.status}
 
 
-def new_token() -> dict[str, Any]:
-    team = Team.objects.get(organizer__slug=ORGANIZER, name="Badge printing")
+def new_token(*permissions: str) -> dict[str, Any]:
+    """Another token of the seeded team; with permissions (e.g. event.orders:read), of a new team that has only
+    those on the event."""
+    if not permissions:
+        team = Team.objects.get(organizer__slug=ORGANIZER, name="Badge printing")
+    else:
+        team = Team.objects.create(
+            organizer=Organizer.objects.get(slug=ORGANIZER),
+            name=f"Only {' '.join(permissions)}",
+            limit_event_permissions=dict.fromkeys(permissions, True),
+        )
+        team.limit_events.add(_event())
     return {"token": team.tokens.create(name="another").token}
 
 

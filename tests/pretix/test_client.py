@@ -8,6 +8,7 @@ import pytest
 
 from pretix_sync.api_types import i18n_text
 from pretix_sync.client import PretixClient
+from pretix_sync.errors import PretixConfigError
 from tests.pretix.conftest import Pretix
 
 
@@ -160,3 +161,21 @@ async def test_badge_layouts_with_their_backgrounds_and_products(pretix: Pretix,
         assert pdf.startswith(b"%PDF-")
     # The speaker's own background (uploaded in the designer) is the one with the band, not pretix's default A6.
     assert layouts["Speaker"].background != layouts["Default"].background
+
+
+async def test_what_a_least_privileged_team_can_do(pretix: Pretix) -> None:
+    """The permissions docs/pretix.md asks for: orders "View all and check-in" reads the list and checks in; a print
+    log is a change to the order, refused without "View all and change"."""
+    placed = pretix.data("order", "Least Privilege")
+    token = pretix.data("token", "event.orders:read", "event.orders:checkin")["token"]
+    async with PretixClient(pretix.url, pretix.organizer, pretix.event, token) as client:
+        assert placed["secret"] in [p.secret async for p in client.checkin_list_positions(pretix.entrance)]
+        assert placed["order"] in [o.code async for o in client.orders()]
+        assert {i18n_text(i.name) for i in await client.items()} == {"Regular", "Speaker"}
+        assert len(await client.badge_layouts()) == 2
+        assert (await client.redeem(placed["secret"], [pretix.entrance], "least-1")).status == "ok"
+        with pytest.raises(PretixConfigError, match="refused a print log"):
+            await client.print_log(placed["id"], {"job_id": "x"})
+    token = pretix.data("token", "event.orders:read", "event.orders:write", "event.orders:checkin")["token"]
+    async with PretixClient(pretix.url, pretix.organizer, pretix.event, token) as client:
+        assert (await client.print_log(placed["id"], {"job_id": "x"})).type == "badge"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,7 @@ async def test_pretix_stopped_then_back(lone_pretix: Pretix) -> None:
 
 
 @pytest.fixture
-async def not_pretix() -> AsyncIterator[str]:
+async def not_pretix() -> AsyncIterator[NotPretix]:
     """Some other web server on loopback (a wrong --pretix): HTML at /garbage/, a 404 page elsewhere."""
 
     async def garbage(request: web.Request) -> web.Response:
@@ -113,34 +114,63 @@ async def not_pretix() -> AsyncIterator[str]:
     async def not_json_api(request: web.Request) -> web.Response:
         return web.Response(text='{"count": "many"}', content_type="application/json")
 
+    async def moved(request: web.Request) -> web.Response:
+        raise web.HTTPMovedPermanently("https://pretix.example.org" + request.path)
+
+    async def file(request: web.Request) -> web.Response:
+        seen_headers.append(dict(request.headers))
+        return web.Response(body=b"%PDF-1.4 elsewhere", content_type="application/pdf")
+
+    seen_headers: list[dict[str, str]] = []
     app = web.Application()
     app.router.add_get("/garbage/api/v1/{tail:.*}", garbage)
     app.router.add_get("/shape/api/v1/{tail:.*}", not_json_api)
+    app.router.add_get("/moved/api/v1/{tail:.*}", moved)
+    app.router.add_get("/file.pdf", file)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.SockSite(runner, socket.create_server(("127.0.0.1", 0)))
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield f"http://127.0.0.1:{port}"
+    yield NotPretix(f"http://127.0.0.1:{port}", seen_headers)
     await runner.cleanup()
 
 
-async def test_a_url_that_is_not_pretix(not_pretix: str) -> None:
-    error = await failure(PretixClient(not_pretix + "/garbage", "org", "ev", "t"))
+@dataclass
+class NotPretix:
+    url: str
+    headers: list[dict[str, str]]  # of the requests for /file.pdf: the token must never be in them
+
+
+async def test_a_url_that_is_not_pretix(not_pretix: NotPretix) -> None:
+    error = await failure(PretixClient(not_pretix.url + "/garbage", "org", "ev", "t"))
     assert isinstance(error, PretixConfigError)
     assert "not JSON" in str(error)
     assert "check --pretix" in str(error)
 
-    error = await failure(PretixClient(not_pretix + "/shape", "org", "ev", "t"))
+    error = await failure(PretixClient(not_pretix.url + "/shape", "org", "ev", "t"))
     assert isinstance(error, PretixConfigError)
     assert "shape" in str(error)
 
-    error = await failure(PretixClient(not_pretix + "/elsewhere", "org", "ev", "t"))
+    error = await failure(PretixClient(not_pretix.url + "/elsewhere", "org", "ev", "t"))
     assert isinstance(error, PretixConfigError)
     assert "no pretix API at" in str(error)
 
+    error = await failure(PretixClient(not_pretix.url + "/moved", "org", "ev", "t"))
+    assert isinstance(error, PretixConfigError)
+    assert "(301 to https://pretix.example.org/moved/api/v1/" in str(error)
+
     with pytest.raises(PretixConfigError, match="not an http"):
         PretixClient("pretix.example.org", "org", "ev", "t")
+
+
+async def test_the_token_goes_to_pretix_only(pretix: Pretix, not_pretix: NotPretix) -> None:
+    """A layout's background may be linked anywhere: fetched without the token when it is not on pretix."""
+    async with PretixClient(pretix.url, pretix.organizer, pretix.event, pretix.token) as client:
+        assert await client.download(not_pretix.url + "/file.pdf") == b"%PDF-1.4 elsewhere"
+    [headers] = not_pretix.headers
+    assert "Authorization" not in headers
+    assert pretix.token not in repr(headers)
 
 
 def test_the_token_file_must_not_be_readable_by_everyone(tmp_path: Path) -> None:
