@@ -138,8 +138,14 @@ class PretixClient:
                 method, url, params=params, json=body, headers=headers, allow_redirects=False
             ) as response:
                 status = response.status
-                data = await response.content.read(MAX_DOWNLOAD + 1)
                 location = response.headers.get("Location", "")
+                received = bytearray()
+                # A read of the stream returns what has arrived so far, not the whole answer: read to its end.
+                async for chunk in response.content.iter_chunked(256 * 1024):
+                    received += chunk
+                    if len(received) > MAX_DOWNLOAD:
+                        break
+                data = bytes(received)
         except aiohttp.InvalidURL as exc:
             raise PretixConfigError(f"--pretix {self.base}: not a usable address ({exc})") from None
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:

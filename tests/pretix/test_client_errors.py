@@ -3,6 +3,8 @@ status the CLI ends with (69 unavailable, 78 configuration), never the token."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -121,12 +123,24 @@ async def not_pretix() -> AsyncIterator[NotPretix]:
         seen_headers.append(dict(request.headers))
         return web.Response(body=b"%PDF-1.4 elsewhere", content_type="application/pdf")
 
+    async def slow_page(request: web.Request) -> web.StreamResponse:
+        """A valid page of 2,000 results that arrives in pieces, as a large answer over a real network does."""
+        body = json.dumps({"count": 2000, "next": None, "results": [{"id": i, "name": f"P{i}"} for i in range(2000)]})
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        for start in range(0, len(body), 4096):
+            await response.write(body[start : start + 4096].encode())
+            await asyncio.sleep(0.001)
+        await response.write_eof()
+        return response
+
     seen_headers: list[dict[str, str]] = []
     app = web.Application()
     app.router.add_get("/garbage/api/v1/{tail:.*}", garbage)
     app.router.add_get("/shape/api/v1/{tail:.*}", not_json_api)
     app.router.add_get("/moved/api/v1/{tail:.*}", moved)
     app.router.add_get("/file.pdf", file)
+    app.router.add_get("/slow/api/v1/organizers/org/events/ev/items/", slow_page)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.SockSite(runner, socket.create_server(("127.0.0.1", 0)))
@@ -162,6 +176,12 @@ async def test_a_url_that_is_not_pretix(not_pretix: NotPretix) -> None:
 
     with pytest.raises(PretixConfigError, match="not an http"):
         PretixClient("pretix.example.org", "org", "ev", "t")
+
+
+async def test_an_answer_that_arrives_in_pieces_is_read_whole(not_pretix: NotPretix) -> None:
+    async with PretixClient(not_pretix.url + "/slow", "org", "ev", "t") as client:
+        items = await client.items()
+    assert [i.id for i in items] == list(range(2000))
 
 
 async def test_the_token_goes_to_pretix_only(pretix: Pretix, not_pretix: NotPretix) -> None:
