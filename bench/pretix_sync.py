@@ -74,7 +74,7 @@ async def run(positions: int, repeats: int, checkins: int) -> dict[str, Any]:
         try:
             return await measure(server, seed, positions, repeats, checkins, filled)
         finally:
-            server.stop()
+            server.close()
 
 
 async def measure(

@@ -77,7 +77,10 @@ def pretix_seeded(
 ) -> tuple[Path, dict[str, Any]]:
     """A data folder with the seed data (made once a session) and what the seed created."""
     seeding = PretixServer(pretix_install, tmp_path_factory.mktemp("pretix-seed"))
-    seed = seeding.run_data("seed")
+    try:
+        seed = seeding.run_data("seed")
+    finally:
+        seeding.close()
     return seeding.data, seed
 
 
@@ -90,7 +93,7 @@ def pretix(
     server = PretixServer(pretix_install, tmp_path_factory.mktemp("pretix"), data)
     server.start()
     yield Pretix(server, seed)
-    server.stop()
+    server.close()
 
 
 @pytest.fixture
@@ -102,7 +105,7 @@ def lone_pretix(
     server = PretixServer(pretix_install, tmp_path / "pretix", data)
     server.start()
     yield Pretix(server, seed)
-    server.stop()
+    server.close()
 
 
 @pytest.fixture

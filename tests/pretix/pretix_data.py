@@ -10,6 +10,8 @@
     python pretix_data.py revoke TOKEN              the API token revoked
     python pretix_data.py checkins POSITION_ID      the position's check-ins (list, type, nonce) as JSON
     python pretix_data.py bulk N                    N more paid orders of one position each (for benchmarks)
+    python pretix_data.py serve                     the same commands, one JSON list a line on stdin, answers as
+                                                    JSON lines (what the tests use: pretix loads once)
 
 PRETIX_CONFIG_FILE and DJANGO_SETTINGS_MODULE come from the caller (tests/pretix/server.py).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import traceback
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -229,11 +232,30 @@ COMMANDS = {
 }
 
 
-def main() -> None:
-    command, *args = sys.argv[1:]
+def run(command: str, *args: str) -> Any:
     with scopes_disabled(), transaction.atomic():
-        result = COMMANDS[command](*args)
-    print(json.dumps(result, ensure_ascii=False))
+        return COMMANDS[command](*args)
+
+
+def serve() -> None:
+    """Commands one a line on stdin (a JSON list: the command and its arguments), each answered with one JSON line
+    on stdout: {"ok": result} or {"error": traceback}. Django and pretix load once, not once a command."""
+    answers = sys.stdout
+    sys.stdout = sys.stderr  # anything else printed must not be taken for an answer
+    for line in sys.stdin:
+        try:
+            answer = {"ok": run(*json.loads(line))}
+        except Exception:  # noqa: BLE001 - the test that asked fails with it
+            answer = {"error": traceback.format_exc()}
+        answers.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        answers.flush()
+
+
+def main() -> None:
+    if sys.argv[1:] == ["serve"]:
+        serve()
+    else:
+        print(json.dumps(run(*sys.argv[1:]), ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -49,21 +49,36 @@ class PretixServer:
         self.config = folder / "pretix.cfg"
         write_config(self.config, self.data, self.db, self.port)
         self.log = folder / "runserver.log"
+        self.data_log = folder / "pretix_data.log"
         self._process: subprocess.Popen[bytes] | None = None
+        self._data: subprocess.Popen[bytes] | None = None
 
     def run_data(self, *args: str) -> Any:
-        """Run a ``pretix_data.py`` command against this instance's database; returns its JSON answer."""
-        done = subprocess.run(
-            [str(self.install.python), str(DATA_SCRIPT), *args],
-            env=pretix_env(self.config),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"pretix_data.py {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        """Run a ``pretix_data.py`` command against this instance's database; returns its answer.
+
+        One ``pretix_data.py serve`` process per instance takes the commands (pretix takes seconds to load).
+        """
+        data = self._data
+        if data is None or data.poll() is not None:
+            with self.data_log.open("ab") as log:
+                data = self._data = subprocess.Popen(
+                    [str(self.install.python), str(DATA_SCRIPT), "serve"],
+                    env=pretix_env(self.config),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                )
+        assert data.stdin is not None and data.stdout is not None
+        data.stdin.write(json.dumps(list(args)).encode() + b"\n")
+        data.stdin.flush()
+        line = data.stdout.readline()
+        if not line:
+            tail = self.data_log.read_text(encoding="utf-8", errors="replace")[-3000:]
+            raise RuntimeError(f"pretix_data.py stopped at {' '.join(args)}:\n{tail}")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(f"pretix_data.py {' '.join(args)} failed:\n{answer['error'][-3000:]}")
+        return answer["ok"]
 
     def start(self, timeout: float = 60.0) -> None:
         """Start ``runserver`` on loopback and wait until its API answers."""
@@ -107,6 +122,19 @@ class PretixServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+    def close(self) -> None:
+        """Stop the server and the data process."""
+        self.stop()
+        data, self._data = self._data, None
+        if data is not None:
+            assert data.stdin is not None
+            data.stdin.close()  # serve() ends at the end of its input
+            try:
+                data.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                data.kill()
+                data.wait()
 
     def requests_to(self, path: str) -> list[str]:
         """The request lines runserver logged so far whose URL contains ``path``."""
