@@ -1,5 +1,8 @@
 """What changed in a pretix event for one check-in list since the last read, as attendee records.
 
+The first read is one listing of the check-in list (the tickets it admits) and the orders that are not paid (their
+tickets, as cancelled records); every later read asks only for what changed:
+
 pretix filters *orders* by ``modified_since`` (an order's ``last_modified`` moves when anything in it changes: a
 name, a position, its status); its position lists ignore that parameter. So each read asks for the orders changed
 since the high-water mark, then asks the check-in list which of their positions it admits (pretix decides: paid or
@@ -72,22 +75,61 @@ class ListChanges:
         products = {i.id: i18n_text(i.name) for i in items}
         admission = {i.id for i in items if i.admission}
 
-        since = None if self.watermark is None else _stamp(self.watermark - self.overlap)
-        changed = [o async for o in self.client.orders(modified_since=since) if not self._already_read(o)]
-        batch = Batch(orders=len(changed))
-        if changed:
-            allowed = await self._admitted(changed, whole_list=since is None or len(changed) > BULK_AFTER)
-            for order in changed:
-                for position in order.positions:
-                    if not self._on_list(position, checkin_list, admission):
-                        continue
-                    if position.id in allowed:
-                        batch.records.append(admitted(allowed[position.id], products))
-                    else:
-                        batch.records.append(not_admitted(position, order, products))
-            self._advance(changed)
+        if self.watermark is None:
+            batch = await self._first(checkin_list, admission, products)
+        else:
+            since = _stamp(self.watermark - self.overlap)
+            changed = [o async for o in self.client.orders(modified_since=since) if not self._already_read(o)]
+            batch = Batch(orders=len(changed))
+            if changed:
+                allowed = await self._admitted(changed, whole_list=len(changed) > BULK_AFTER)
+                batch.records = self._records(changed, allowed, checkin_list, admission, products)
+                self._advance(changed)
         batch.requests_seconds = time.monotonic() - started
         return batch
+
+    async def _first(self, checkin_list: CheckinList, admission: set[int], products: dict[int, str]) -> Batch:
+        """Everything: the list's tickets in one listing, and the tickets of orders that are not paid (cancelled,
+        expired, pending) for the records that say so. The mark is taken first, so what changes during the
+        listing is read again next time. A ticket cancelled on its own in a paid order is not read here (pretix
+        lists those only with their order); it is when its order changes."""
+        # The newest orders, read before the listing: the mark, and the orders the next read need not read again
+        # (the listing shows them as they were then or later; a later change moves their last_modified).
+        newest: list[Order] = []
+        async for order in self.client.orders(newest_first=True):
+            if newest and _parse(order.last_modified) < _parse(newest[0].last_modified) - self.overlap:
+                break
+            newest.append(order)
+        allowed = {p.id: p async for p in self.client.checkin_list_positions(self.list_id)}
+        unpaid = [o for status in ("c", "e", "n") async for o in self.client.orders(status=status)]
+        records = [admitted(p, products) for p in allowed.values() if self._on_list(p, checkin_list, admission)]
+        records += self._records(unpaid, allowed, checkin_list, admission, products, only_refused=True)
+        if newest:
+            self.watermark = _parse(newest[0].last_modified)
+            self._read_at = {o.code: _parse(o.last_modified) for o in newest}
+        orders = {p.order for p in allowed.values()} | {o.code for o in unpaid}
+        return Batch(records=records, orders=len(orders))
+
+    def _records(
+        self,
+        orders: list[Order],
+        allowed: dict[int, Position],
+        checkin_list: CheckinList,
+        admission: set[int],
+        products: dict[int, str],
+        only_refused: bool = False,
+    ) -> list[AttendeeRecord]:
+        records = []
+        for order in orders:
+            for position in order.positions:
+                if not self._on_list(position, checkin_list, admission):
+                    continue
+                if position.id in allowed:
+                    if not only_refused:
+                        records.append(admitted(allowed[position.id], products))
+                else:
+                    records.append(not_admitted(position, order, products))
+        return records
 
     def _already_read(self, order: Order) -> bool:
         return self._read_at.get(order.code) == _parse(order.last_modified)

@@ -8,6 +8,7 @@ pauses; one that pretix refused (4xx) is not.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any, Self, TypeVar
 from urllib.parse import urlsplit
@@ -93,6 +94,8 @@ class PretixClient:
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._max_pause = max_pause
         self._session: aiohttp.ClientSession | None = None
+        #: Seconds spent waiting for pretix's answers (request sent -> answer read), all requests added up.
+        self.waited = 0.0
 
     @property
     def event_path(self) -> str:
@@ -133,6 +136,7 @@ class PretixClient:
         headers = {"Accept": "application/json"}
         if _origin(url) == _origin(self.base):  # the token goes to pretix only, never to a host a URL points at
             headers["Authorization"] = f"Token {self._token}"
+        started = time.perf_counter()
         try:
             async with self._client().request(
                 method, url, params=params, json=body, headers=headers, allow_redirects=False
@@ -153,6 +157,8 @@ class PretixClient:
             raise _Transient(
                 f"pretix at {self.base} cannot be reached ({reason}): check --pretix and this machine's network"
             ) from None
+        finally:
+            self.waited += time.perf_counter() - started
         if len(data) > MAX_DOWNLOAD:
             raise PretixConfigError(f"pretix at {self.base}: {what} is larger than {MAX_DOWNLOAD // 2**20} MB")
         if 200 <= status < 300 or status in answers:
@@ -267,13 +273,21 @@ class PretixClient:
         path = f"{self.event_path}/checkinlists/{list_id}/positions/"
         return self._pages(path, Position, f"the positions of check-in list {list_id} of event {self._ev}", params)
 
-    def orders(self, *, modified_since: str | None = None) -> AsyncIterator[Order]:
+    def orders(
+        self, *, modified_since: str | None = None, status: str | None = None, newest_first: bool = False
+    ) -> AsyncIterator[Order]:
         """The event's orders with their positions, cancelled ones included; with ``modified_since`` (ISO 8601)
         only those changed since then (pretix keeps an order's ``last_modified`` current when a position in it
-        changes). Note: pretix filters orders by it; its orderpositions list ignores the parameter."""
+        changes). Note: pretix filters orders by it; its orderpositions list ignores the parameter. ``status``:
+        only orders in that state (n pending, p paid, e expired, c cancelled). ``newest_first``: by
+        ``last_modified``, the last changed first."""
         params = {"include_canceled_positions": "true"}
+        if newest_first:
+            params["ordering"] = "-last_modified"
         if modified_since is not None:
             params["modified_since"] = modified_since
+        if status is not None:
+            params["status"] = status
         return self._pages(f"{self.event_path}/orders/", Order, f"the orders of event {self._ev}", params)
 
     async def badge_layouts(self) -> list[BadgeLayout]:

@@ -64,12 +64,12 @@ def install_dir(version: str = PRETIX_VERSION) -> Path:
     return cache_root() / f"pretix-{version}-py{py}"
 
 
-def write_config(path: Path, data_dir: Path, db: Path, port: int) -> None:
+def write_config(path: Path, data_dir: Path, db: Path, port: int, debug: bool = True) -> None:
     """A pretix.cfg for a private instance: SQLite, its own data folder, the URL it is reached at.
 
-    debug is on because pretix serves uploaded files (a badge layout's background PDF) itself only in debug mode;
-    in production a web server in front of it does. Mail goes to port 9 on loopback (discard: nothing listens), so
-    nothing a test triggers can send an e-mail anywhere.
+    debug is on for the tests because pretix serves uploaded files (a badge layout's background PDF) itself only in
+    debug mode; in production a web server in front of it does. Mail goes to port 9 on loopback (discard: nothing
+    listens), so nothing a test triggers can send an e-mail anywhere.
     """
     path.write_text(
         "[pretix]\n"
@@ -80,7 +80,7 @@ def write_config(path: Path, data_dir: Path, db: Path, port: int) -> None:
         "backend=sqlite3\n"
         f"name={db}\n"
         "[django]\n"
-        "debug=on\n"
+        f"debug={'on' if debug else 'off'}\n"
         "[mail]\n"
         "host=127.0.0.1\n"
         "port=9\n",

@@ -32,9 +32,10 @@ def free_loopback_port() -> int:
 class PretixServer:
     """One pretix instance: its data folder, config, database and (while started) its runserver process."""
 
-    def __init__(self, install: PretixInstall, folder: Path, copy_of: Path | None = None) -> None:
+    def __init__(self, install: PretixInstall, folder: Path, copy_of: Path | None = None, debug: bool = True) -> None:
         """A new instance in ``folder``: a fresh migrated database, or a copy of another instance's data folder
-        (its database and uploaded files)."""
+        (its database and uploaded files). ``debug`` off: as pretix runs in production (it then serves no
+        uploaded files itself)."""
         self.install = install
         self.folder = folder
         self.port = free_loopback_port()
@@ -47,7 +48,7 @@ class PretixServer:
             self.data.mkdir(parents=True)
             shutil.copyfile(install.template_db, self.db)
         self.config = folder / "pretix.cfg"
-        write_config(self.config, self.data, self.db, self.port)
+        write_config(self.config, self.data, self.db, self.port, debug)
         self.log = folder / "runserver.log"
         self.data_log = folder / "pretix_data.log"
         self._process: subprocess.Popen[bytes] | None = None

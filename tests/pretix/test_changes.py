@@ -23,8 +23,14 @@ def by_code(records: list[AttendeeRecord]) -> dict[str, AttendeeRecord]:
 
 
 async def test_first_read_maps_every_admitted_ticket(pretix: Pretix, client: PretixClient) -> None:
+    gone = pretix.data("order", "Cancelled Early")
+    pretix.data("cancel", gone["order"])
     changes = ListChanges(client, pretix.entrance)
     first = by_code((await changes.read()).records)
+    assert (first[gone["secret"]].status, first[gone["secret"]].reason) == (
+        "cancelled",
+        "the order is cancelled in pretix",
+    )
     renee = first[pretix.position("Renée Müller")["secret"]]
     assert (renee.name, renee.company, renee.role, renee.status) == ("Renée Müller", "Acme GmbH", "Regular", "valid")
     assert renee.fields == {"ticket_type": "Regular", "product_id": str(pretix.seed["items"]["Regular"])}
