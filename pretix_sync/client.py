@@ -163,38 +163,42 @@ class PretixClient:
             raise PretixConfigError(f"pretix at {self.base}: {what} is larger than {MAX_DOWNLOAD // 2**20} MB")
         if 200 <= status < 300 or status in answers:
             return status, data
+        raise self._failure(status, data, what, location)
+
+    def _failure(self, status: int, data: bytes, what: str, location: str) -> PretixError:
+        """What an answer that is not a success means, and what to check."""
         detail = _detail(data)
         if status in (301, 302, 303, 307, 308):
-            raise PretixConfigError(
+            return PretixConfigError(
                 f"pretix at {self.base} sends {what} elsewhere ({status} to {location}): use pretix's own address in"
                 " --pretix (https?)"
             )
         if status == 401:
-            raise PretixConfigError(
+            return PretixConfigError(
                 f"pretix at {self.base} refused the API token ({detail}): check --token-file; the token may be wrong"
                 " or revoked (pretix: organizer settings, Teams, API tokens)"
             )
         if status == 403:
             # pretix answers 403, not 404, for an organizer or event that does not exist as for one the token's
             # team may not see: it does not tell which, so neither can we.
-            raise PretixConfigError(
+            return PretixConfigError(
                 f"pretix at {self.base} refused {what} ({detail}): check --event {self._ev} (the organizer's and"
                 " the event's short names as pretix shows them) and that the token's team has this event and may read"
                 " its orders"
             )
         if status == 404:
             if not data.lstrip().startswith(b"{"):
-                raise PretixConfigError(
+                return PretixConfigError(
                     f"no pretix API at {self.base} ({what} not found): check --pretix (pretix's address, without"
                     " /api/v1)"
                 )
-            raise PretixConfigError(f"pretix at {self.base} has no {what} ({detail}): check --event and the ids given")
+            return PretixConfigError(f"pretix at {self.base} has no {what} ({detail}): check --event and the ids given")
         if status == 429 or status >= 500:
-            raise _Transient(
+            return _Transient(
                 f"pretix at {self.base} failed on its side (HTTP {status}) on {what}: try again later; pretix's own"
                 " log says why"
             )
-        raise PretixRefused(f"pretix at {self.base} refused {what} (HTTP {status}: {detail})")
+        return PretixRefused(f"pretix at {self.base} refused {what} (HTTP {status}: {detail})")
 
     async def _request(self, method: str, url: str, *, retry: bool = True, **kwargs: Any) -> tuple[int, bytes]:
         """:meth:`_send`, tried again on failures on the way when ``retry`` (safe for reads, and for check-ins,
