@@ -9,6 +9,7 @@ import pytest
 from pretix_sync.api_types import i18n_text
 from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixConfigError
+from pretix_sync.layouts import fetch_layouts
 from tests.pretix.conftest import Pretix
 
 
@@ -179,3 +180,15 @@ async def test_what_a_least_privileged_team_can_do(pretix: Pretix) -> None:
     token = pretix.data("token", "event.orders:read", "event.orders:write", "event.orders:checkin")["token"]
     async with PretixClient(pretix.url, pretix.organizer, pretix.event, token) as client:
         assert (await client.print_log(placed["id"], {"job_id": "x"})).type == "badge"
+
+
+async def test_the_events_layouts_as_rules_with_their_backgrounds(pretix: Pretix, client: PretixClient) -> None:
+    event = await fetch_layouts(client)
+    assert event.default is not None
+    assert event.default.name == "Default"
+    assert event.rules() == {"Speaker": "Speaker"}  # a Regular ticket gets the default, as pretix prints it
+    speaker = next(layout for layout in event.layouts if layout.name == "Speaker")
+    assert speaker.background is not None
+    assert speaker.background.startswith(b"%PDF-")
+    assert speaker.background != event.default.background  # the uploaded one, not pretix's A6 default
+    assert {e["content"] for e in speaker.elements} == {"attendee_name", "attendee_company"}
