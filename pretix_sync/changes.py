@@ -61,9 +61,12 @@ def _stamp(moment: datetime) -> str:
 class ListChanges:
     """Reads one check-in list's changes; the first read is everything (``watermark`` None)."""
 
-    def __init__(self, client: PretixClient, list_id: int, overlap: float = 10.0) -> None:
+    def __init__(
+        self, client: PretixClient, list_id: int, overlap: float = 10.0, questions: dict[str, str] | None = None
+    ) -> None:
         self.client = client
         self.list_id = list_id
+        self.questions = questions or {}  # field -> pretix question identifier, answers copied into fields
         self.overlap = timedelta(seconds=overlap)
         self.watermark: datetime | None = None
         self._read_at: dict[str, datetime] = {}  # order code -> last_modified already read, within the overlap
@@ -102,7 +105,9 @@ class ListChanges:
             newest.append(order)
         allowed = {p.id: p async for p in self.client.checkin_list_positions(self.list_id)}
         unpaid = [o for status in ("c", "e", "n") async for o in self.client.orders(status=status)]
-        records = [admitted(p, products) for p in allowed.values() if self._on_list(p, checkin_list, admission)]
+        records = [
+            admitted(p, products, self.questions) for p in allowed.values() if self._on_list(p, checkin_list, admission)
+        ]
         records += self._records(unpaid, allowed, checkin_list, admission, products, only_refused=True)
         if newest:
             self.watermark = _parse(newest[0].last_modified)
@@ -126,7 +131,7 @@ class ListChanges:
                     continue
                 if position.id in allowed:
                     if not only_refused:
-                        records.append(admitted(allowed[position.id], products))
+                        records.append(admitted(allowed[position.id], products, self.questions))
                 else:
                     records.append(not_admitted(position, order, products))
         return records

@@ -10,6 +10,7 @@ later it waits for pretix and carries on).
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import sys
 import time
@@ -38,6 +39,25 @@ def parse_event(value: str) -> tuple[str, str]:
     return organizer, event
 
 
+#: A field name, as the venue's jobs take them; the fields a record always has cannot be mapped onto.
+FIELD_RE = re.compile(r"[a-z0-9_]{1,40}")
+RECORD_FIELDS = frozenset({"ticket_type", "product_id"})
+
+
+def parse_answers(values: tuple[str, ...]) -> dict[str, str]:
+    """``--answer FIELD=QUESTION`` options: field name -> pretix question identifier."""
+    mapped: dict[str, str] = {}
+    for value in values:
+        field, _, question = value.partition("=")
+        field, question = field.strip(), question.strip()
+        if not FIELD_RE.fullmatch(field) or not question:
+            raise click.BadParameter(f"{value!r}: give FIELD=QUESTION, FIELD of a-z 0-9 _ (e.g. pronouns=PRONOUNS)")
+        if field in RECORD_FIELDS:
+            raise click.BadParameter(f"{value!r}: {field} is the product's, not an answer's")
+        mapped[field] = question
+    return mapped
+
+
 def _summary(batch: Batch, first: bool) -> str:
     what = "first read" if first else "changes"
     return (
@@ -46,10 +66,7 @@ def _summary(batch: Batch, first: bool) -> str:
     )
 
 
-async def _run(
-    client: PretixClient, list_id: int, follow: bool, interval: float, out: TextIO, stop: asyncio.Event
-) -> None:
-    changes = ListChanges(client, list_id)
+async def _run(changes: ListChanges, follow: bool, interval: float, out: TextIO, stop: asyncio.Event) -> None:
     first = True
     waiting_since: float | None = None
     while True:
@@ -92,6 +109,13 @@ async def _run(
 @click.option(
     "--checkin-list", "list_id", type=int, required=True, help="The check-in list's id (pretix decides who it admits)."
 )
+@click.option(
+    "--answer",
+    "answers",
+    multiple=True,
+    metavar="FIELD=QUESTION",
+    help="Copy the answer to a pretix question (by its identifier) into a field; repeatable.",
+)
 @click.option("--follow", is_flag=True, help="Keep reading changes until stopped (SIGTERM or Ctrl-C).")
 @click.option(
     "--interval",
@@ -107,12 +131,25 @@ async def _run(
     default="-",
     help="Where the JSON lines go (default: standard output).",
 )
-def sync(url: str, event: str, token_file: Path, list_id: int, follow: bool, interval: float, output: TextIO) -> None:
+def sync(
+    url: str,
+    event: str,
+    token_file: Path,
+    list_id: int,
+    answers: tuple[str, ...],
+    follow: bool,
+    interval: float,
+    output: TextIO,
+) -> None:
     """Read the attendees a pretix check-in list admits, then (--follow) what changes, as JSON lines."""
     try:
         organizer, slug = parse_event(event)
     except click.BadParameter as exc:
         _fail(f"--event {event!r}: {exc.message}", EXIT_CONFIG)
+    try:
+        questions = parse_answers(answers)
+    except click.BadParameter as exc:
+        _fail(f"--answer {exc.message}", EXIT_CONFIG)
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -120,7 +157,7 @@ def sync(url: str, event: str, token_file: Path, list_id: int, follow: bool, int
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         async with PretixClient(url, organizer, slug, read_token(token_file)) as client:
-            await _run(client, list_id, follow, interval, output, stop)
+            await _run(ListChanges(client, list_id, questions=questions), follow, interval, output, stop)
 
     try:
         asyncio.run(main())

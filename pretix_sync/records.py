@@ -69,13 +69,20 @@ def job_id_for(order_code: str, position_id: int) -> str:
     return f"{order_code}-{position_id}"
 
 
-def admitted(position: Position, products: dict[int, str]) -> AttendeeRecord:
+def answer_fields(position: Position, questions: dict[str, str]) -> dict[str, str]:
+    """The answers the venue maps into fields: ``questions`` is field -> the question's identifier in pretix."""
+    answers = {a.question_identifier: a.answer for a in position.answers if a.question_identifier}
+    return {f: _text(answers[q]) for f, q in questions.items() if _text(answers.get(q))}
+
+
+def admitted(position: Position, products: dict[int, str], questions: dict[str, str] | None = None) -> AttendeeRecord:
     """A position pretix's check-in list admits (its answer, with pretix's name fallback already applied, and its
-    ``require_attention``, which covers the order's, the product's and the variation's flag)."""
+    ``require_attention``, which covers the order's, the product's and the variation's flag). ``questions``: the
+    answers to put into fields (field -> question identifier)."""
     product = _text(products.get(position.item, ""))
     name = _text(position.attendee_name)
     attention = position.require_attention or not name
-    fields = {"ticket_type": product, "product_id": str(position.item)}
+    fields = {**answer_fields(position, questions or {}), "ticket_type": product, "product_id": str(position.item)}
     return AttendeeRecord(
         code=position.secret,
         job_id=job_id_for(position.order, position.id),

@@ -126,10 +126,15 @@ def seed() -> dict[str, Any]:
     team = Team.objects.create(organizer=organizer, name="Badge printing", all_events=True, all_event_permissions=True)
     token = team.tokens.create(name="badge-agent tests")
 
+    pronouns = event.questions.create(question="Pronouns", identifier="PRONOUNS", type="S", required=False)
+    pronouns.items.add(regular, speaker)
+
     items = {"Regular": regular, "Speaker": speaker}
     positions = []
     for name, product, company, invoice_name in ATTENDEES:
         order = _order(event, items[product], name, company, invoice_name)
+        if name == "Renée Müller":
+            order.positions.get().answers.create(question=pronouns, answer="she/her")
         positions.append(
             {**_position_json(order), "product": product, "company": company, "invoice_name": invoice_name}
         )

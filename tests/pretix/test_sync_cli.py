@@ -58,6 +58,24 @@ def test_one_read_writes_every_ticket_as_a_json_line(pretix: Pretix, token_file:
     assert got[pretix.position(index=5)["secret"]]["needs_attention"] is True
     assert "pretix first read:" in result.stderr
     assert pretix.token not in result.output
+    assert "pronouns" not in got[pretix.position("Renée Müller")["secret"]]["fields"]  # only when mapped
+
+
+def test_answers_to_questions_go_into_fields(pretix: Pretix, token_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "attendees.jsonl"
+    result = CliRunner().invoke(sync, args(pretix, token_file, out, "--answer", "pronouns=PRONOUNS"))
+    assert result.exit_code == 0, result.output
+    got = {r["attendee_id"]: r for r in rows(out)}
+    assert got[pretix.position("Renée Müller")["secret"]]["fields"] == {
+        "pronouns": "she/her",
+        "ticket_type": "Regular",
+        "product_id": str(pretix.seed["items"]["Regular"]),
+    }
+    assert "pronouns" not in got[pretix.position("Ahmed Al-Sayed")["secret"]]["fields"]  # no answer, no field
+
+    for bad in ("Pronouns=PRONOUNS", "pronouns=", "ticket_type=PRONOUNS"):
+        result = CliRunner().invoke(sync, args(pretix, token_file, out, "--answer", bad))
+        assert (result.exit_code, "--answer" in result.stderr) == (78, True), bad
 
 
 def test_settings_to_fix_exit_78_and_pretix_away_exits_69(pretix: Pretix, token_file: Path, tmp_path: Path) -> None:
