@@ -126,7 +126,7 @@ def test_follow_keeps_reading_through_an_outage(lone_pretix: Pretix, tmp_path: P
     token_file.chmod(0o600)
     out = tmp_path / "follow.jsonl"
     log = tmp_path / "follow.log"
-    argv = [sys.executable, "-c", "from pretix_sync.cli import sync; sync()"]
+    argv = [sys.executable, "-m", "pretix_sync"]
     argv += args(pretix, token_file, out, "--follow", "--interval", "0.5")
     with log.open("w") as err:
         process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
