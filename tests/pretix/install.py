@@ -1,7 +1,8 @@
 """A real pretix for the tests: installed from the package index into its own virtualenv, with a migrated database.
 
 Both are built once and cached under ``~/.cache/badge-agent/pretix-<version>-py<X.Y>/`` (``$XDG_CACHE_HOME`` is
-honoured): the virtualenv (about 600 MB, 1-2 minutes to install) and ``template.sqlite3``, the database after
+honoured; pretix's dependencies are pinned in constraints.txt beside this file, and a change there rebuilds it):
+the virtualenv (about 600 MB, 1-2 minutes to install) and ``template.sqlite3``, the database after
 ``migrate`` (about a minute of CPU). Each test session copies the template, so no test sees another's data. A file
 lock makes concurrent sessions wait for one build instead of racing; a build goes to a temporary folder that is
 renamed into place only when complete, so an interrupted build is never mistaken for a cache.
@@ -13,6 +14,7 @@ each step took.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -25,6 +27,15 @@ from pathlib import Path
 
 #: The pretix release the tests run against. Changing it builds a new cache next to the old one.
 PRETIX_VERSION = "2026.8.0"
+
+#: pretix's own dependencies at the versions the tests passed with; a change rebuilds the cache.
+CONSTRAINTS = Path(__file__).with_name("constraints.txt")
+
+
+def build_key() -> str:
+    """What a cache was built from: the pretix version and the pinned dependencies."""
+    pins = CONSTRAINTS.read_bytes() if CONSTRAINTS.is_file() else b""
+    return f"{PRETIX_VERSION} {hashlib.sha256(pins).hexdigest()[:16]}"
 
 
 def cache_root() -> Path:
@@ -48,7 +59,10 @@ class PretixInstall:
 
     def usable(self) -> bool:
         """The cache is whole and its interpreter still runs (a removed base Python breaks a virtualenv)."""
-        if not (self.root / "READY").is_file() or not self.template_db.is_file():
+        ready = self.root / "READY"
+        if not ready.is_file() or ready.read_text(encoding="utf-8").strip() != build_key():
+            return False
+        if not self.template_db.is_file():
             return False
         probe = subprocess.run(
             [str(self.python), "-c", "import pretix; print(pretix.__version__)"],
@@ -131,7 +145,8 @@ def build(target: Path, report: bool = False) -> dict[str, float]:
     venv = work / "venv"
     times["virtualenv"] = _run("venv", [sys.executable, "-m", "venv", str(venv)], log)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    times["pip install pretix"] = _run("pip install", [*pip, f"pretix=={PRETIX_VERSION}"], log)
+    constraints = ["-c", str(CONSTRAINTS)] if CONSTRAINTS.is_file() else []
+    times["pip install pretix"] = _run("pip install", [*pip, *constraints, f"pretix=={PRETIX_VERSION}"], log)
     data = work / "migrate-data"
     data.mkdir()
     config = work / "pretix.cfg"
@@ -140,7 +155,7 @@ def build(target: Path, report: bool = False) -> dict[str, float]:
     times["migrate"] = _run("migrate", migrate, log, env=pretix_env(config))
     shutil.rmtree(data)
     config.unlink()
-    (work / "READY").write_text(PRETIX_VERSION + "\n", encoding="utf-8")
+    (work / "READY").write_text(build_key() + "\n", encoding="utf-8")
     # A virtualenv records its own path in its scripts; `python -m` is all we use, which does not read them, and
     # bin/python is a symlink to the base interpreter, so renaming the folder leaves it working.
     shutil.rmtree(target, ignore_errors=True)
