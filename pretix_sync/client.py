@@ -38,6 +38,10 @@ PAGE_SIZE = 50
 MAX_DOWNLOAD = 20 * 1024 * 1024
 
 
+#: A ticket cancelled on its own is still found (a badge printed before its cancellation is still logged on it).
+_WITH_CANCELLED = {"include_canceled_positions": "true"}
+
+
 class _Transient(PretixUnavailable):
     """A failure worth trying again (no answer, 5xx, 429); the last one is raised as it is."""
 
@@ -309,10 +313,19 @@ class PretixClient:
 
     # -- writes ------------------------------------------------------------------------------------------------------
 
-    async def redeem(self, secret: str, list_ids: list[int], nonce: str) -> RedeemResult:
+    async def redeem(self, secret: str, list_ids: list[int], nonce: str, when: str | None = None) -> RedeemResult:
         """Check a ticket in on the given lists (entry). The same ``nonce`` again makes no second check-in: pretix
-        answers ok and records nothing new, so a check-in whose answer was lost can be sent again safely."""
-        body = {"secret": secret, "lists": list_ids, "type": "entry", "nonce": nonce, "source_type": "barcode"}
+        answers ok and records nothing new, so a check-in whose answer was lost can be sent again safely.
+        ``when`` (ISO 8601): the check-in's time, if not now (a check-in sent after an outage)."""
+        body: dict[str, Any] = {
+            "secret": secret,
+            "lists": list_ids,
+            "type": "entry",
+            "nonce": nonce,
+            "source_type": "barcode",
+        }
+        if when is not None:
+            body["datetime"] = when
         what = f"a check-in on list(s) {', '.join(map(str, list_ids))}"
         status, data = await self._request(
             "POST",
@@ -326,22 +339,30 @@ class PretixClient:
             raise PretixConfigError(f"pretix at {self.base} refused {what} ({_detail(data)}): check --checkin-list")
         return self._decode(data, RedeemResult, what)
 
-    async def print_log(self, position_id: int, info: dict[str, Any], source: str = "badge-agent") -> PrintLog:
-        """Record a printed badge on the position. Not tried again on its own: pretix has no nonce for print
-        logs, so a second post would be a second entry (look at the position's ``print_logs`` first)."""
+    async def print_log(
+        self, position_id: int, info: dict[str, Any], source: str = "badge-agent", when: str | None = None
+    ) -> PrintLog:
+        """Record a printed badge on the position (``when``: the print's time, if not now). Not tried again on its
+        own: pretix has no nonce for print logs, so a second post would be a second entry (look at the position's
+        ``print_logs`` first)."""
         what = f"a print log on position {position_id}"
+        body: dict[str, Any] = {"source": source, "type": "badge", "info": info}
+        if when is not None:
+            body["datetime"] = when
         _, data = await self._request(
             "POST",
             f"{self.base}{self.event_path}/orderpositions/{position_id}/printlog/",
             retry=False,
             what=what,
-            body={"source": source, "type": "badge", "info": info},
+            body=body,
+            params=_WITH_CANCELLED,
         )
         return self._decode(data, PrintLog, what)
 
     async def position(self, position_id: int) -> Position:
+        """One ticket, cancelled or not."""
         path = f"{self.event_path}/orderpositions/{position_id}/"
-        return await self._get(path, Position, f"position {position_id} of event {self._ev}")
+        return await self._get(path, Position, f"position {position_id} of event {self._ev}", _WITH_CANCELLED)
 
     @property
     def _ev(self) -> str:
