@@ -369,6 +369,8 @@ def journal_problems(journal: Path | None) -> list[str]:
     if journal is None:
         return []
     folder = journal.parent
+    if folder.exists() and not folder.is_dir():
+        return [f"journal: {folder} is not a directory"]
     if not folder.is_dir():
         return [
             f"journal: directory {folder} does not exist (badge-agent setup creates it; or: "
@@ -377,7 +379,7 @@ def journal_problems(journal: Path | None) -> list[str]:
     if journal.exists() and not journal.is_file() and not journal.is_char_device():
         return [f"journal: {journal} is not a file"]
     if not os.access(folder, os.W_OK | os.X_OK) or (journal.exists() and not os.access(journal, os.W_OK)):
-        return [f"journal: {journal if journal.exists() else folder} is not writable by this user"]
+        return [f"journal: {journal if journal.exists() else folder} cannot be written (read-only disk, owner or mode)"]
     return []
 
 
