@@ -136,7 +136,7 @@ class Prepared:
         drawn = Drawn(canvas.convert("1", dither=Image.Dither.NONE), tuple(sorted(empty)))
         if drawn.empty_fields:
             log.warning(
-                "badge drawn without empty fields",
+                "badge drawn with fields its layout names left empty",
                 extra={"job_id": badge.job_id, "layout": self.layout.source, "empty": ",".join(drawn.empty_fields)},
             )
         return drawn
@@ -222,3 +222,22 @@ def _aligned(e: TextElement, block: Block, box: _Box) -> tuple[int, int]:
 def draw_layout(layout: Layout, badge: Badge, label: LabelConfig, library: FontLibrary | None = None) -> Drawn:
     """Prepare and draw in one go (previews, tests); agents keep a :class:`Prepared` per layout and label."""
     return Prepared(layout, label).draw(badge, library)
+
+
+class LayoutDraw:
+    """A driver's ``draw`` for one layout: prepared once per label it is asked for, then drawn per badge."""
+
+    def __init__(self, layout: Layout, library: FontLibrary | None = None) -> None:
+        self.layout = layout
+        self.library = library
+        self._prepared: dict[tuple[float, float, int], Prepared] = {}
+
+    def prepared(self, label: LabelConfig) -> Prepared:
+        key = (label.width_mm, label.height_mm, label.dpi)
+        found = self._prepared.get(key)
+        if found is None:
+            found = self._prepared[key] = Prepared(self.layout, label)
+        return found
+
+    def __call__(self, badge: Badge, label: LabelConfig) -> Image.Image:
+        return self.prepared(label).draw(badge, self.library).image

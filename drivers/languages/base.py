@@ -13,7 +13,7 @@ import time
 
 from drivers.base import Badge, DeviceState, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
 from drivers.config import LabelConfig
-from drivers.languages.rendering import render_for
+from drivers.languages.rendering import Draw, render_for
 from drivers.transports.base import Transport
 
 NO_ANSWER = "no status reply (printer busy, faulted or switched off?)"
@@ -167,6 +167,8 @@ class LanguageDriver(Driver):
         """Ask for and parse the status; ``None`` when the printer stayed silent. The lock is held."""
 
     def render(self, badge: Badge) -> bytes:
-        return render_for(self.language, badge, self.label, self.template_text)
+        return render_for(self.language, badge, self.label, self.template_text, draw=self.draw)
 
     template_text: str | None = None
+    #: How badges are drawn when the venue has a badge layout (the agent sets it, layouts/); None: built-in design.
+    draw: Draw | None = None

@@ -47,38 +47,53 @@ def write_layout(tmp_path: Path):  # type: ignore[no-untyped-def]
     return _write
 
 
-def band_layout(**extra: object) -> dict[str, object]:
-    """4x6 in: logo, name, pronouns, a black band with the ticket type in white for speakers, a QR of a field."""
-    return {
-        "size": {"width_mm": 101.6, "height_mm": 152.4},
+def band_layout(
+    width_mm: float = 101.6, height_mm: float = 152.4, inset_mm: float = 0.0, **extra: object
+) -> dict[str, object]:
+    """Logo, name, pronouns, a black band with the ticket type in white for speakers and staff, a QR of ``seat``.
+
+    Drawn for 4x6 in and scaled to other stock (``BAND`` is where the band lies, in fractions of the label); the
+    band stops ``inset_mm`` short of each side (a Brother QL prints 58.9 mm of its 62 mm tape).
+    """
+    sx, sy = width_mm / 101.6, height_mm / 152.4
+    s = min(sx, sy)
+
+    def at(x: float, y: float, w: float, h: float) -> dict[str, float]:
+        return {"x": round(x * sx, 2), "y": round(y * sy, 2), "w": round(w * sx, 2), "h": round(h * sy, 2)}
+
+    speakers = {"ticket_type": ["Speaker", "Staff"]}
+    data: dict[str, object] = {
+        "size": {"width_mm": width_mm, "height_mm": height_mm},
         "elements": [
-            {"type": "image", "src": "logo.png", "x": 30, "y": 4, "w": 41.6, "h": 20},
+            {"type": "image", "src": "logo.png", **at(30, 4, 41.6, 20)},
             {
                 "type": "text",
                 "text": "{name}",
-                "x": 5,
-                "y": 28,
-                "w": 91.6,
-                "h": 36,
-                "font_size": 48,
+                **at(5, 28, 91.6, 36),
+                "font_size": round(48 * s),
                 "bold": True,
                 "max_lines": 2,
             },
-            {"type": "text", "text": "{pronouns}", "x": 5, "y": 66, "w": 91.6, "h": 8, "font_size": 14},
-            {"type": "box", "x": 0, "y": 78, "w": 101.6, "h": 20, "when": {"ticket_type": ["Speaker", "Staff"]}},
+            {"type": "text", "text": "{pronouns}", **at(5, 66, 91.6, 8), "font_size": round(14 * s)},
+            {"type": "box", **at(0, 78, 101.6, 20), "when": speakers},
             {
                 "type": "text",
                 "text": "{ticket_type}",
-                "x": 5,
-                "y": 80,
-                "w": 91.6,
-                "h": 16,
-                "font_size": 40,
+                **at(5, 80, 91.6, 16),
+                "font_size": round(40 * s),
                 "bold": True,
                 "color": "white",
-                "when": {"ticket_type": ["Speaker", "Staff"]},
+                "when": speakers,
             },
-            {"type": "qr", "data": "{seat}", "x": 30, "y": 104, "w": 41.6, "h": 41.6},
+            {"type": "qr", "data": "{seat}", **at(30, 104, 41.6, 41.6)},
         ],
         **extra,
     }
+    if inset_mm:
+        band = data["elements"][3]  # type: ignore[index]
+        band["x"], band["w"] = inset_mm, round(width_mm - 2 * inset_mm, 2)
+    return data
+
+
+#: Where ``band_layout`` puts the band, as fractions of the label: (left, top, right, bottom).
+BAND = (0.0, 78 / 152.4, 1.0, 98 / 152.4)
