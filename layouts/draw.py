@@ -168,7 +168,19 @@ class Prepared:
             if block is None:
                 return
             content = Image.new("L", (box.w, box.h), 0)
-            content.paste(block.mask, _aligned(e, block, box))
+            # The pill's padding grows with the text: 0.45 em each side, 0.25 em above and below.
+            pad = (round(0.45 * block.size), round(0.25 * block.size)) if e.pill is not None else (0, 0)
+            x, y = _aligned(e, block.width + 2 * pad[0], block.height + 2 * pad[1], box)
+            if e.pill is not None:
+                pill = Image.new("L", (box.w, box.h), 0)
+                right, bottom = (
+                    min(box.w, x + block.width + 2 * pad[0]) - 1,
+                    min(box.h, y + block.height + 2 * pad[1]) - 1,
+                )
+                ImageDraw.Draw(pill).rounded_rectangle((x, y, right, bottom), radius=(bottom - y + 1) // 2, fill=255)
+                canvas.paste(_ink_colour(e.pill), (box.x, box.y), _turn(pill, box.rotate))
+                x, y = x + pad[0], y + pad[1]
+            content.paste(block.mask, (x, y))
             canvas.paste(_ink_colour(e.color), (box.x, box.y), _turn(content, box.rotate))
             return
         min_module = max(2, round(0.375 * self.dpmm)) if isinstance(e, QrElement) else max(1, round(0.25 * self.dpmm))
@@ -191,17 +203,24 @@ class Prepared:
     ) -> Block | None:
         field = placed.template.fields[0] if placed.template and placed.template.fields else "text"
         paragraph = runs.itemize(field, text, library, e.bold)  # RenderError names the field and code points
-        largest = max(1, round(e.font_size / _POINTS_PER_INCH * self.label.dpi))
+        largest = self._px(e.font_size)
         if e.fit:
             low = e.min_font_size if e.min_font_size else e.font_size * 0.4
-            smallest = min(largest, max(1, round(low / _POINTS_PER_INCH * self.label.dpi)))
-            sizes = Sizes(largest, max(smallest, round(largest * 0.6)), smallest)
+            smallest = min(largest, self._px(low))
+            wrap_below = self._px(e.wrap_below) if e.wrap_below else round(largest * 0.6)
+            sizes = Sizes(largest, max(smallest, wrap_below), smallest)
         else:
             sizes = Sizes(largest, largest, largest)
-        block = fit(paragraph, box.w, box.h, sizes, library, e.bold, e.max_lines == 2)
+        w, h = box.w, box.h
+        if e.pill is not None:  # room for the pill's padding
+            w, h = w - round(0.9 * largest), round(h / 1.5)
+        block = fit(paragraph, w, h, sizes, library, e.bold, e.max_lines == 2)
         if block is None and placed.holds_name:
             raise RenderError(f"{where}: name {text!r} cannot be fitted in {e.w:g} x {e.h:g} mm")
         return block
+
+    def _px(self, points: float) -> int:
+        return max(1, round(points / _POINTS_PER_INCH * self.label.dpi))
 
 
 def _ink_colour(colour: str) -> int:
@@ -212,8 +231,8 @@ def _turn(mask: Image.Image, rotate: int) -> Image.Image:
     return mask.transpose(_TURN[rotate]) if rotate else mask
 
 
-def _aligned(e: TextElement, block: Block, box: _Box) -> tuple[int, int]:
-    free_x, free_y = box.w - block.width, box.h - block.height
+def _aligned(e: TextElement, width: int, height: int, box: _Box) -> tuple[int, int]:
+    free_x, free_y = max(0, box.w - width), max(0, box.h - height)
     x = {"left": 0, "center": free_x // 2, "right": free_x}[e.align]
     y = {"top": 0, "middle": free_y // 2, "bottom": free_y}[e.valign]
     return x, y

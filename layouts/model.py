@@ -48,6 +48,8 @@ class TextElement(_Element, kw_only=True):
     #: The largest size (points); fit shrinks from here down to ``min_font_size``.
     font_size: Annotated[float, Meta(gt=0, le=400)] = 12.0
     min_font_size: Annotated[float, Meta(gt=0, le=400)] | None = None
+    #: With ``max_lines: 2``, the size below which two lines are tried (default: 60% of ``font_size``).
+    wrap_below: Annotated[float, Meta(gt=0, le=400)] | None = None
     bold: bool = False
     align: Literal["left", "center", "right"] = "center"
     valign: Literal["top", "middle", "bottom"] = "middle"
@@ -55,6 +57,8 @@ class TextElement(_Element, kw_only=True):
     #: Shrink, then wrap (up to ``max_lines``), then cut with an ellipsis; false: ``font_size`` or an ellipsis.
     fit: bool = True
     color: Colour = "black"
+    #: A pill behind the text, as wide as the text (a role or ticket type): ``black`` with ``color: white``.
+    pill: Colour | None = None
 
 
 class BoxElement(_Element, kw_only=True):
