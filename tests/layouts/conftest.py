@@ -29,7 +29,7 @@ def write_logo(path: Path, size: tuple[int, int] = (200, 100)) -> Path:
 
 def write_pdf(path: Path, size_mm: tuple[float, float]) -> Path:
     """A one-page PDF of ``size_mm`` whose left half is black (Pillow writes the PDF)."""
-    dpi = 72
+    dpi = 254  # ten pixels a mm: the page is the size asked for
     w, h = round(size_mm[0] / 25.4 * dpi), round(size_mm[1] / 25.4 * dpi)
     page = Image.new("L", (w, h), 255)
     ImageDraw.Draw(page).rectangle((0, 0, w // 2 - 1, h - 1), fill=0)
