@@ -33,6 +33,7 @@ from layouts.model import (
     Placed,
     QrElement,
     TextElement,
+    job_values,
 )
 
 log = logging.getLogger("layouts")
@@ -62,18 +63,6 @@ class _Box:
     w: int  # in the element's own (unrotated) frame
     h: int
     rotate: int
-
-
-def job_values(badge: Badge) -> dict[str, str]:
-    """What templates and ``when`` see: the job's built-in fields and its own ``fields``."""
-    built_in = {
-        "name": badge.name,
-        "company": badge.company,
-        "role": badge.role,
-        "attendee_id": badge.attendee_id,
-        "job_id": badge.job_id,
-    }
-    return {**badge.fields, **built_in}
 
 
 class Prepared:

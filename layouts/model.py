@@ -14,6 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from agent.validate import Invalid, parse
+from drivers.base import Badge
 from layouts.errors import LayoutError
 from layouts.template import Template, parse_template
 
@@ -120,6 +121,8 @@ class Layout:
     background: str | None = None
     background_mode: Literal["threshold", "dither"] = "threshold"
     assets: Mapping[str, bytes] = field(default_factory=dict)
+    #: The document as written (our format; a pretix layout after mapping): what is stored in the venue's Redis.
+    document: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def stock(self) -> str:
@@ -169,7 +172,8 @@ def parse_layout(data: object, source: str, assets: Mapping[str, bytes] | None =
         problems.append(f"{source}: no text element shows {{{NAME_FIELD}}}: every badge must carry the name")
     if problems:
         raise LayoutError(problems)
-    return Layout(source, top.size, tuple(placed), top.background, top.background_mode, dict(assets or {}))
+    document = dict(data) if isinstance(data, Mapping) else {}
+    return Layout(source, top.size, tuple(placed), top.background, top.background_mode, dict(assets or {}), document)
 
 
 def _element(index: int, raw: object, size: Size, where: str, problems: list[str]) -> Placed | None:
@@ -208,3 +212,15 @@ def _element(index: int, raw: object, size: Size, where: str, problems: list[str
         for k, v in (element.when or {}).items()
     }
     return Placed(index, element, template, when)
+
+
+def job_values(badge: Badge) -> dict[str, str]:
+    """What templates and ``when`` see: the job's built-in fields and its own ``fields``."""
+    built_in = {
+        "name": badge.name,
+        "company": badge.company,
+        "role": badge.role,
+        "attendee_id": badge.attendee_id,
+        "job_id": badge.job_id,
+    }
+    return {**badge.fields, **built_in}
