@@ -138,3 +138,18 @@ def test_preview_draws_the_exact_bitmap_for_a_job_and_for_every_row(
     )  # fmt: skip
     assert stored.returncode == 0, stored.stderr
     assert Image.open(tmp_path / "stored.png").tobytes() == image.tobytes()
+
+
+def test_enqueue_carries_fields_and_layout_from_flags(redis_server: RedisServer, venue: str) -> None:
+    done = cli(
+        redis_server, venue, "enqueue", "--attendee-id", "F-1", "--name", "Renée", "--field", "ticket_type=Speaker",
+        "--field", "pronouns=she/her", "--layout", "speaker",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with SyncRedis.from_url(redis_server.url) as redis:
+        payload = json.loads(redis.hget(Keys(venue).job("F-1"), "payload") or b"{}")
+    assert payload["fields"] == {"ticket_type": "Speaker", "pronouns": "she/her"} and payload["layout"] == "speaker"
+    bad = cli(redis_server, venue, "enqueue", "--attendee-id", "F-2", "--name", "Ana", "--field", "Seat No=4")
+    assert bad.returncode == 1 and "'Seat No' is not a field name" in bad.stdout
+    malformed = cli(redis_server, venue, "enqueue", "--attendee-id", "F-3", "--name", "Ana", "--field", "seat")
+    assert malformed.returncode == 2 and "--field 'seat': expected KEY=VALUE" in malformed.stderr
