@@ -199,6 +199,7 @@ async def _with_store(target: Target, action: Any) -> Any:
 @click.option("--label", help="WIDTHxHEIGHT in mm (default: the layout's size).")
 @click.option("--dpi", type=click.IntRange(100, 600), default=300, show_default=True)
 @click.option("--from", "source", type=click.Choice(["ours", "pretix"]), default="ours", show_default=True)
+@click.option("--sheet", type=click.Path(dir_okay=False, path_type=Path), help="Also one contact sheet of them all.")
 @click.option("-c", "--config", "config_path", help="For a stored layout NAME: an agent's config.")
 @click.option("--redis", "redis_url", envvar="BADGE_REDIS_URL", help="For a stored layout NAME: Redis URL.")
 @click.option("--venue", envvar="BADGE_VENUE", help="For a stored layout NAME: the venue.")
@@ -213,6 +214,7 @@ def preview(
     label: str | None,
     dpi: int,
     source: str,
+    sheet: Path | None,
     config_path: str | None,
     redis_url: str | None,
     venue: str | None,
@@ -235,6 +237,7 @@ def preview(
     draw = LayoutDraw(chosen)
     rows = _job_rows(job_json, file, maps, preset, encoding)
     problems = drawn = 0
+    thumbnails: list[tuple[str, Any]] = []
     for number, row, error in rows:
         where = f"row {number}" if file is not None else "job"
         if row is None:
@@ -254,9 +257,16 @@ def preview(
             continue
         target = out if file is None else out.with_name(f"{out.stem}-{number}{out.suffix or '.png'}")
         result.image.save(target, dpi=(dpi, dpi))
+        if sheet is not None:
+            thumbnails.append((f"{where}: {badge.name}", result.image))
         drawn += 1
         empty = f" (empty: {', '.join(result.empty_fields)})" if result.empty_fields else ""
         click.echo(f"{where}: {target}{empty}")
+    if sheet is not None:
+        from layouts.sheet import contact_sheet
+
+        contact_sheet(thumbnails).save(sheet)
+        click.echo(f"contact sheet: {sheet}")
     click.echo(f"drew {drawn}, could not draw {problems}")
     if problems:
         sys.exit(1)
