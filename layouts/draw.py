@@ -11,6 +11,7 @@ down (the back half of a folded butterfly badge).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -39,6 +40,8 @@ from layouts.model import (
 log = logging.getLogger("layouts")
 
 _MM_PER_INCH = 25.4
+#: Fitted texts kept per prepared layout (a few hundred kilobytes of masks at most).
+BLOCKS_KEPT = 256
 _POINTS_PER_INCH = 72.0
 #: Clockwise turns as Pillow's (counter-clockwise) transposes.
 _TURN = {
@@ -76,6 +79,10 @@ class Prepared:
         self.boxes = {p.index: self._box(p) for p in layout.elements}
         self.base = self._background()
         self.images: dict[int, Image.Image] = {}
+        # Fitted text by (element, text, fonts): a band's "Speaker", a company or a pronoun recurs badge after badge,
+        # and fitting is most of a badge's drawing. Bounded; a lock, as draw-ahead may draw beside the pull loop.
+        self._blocks: dict[tuple[int, str, int], Block | None] = {}
+        self._blocks_lock = threading.Lock()
         for placed in layout.elements:
             if isinstance(placed.element, ImageElement):
                 self.images[placed.index] = self._image(placed.element, self.boxes[placed.index])
@@ -188,6 +195,20 @@ class Prepared:
         canvas.paste(0, (box.x, box.y), _turn(content, box.rotate))
 
     def _text(
+        self, e: TextElement, placed: Placed, text: str, box: _Box, library: FontLibrary, where: str
+    ) -> Block | None:
+        key = (placed.index, text, id(library))
+        with self._blocks_lock:
+            if key in self._blocks:
+                return self._blocks[key]
+        block = self._fit_text(e, placed, text, box, library, where)
+        with self._blocks_lock:
+            if len(self._blocks) >= BLOCKS_KEPT:
+                self._blocks.pop(next(iter(self._blocks)))
+            self._blocks[key] = block
+        return block
+
+    def _fit_text(
         self, e: TextElement, placed: Placed, text: str, box: _Box, library: FontLibrary, where: str
     ) -> Block | None:
         field = placed.template.fields[0] if placed.template and placed.template.fields else "text"
