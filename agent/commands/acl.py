@@ -40,8 +40,9 @@ READS = (
     "hget", "hgetall", "hkeys", "get", "exists", "llen", "lrange", "lindex",
     "zrange", "zscore", "xrange", "xrevrange", "xread",
 )  # fmt: skip
-#: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events.
-AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec")
+#: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events; and
+#: following the venue's badge layouts (layouts/book.py): a variant read with HMGET, the announcement subscribed to.
+AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "hmget", "subscribe", "unsubscribe")
 
 
 def script_commands(*names: str) -> set[str]:
