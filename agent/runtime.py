@@ -32,6 +32,7 @@ from agent.pull import PullLoop
 from agent.state import AgentState, Snapshot
 from agent.venue_fault import VenueFaultBackoff
 from drivers.base import Badge, DeviceStatus, Driver, Outcome, RenderError
+from drivers.config import LabelConfig
 from layouts.book import LayoutBook
 from layouts.store import LayoutStore
 
@@ -76,7 +77,11 @@ class Agent:
         # Badge layouts (layouts/): only for printers the agent draws badges for (not the simulated one).
         self.layouts: LayoutBook | None = None
         if not driver.render_is_cheap:
-            self.layouts = LayoutBook(LayoutStore(self.redis, config.venue), config.printer.driver.label)
+            # The stock the driver draws for (its config's label; a driver built in code may carry its own).
+            label = getattr(driver, "label", None)
+            if not isinstance(label, LabelConfig):
+                label = config.printer.driver.label
+            self.layouts = LayoutBook(LayoutStore(self.redis, config.venue), label)
         self.pull = PullLoop(self)
 
     def layouts_generation(self) -> int:

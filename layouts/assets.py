@@ -18,7 +18,8 @@ from PIL import Image, ImageOps
 
 MAX_IMAGE_BYTES = 2 * 1024 * 1024
 MAX_BACKGROUND_BYTES = 8 * 1024 * 1024
-MAX_PIXELS = 6000 * 6000
+#: A 4x6 in label is 2400 x 3600 dots at 600 dpi: more pixels only cost the agent memory while it rasterises.
+MAX_PIXELS = 3000 * 3000
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 _PDF = b"%PDF-"
@@ -37,7 +38,7 @@ def kind_of(data: bytes) -> Kind | None:
     if data.lstrip()[:5] == _PDF:
         return "pdf"
     head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    if head.startswith((b"<svg", b"<?xml")) and b"<svg" in data[:65536].lower():
+    if head.startswith((b"<svg", b"<?xml", b"<!--", b"<!doctype")) and b"<svg" in data[:65536].lower():
         return "svg"
     return None
 
@@ -120,9 +121,9 @@ def raster(data: bytes, width: int, height: int) -> Image.Image:
     if kind == "pdf":
         return pdf_to_image(data, width, height)
     with Image.open(io.BytesIO(data)) as opened:
-        image = opened.convert("RGBA")
-    white = Image.new("RGBA", image.size, (255, 255, 255, 255))
-    flat = Image.alpha_composite(white, image).convert("L")
+        image = opened.convert("LA")  # grey and alpha: half the memory of RGBA, all a 1-bit print needs
+    flat = Image.new("L", image.size, 255)
+    flat.paste(image.getchannel("L"), (0, 0), image.getchannel("A"))
     scale = min(width / flat.width, height / flat.height)
     size = (max(1, round(flat.width * scale)), max(1, round(flat.height * scale)))
     return flat.resize(size, Image.Resampling.LANCZOS)
