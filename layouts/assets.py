@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 from PIL import Image, ImageOps
@@ -111,6 +112,31 @@ def pdf_to_image(data: bytes, width: int, height: int) -> Image.Image:
     if image.size != (width, height):
         image = image.resize((width, height), Image.Resampling.LANCZOS)
     return image
+
+
+#: The resolutions badge printers have: a stored layout carries its SVGs and PDF drawn for each (``prerendered``),
+#: so agents decode a PNG and never load resvg or PDFium (about 13 MB of an agent's memory).
+PRINTER_DPIS = (203, 300, 600)
+
+
+def prerendered_name(name: str, width: int, height: int) -> str:
+    """The file a stored layout keeps ``name`` in, drawn for a ``width`` x ``height`` dot box."""
+    return f"{name}@{width}x{height}.png"
+
+
+def raster_prerendered(files: Mapping[str, bytes], name: str, width: int, height: int) -> Image.Image:
+    """``name`` for a ``width`` x ``height`` box: its prerendered PNG when the layout has one, else drawn now."""
+    ready = files.get(prerendered_name(name, width, height))
+    if ready is not None:
+        with Image.open(io.BytesIO(ready)) as image:
+            return image.convert("L")
+    return raster(files[name], width, height)
+
+
+def to_png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG", optimize=True)
+    return out.getvalue()
 
 
 def raster(data: bytes, width: int, height: int) -> Image.Image:

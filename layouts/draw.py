@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PIL import Image, ImageDraw
 
@@ -40,8 +40,10 @@ from layouts.model import (
 log = logging.getLogger("layouts")
 
 _MM_PER_INCH = 25.4
-#: Fitted texts kept per prepared layout (a few hundred kilobytes of masks at most).
-BLOCKS_KEPT = 256
+#: Fitted texts kept per prepared layout, by the bytes of their masks: what recurs (a band's ticket type, a
+#: company, pronouns) stays; texts of one person (name, attendee id) are never kept.
+BLOCKS_BYTES = 512 * 1024
+_PERSONAL = frozenset(["name", "attendee_id", "job_id"])
 _POINTS_PER_INCH = 72.0
 #: Clockwise turns as Pillow's (counter-clockwise) transposes.
 _TURN = {
@@ -82,35 +84,29 @@ class Prepared:
         # Fitted text by (element, text, fonts): a band's "Speaker", a company or a pronoun recurs badge after badge,
         # and fitting is most of a badge's drawing. Bounded; a lock, as draw-ahead may draw beside the pull loop.
         self._blocks: dict[tuple[int, str, int], Block | None] = {}
+        self._blocks_bytes = 0
         self._blocks_lock = threading.Lock()
         for placed in layout.elements:
             if isinstance(placed.element, ImageElement):
                 self.images[placed.index] = self._image(placed.element, self.boxes[placed.index])
 
     def _box(self, placed: Placed) -> _Box:
-        e = placed.element
-        x0, y0 = round(e.x * self.dpmm), round(e.y * self.dpmm)
-        w, h = round((e.x + e.w) * self.dpmm) - x0, round((e.y + e.h) * self.dpmm) - y0
-        w, h = max(1, w), max(1, h)
-        if e.rotate in (90, 270):
-            w, h = h, w
-        return _Box(x0, y0, w, h, e.rotate)
+        return box_in_dots(placed, self.dpmm)
 
     def _background(self) -> Image.Image:
         base = Image.new("L", (self.width, self.height), 255)
         name = self.layout.background
         if name is None:
             return base
-        w = round(self.layout.size.width_mm * self.dpmm)
-        h = round(self.layout.size.height_mm * self.dpmm)
-        grey = assets.raster(self.layout.assets[name], w, h)
+        w, h = background_dots(self.layout, self.dpmm)
+        grey = assets.raster_prerendered(self.layout.assets, name, w, h)
         if grey.size != (w, h):  # a PNG of other proportions is stretched to the label it was made for
             grey = grey.resize((w, h), Image.Resampling.LANCZOS)
         base.paste(0, (0, 0), assets.ink(grey, self.layout.background_mode))
         return base
 
     def _image(self, element: ImageElement, box: _Box) -> Image.Image:
-        grey = assets.raster(self.layout.assets[element.src], box.w, box.h)
+        grey = assets.raster_prerendered(self.layout.assets, element.src, box.w, box.h)
         mask = Image.new("L", (box.w, box.h), 0)
         mask.paste(assets.ink(grey, element.mode), ((box.w - grey.width) // 2, (box.h - grey.height) // 2))
         return _turn(mask, box.rotate)
@@ -197,15 +193,21 @@ class Prepared:
     def _text(
         self, e: TextElement, placed: Placed, text: str, box: _Box, library: FontLibrary, where: str
     ) -> Block | None:
+        if placed.template is not None and _PERSONAL.intersection(placed.template.fields):
+            return self._fit_text(e, placed, text, box, library, where)
         key = (placed.index, text, id(library))
         with self._blocks_lock:
             if key in self._blocks:
                 return self._blocks[key]
         block = self._fit_text(e, placed, text, box, library, where)
+        size = block.width * block.height if block is not None else 0
         with self._blocks_lock:
-            if len(self._blocks) >= BLOCKS_KEPT:
-                self._blocks.pop(next(iter(self._blocks)))
-            self._blocks[key] = block
+            while self._blocks and self._blocks_bytes + size > BLOCKS_BYTES:
+                old = self._blocks.pop(next(iter(self._blocks)))
+                self._blocks_bytes -= old.width * old.height if old is not None else 0
+            if size <= BLOCKS_BYTES:
+                self._blocks[key] = block
+                self._blocks_bytes += size
         return block
 
     def _fit_text(
@@ -231,6 +233,44 @@ class Prepared:
 
     def _px(self, points: float) -> int:
         return max(1, round(points / _POINTS_PER_INCH * self.label.dpi))
+
+
+def box_in_dots(placed: Placed, dpmm: float) -> _Box:
+    """An element's box in whole dots; ``w`` and ``h`` in its own (unturned) frame."""
+    e = placed.element
+    x0, y0 = round(e.x * dpmm), round(e.y * dpmm)
+    w, h = round((e.x + e.w) * dpmm) - x0, round((e.y + e.h) * dpmm) - y0
+    w, h = max(1, w), max(1, h)
+    if e.rotate in (90, 270):
+        w, h = h, w
+    return _Box(x0, y0, w, h, e.rotate)
+
+
+def background_dots(layout: Layout, dpmm: float) -> tuple[int, int]:
+    return round(layout.size.width_mm * dpmm), round(layout.size.height_mm * dpmm)
+
+
+def prerender(layout: Layout) -> Layout:
+    """The layout with its SVG images and PDF background also drawn, as PNGs, for every printer resolution.
+
+    Done once, when a layout is stored (``layout set``), so agents only decode PNGs (assets.PRINTER_DPIS).
+    """
+    files = dict(layout.assets)
+    for dpi in assets.PRINTER_DPIS:
+        dpmm = dpi / _MM_PER_INCH
+        wanted: list[tuple[str, int, int]] = []
+        if layout.background is not None and assets.kind_of(files[layout.background]) == "pdf":
+            wanted.append((layout.background, *background_dots(layout, dpmm)))
+        for placed in layout.elements:
+            element = placed.element
+            if isinstance(element, ImageElement) and assets.kind_of(files[element.src]) == "svg":
+                box = box_in_dots(placed, dpmm)
+                wanted.append((element.src, box.w, box.h))
+        for name, w, h in wanted:
+            key = assets.prerendered_name(name, w, h)
+            if key not in files:
+                files[key] = assets.to_png(assets.raster(layout.assets[name], w, h))
+    return replace(layout, assets=files)
 
 
 def _ink_colour(colour: str) -> int:

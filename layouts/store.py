@@ -84,10 +84,12 @@ class LayoutStore:
         stocks = [v.stock for v in variants]
         if len(set(stocks)) != len(stocks):
             raise LayoutError([f"layout {name}: two variants for one stock ({', '.join(stocks)})"])
+        from layouts.draw import prerender  # the CLI draws SVGs and PDFs once here, so agents never load resvg/PDFium
+
         k = self.keys
         args: list[str | int] = [name, by, self.events_maxlen, k.layouts_changed]
         for variant in variants:
-            args += [variant.stock, encode_variant(variant)]
+            args += [variant.stock, encode_variant(prerender(variant))]
         keys = [k.layouts, k.layouts_version, k.events, *(k.layout(name, s) for s in stocks)]
         version, venue_version = await self._script("set")(keys=keys, args=args)
         return int(version), int(venue_version)

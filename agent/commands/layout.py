@@ -16,8 +16,7 @@ import click
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.errors import JobError, UserError
-from agent.jobs import _LAYOUT_NAME as LAYOUT_NAME
-from agent.jobs import parse_job, read_rows, sniff_format
+from agent.jobs import LAYOUT_NAME, parse_job, read_rows, sniff_format
 from agent.registration_files import PRESETS, ColumnMap, decode_export, mapped_rows
 from drivers.config import LabelConfig
 from layouts.book import stock_fits

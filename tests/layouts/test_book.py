@@ -86,3 +86,47 @@ async def test_a_stock_no_variant_fits_is_a_fault_naming_layout_and_stock(
     near = LayoutBook(store, LabelConfig(width_mm=102, height_mm=152, dpi=203))
     await near.refresh()
     assert near.fault() is None and near.choose(SPEAKER) == "default"
+
+
+async def test_stored_svgs_and_pdfs_come_drawn_for_every_resolution_so_agents_never_load_their_renderers(
+    tmp_path: Path, redis: Redis, redis_server: object, venue: str
+) -> None:
+    import subprocess
+    import sys
+
+    from .conftest import write_pdf
+
+    (tmp_path / "logo.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>'
+    )
+    write_pdf(tmp_path / "bg.pdf", (101.6, 152.4))
+    doc = band_layout(background="bg.pdf")
+    doc["elements"][0]["src"] = "logo.svg"  # type: ignore[index]
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump(doc))
+    store = LayoutStore(redis, venue)
+    await store.set("default", [load_layout(tmp_path / "l.yaml")], by="test")
+    found = await store.variant("default", "101.6x152.4")
+    assert found is not None
+    files = sorted(found[1].assets)
+    assert "bg.pdf@812x1218.png" in files and "bg.pdf@1200x1800.png" in files and "bg.pdf@2400x3600.png" in files
+    assert "logo.svg@332x160.png" in files  # the logo's box at 203 dpi
+    code = f"""
+import asyncio, sys
+from redis.asyncio import Redis
+from drivers.config import LabelConfig
+from layouts.book import LayoutBook
+from layouts.store import LayoutStore
+from tests.layouts.conftest import SPEAKER
+async def main():
+    redis = Redis.from_url({redis_server.url!r})  # type: ignore[attr-defined]
+    for dpi in (203, 300, 600):
+        book = LayoutBook(LayoutStore(redis, {venue!r}), LabelConfig(width_mm=101.6, height_mm=152.4, dpi=dpi))
+        await book.refresh()
+        image = book.draw(SPEAKER, book.label)
+        assert image.convert("L").getpixel((10, 10)) == 0  # the PDF's black half
+    print(sorted(m for m in sys.modules if m.startswith(("pypdfium2", "resvg"))))
+asyncio.run(main())
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
