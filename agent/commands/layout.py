@@ -7,6 +7,7 @@ has a variant for its loaded stock), so a refused layout leaves the venue printi
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -233,6 +234,7 @@ def preview(
     stock = LabelConfig(width_mm=width, height_mm=height, dpi=dpi)
     from layouts.draw import LayoutDraw
 
+    logging.getLogger("layouts").setLevel(logging.ERROR)  # empty fields are reported below, row by row
     draw = LayoutDraw(chosen)
     rows = _job_rows(job_json, file, maps, preset, encoding)
     problems = drawn = 0

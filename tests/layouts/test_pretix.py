@@ -171,3 +171,19 @@ def test_a_png_background_is_drawn_too(tmp_path: Path) -> None:
     path.write_text(json.dumps([textarea("attendee_name", 5, 150)]))
     layout = load_pretix(path, background=tmp_path / "bg.png", size_mm=(82, 203))
     assert layout.background == "bg.png"
+
+
+def test_preview_from_pretix_on_the_command_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from agent.commands.layout import layout
+
+    path = butterfly(tmp_path)
+    job = json.dumps({"attendee_id": "A-1", "name": "Ada Lovelace", "company": "AE"})
+    out = tmp_path / "out.png"
+    result = CliRunner().invoke(layout, ["preview", str(path), "--from", "pretix", "--job", job, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"job: {out} (empty: ticket_type)" in result.output
+    image = Image.open(out)
+    assert image.size == (round(82 / 25.4 * 300) // 8 * 8, round(203 / 25.4 * 300) // 8 * 8)
+    assert [r.text for r in zxingcpp.read_barcodes(image.convert("L"))] == ["A-1"]
