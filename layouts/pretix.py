@@ -1,11 +1,13 @@
 """pretix badge layouts, accepted as pretix's badge designer saves them, mapped to our format.
 
-pretix's layout is a JSON list of ``textarea``, ``barcodearea`` and ``imagearea`` objects (also the ``layout`` of a
-badge layout its REST API returns), placed in mm from the page's *bottom-left* corner, drawn over a background PDF
-whose first page sets the page size. What maps where:
+pretix's layout is a JSON list of ``textarea``, ``textcontainer``, ``barcodearea`` and ``imagearea`` objects (also
+the ``layout`` of a badge layout its REST API returns), placed in mm from the page's *bottom-left* corner, drawn
+over a background PDF whose first page sets the page size. What maps where:
 
 * ``left``/``bottom`` -> ``x``/``y`` from the top-left. A text area's ``bottom`` is the bottom of its text, which
-  grows upwards; with ``downward`` it is the top, and the text grows downwards. pretix turns a text area clockwise
+  grows upwards; with ``downward`` it is the top, and the text grows downwards. A ``textcontainer`` (pretix's
+  current text element, in its shipped badge templates) is a box ``height`` mm tall above ``bottom``, its text
+  placed by ``verticalalign`` and, with ``autoresize``, shrunk to fit. pretix turns a text area clockwise
   by ``rotation`` degrees about its top-left corner; so do we (0, 90, 180 and 270 only).
 * ``content``: ``attendee_name`` -> ``{name}``, ``attendee_company`` -> ``{company}``, ``item`` and ``itemvar``
   -> ``{ticket_type}``, ``secret`` -> ``{attendee_id}`` (the ticket code the QR code carries), ``other`` -> its
@@ -124,15 +126,25 @@ def convert(
         if int(_number(raw, "page", where, problems, 1)) != 1:
             continue  # a badge is one page; pretix's later pages are for printers that print both sides
         left, bottom = _number(raw, "left", where, problems), _number(raw, "bottom", where, problems)
-        if kind == "textarea":
+        if kind in ("textarea", "textcontainer"):
             text = _content(raw, where, problems)
             size = _number(raw, "fontsize", where, problems, 12)
             width = _number(raw, "width", where, problems)
-            line = size * _MM_PER_POINT * max(1.0, _number(raw, "lineheight", where, problems, 1)) * _LINE
-            downward = bool(raw.get("downward", False))
-            height = 2 * line if downward else line
-            pivot = (left, bottom) if downward else (left, bottom + height)
             rotation = _rotation(raw, where, problems)
+            valign = "top"
+            min_size = max(1.0, size * 0.5)
+            if kind == "textcontainer":  # a box of its own height: its top-left corner is the pivot
+                height = _number(raw, "height", where, problems)
+                pivot = (left, bottom + height)
+                valign = str(raw.get("verticalalign") or "top")
+                if raw.get("autoresize"):
+                    min_size = 1.0  # pretix shrinks it as far as it must
+            else:
+                line = size * _MM_PER_POINT * max(1.0, _number(raw, "lineheight", where, problems, 1)) * _LINE
+                downward = bool(raw.get("downward", False))
+                height = 2 * line if downward else line
+                pivot = (left, bottom) if downward else (left, bottom + height)
+                valign = "top" if downward else "bottom"
             if text is None:
                 continue
             align = raw.get("align", "left")
@@ -143,11 +155,11 @@ def convert(
                     **_place(pivot, width, height, rotation, page),
                     "rotate": rotation,
                     "font_size": size,
-                    "min_font_size": max(1.0, size * 0.5),
+                    "min_font_size": min(size, min_size),
                     "max_lines": 2,
                     "bold": bool(raw.get("bold", False)),
                     "align": align if align in ("left", "center", "right") else "left",
-                    "valign": "top" if downward else "bottom",
+                    "valign": valign if valign in ("top", "middle", "bottom") else "top",
                     "color": _colour(raw),
                 }
             )
@@ -176,7 +188,8 @@ def convert(
         elif kind == "poweredby":
             continue  # pretix's own logo: not ours to print
         else:
-            problems.append(f"{where}: unknown pretix element type {kind!r} (textarea, barcodearea, imagearea)")
+            known = "textarea, textcontainer, barcodearea, imagearea"
+            problems.append(f"{where}: unknown pretix element type {kind!r} ({known})")
     document: dict[str, Any] = {
         "size": {"width_mm": round(page[0], 2), "height_mm": round(page[1], 2)},
         "elements": ours,

@@ -145,7 +145,8 @@ def test_problems_name_the_file_and_the_element(tmp_path: Path) -> None:
         f"{path}: layout[0] (textarea attendee_name): rotation 45 is not supported on a badge printer (0, 90, 180 "
         "or 270)",
         f"{path}: layout[1] (imagearea sponsor): put the image for 'sponsor' beside the layout as sponsor.png or .svg",
-        f"{path}: layout[2] (ellipse): unknown pretix element type 'ellipse' (textarea, barcodearea, imagearea)",
+        f"{path}: layout[2] (ellipse): unknown pretix element type 'ellipse' (textarea, textcontainer, barcodearea, "
+        "imagearea)",
         f"{path}: layout[3] (textarea attendee_name): fontsize: must be a number (got 'big')",
     ]
 
