@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
-from agent.protocol.specs import SPECS, ScriptCall
+from agent.protocol.specs import SPECS, ScriptCall, Spec
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -39,8 +39,13 @@ SHEBANG = "#!lua\n"
 _PRELUDE_FUNCTION = re.compile(r"^local function (\w+)\(", re.MULTILINE)
 
 
-def _lua_file(name: str) -> str:
-    return resources.files("agent.protocol").joinpath(f"{name}.lua").read_text(encoding="utf-8")
+#: The package whose .lua files are the venue protocol's (and whose ``prelude.lua`` every script may call into).
+#: Other packages keep their scripts beside their own code: their specs name the package (``Spec.package``).
+PROTOCOL = "agent.protocol"
+
+
+def _lua_file(name: str, package: str = PROTOCOL) -> str:
+    return resources.files(package).joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
 @functools.cache
@@ -54,21 +59,21 @@ def prelude_functions() -> dict[str, str]:
     return found
 
 
-def script_source(name: str) -> str:
+def script_source(name: str, package: str = PROTOCOL) -> str:
     """The source as sent to a Redis >= 7: a ``#!lua`` shebang (no flags: a writing script), then the functions of
     ``prelude.lua`` the script calls, then the script's own file.
 
     Only the functions used are joined, so each script sends (and ``badge-agent acl`` finds) only the commands it
     runs: the kiosk's enqueue must not carry the LMOVE of the pinned-queue hand-back.
     """
-    text = _lua_file(name)
+    text = _lua_file(name, package)
     used = [body for fn, body in prelude_functions().items() if re.search(rf"\b{fn}\(", text)]
     return SHEBANG + "".join(used) + text
 
 
-def plain_source(name: str) -> str:
+def plain_source(name: str, package: str = PROTOCOL) -> str:
     """The source for Redis < 7, which knows no shebang."""
-    return script_source(name).split("\n", 1)[1]
+    return script_source(name, package).split("\n", 1)[1]
 
 
 def _no_shebang_support(exc: ResponseError) -> bool:
@@ -164,13 +169,15 @@ class Lane:
 class VenueScript:
     """One script in both forms (with and without the shebang), registered on one client."""
 
-    def __init__(self, redis: Redis, name: str, mode: _Mode, lane: Lane | None = None) -> None:
+    def __init__(
+        self, redis: Redis, name: str, mode: _Mode, lane: Lane | None = None, package: str = PROTOCOL
+    ) -> None:
         self.name = name
         self._redis = redis
         self._mode = mode
         self.lane = lane  # the connection this script runs on in a dedicated store (a pull-loop script), or None
-        self._flagged: AsyncScript = redis.register_script(script_source(name))
-        self._plain: AsyncScript = redis.register_script(plain_source(name))
+        self._flagged: AsyncScript = redis.register_script(script_source(name, package))
+        self._plain: AsyncScript = redis.register_script(plain_source(name, package))
 
     @property
     def current(self) -> AsyncScript:
@@ -198,17 +205,17 @@ class VenueScript:
 
 
 class Scripts:
-    """The venue protocol's scripts, registered on one client."""
+    """The venue protocol's scripts (or another package's: ``specs``), registered on one client."""
 
-    def __init__(self, redis: Redis, dedicated: bool = False) -> None:
+    def __init__(self, redis: Redis, dedicated: bool = False, specs: Sequence[Spec[Any]] = SPECS) -> None:
         """``dedicated``: the pull loop's calls (specs with ``pull_loop``, and ``run_together``) keep one connection of
         the pool for themselves (see ``Lane``); a Cluster client, which has no single pool, goes the usual way."""
         self._redis = redis
         self._mode = _Mode()
         self._lane = Lane(redis) if dedicated and hasattr(redis, "connection_pool") else None
         self._scripts = {
-            spec.name: VenueScript(redis, spec.name, self._mode, self._lane if spec.pull_loop else None)
-            for spec in SPECS
+            spec.name: VenueScript(redis, spec.name, self._mode, self._lane if spec.pull_loop else None, spec.package)
+            for spec in specs
         }
 
     @property
@@ -283,11 +290,11 @@ class Scripts:
 
     async def prepare(self, *names: str) -> None:
         """Load scripts now (on every master of a Cluster), before they are queued in a pipeline."""
-        for name in names or SCRIPT_NAMES:
+        for name in names or tuple(self._scripts):
             script = self._scripts[name]
             if self._mode.shebang is None:
                 try:
-                    await self._redis.script_load(script_source(name))
+                    await self._redis.script_load(script._flagged.script)
                     self._mode.shebang = True
                     continue
                 except ResponseError as exc:
