@@ -19,6 +19,8 @@ from agent.jobs import Job, ignored_fields, parse_job
 from agent.logs import shown
 from agent.protocol.replies import Enqueued
 from agent.protocol.store import Store
+from attendees.specs import Badged, BadgeKind
+from attendees.store import AttendeeStore
 
 BATCH = 200  # jobs per pipelined round trip
 
@@ -121,6 +123,8 @@ async def _enqueue_rows(
         if not entries:
             return
         batch = [(n, job) for n, job in entries if isinstance(job, Job)]
+        listed = {} if dry_run or attendee_list is None else await attendee_list.badge_listed(batch, "enqueue")
+        batch = [(n, job) for n, job in batch if n not in listed]
         if dry_run:
             replies = [Enqueued(True, "") for _ in batch]
         else:
@@ -129,6 +133,9 @@ async def _enqueue_rows(
         for number, job in entries:
             if isinstance(job, str):
                 reject(number, job)
+                continue
+            if number in listed:
+                listed_row(number, *listed[number])
                 continue
             added, state = outcome[number]
             if added:
@@ -144,6 +151,20 @@ async def _enqueue_rows(
                 report(number, f"duplicate {job.job_id}: already known (state {state}), left unchanged")
         progress.advance(task, len(entries))
 
+    def listed_row(number: int, job_id: str, reply: Badged) -> None:
+        """A row of a listed attendee: their one badge job (made now, or already there), never a second."""
+        if reply.kind is BadgeKind.QUEUED:
+            counts["enqueued"] += 1
+            if not quiet:
+                report(number, f"enqueued {job_id} (the attendee list's badge for this ticket)")
+        elif reply.kind is BadgeKind.EXISTS:
+            counts["duplicate"] += 1
+            report(number, f"duplicate {job_id}: this ticket's badge exists (state {reply.state}), left unchanged")
+        elif reply.kind is BadgeKind.CANCELLED:
+            reject(number, "the ticket is cancelled on the attendee list: no badge")
+        else:
+            reject(number, "the attendee kept changing while the badge was made; enqueue again")
+
     async def send(batch: list[tuple[int, Job]]) -> list[Enqueued]:
         if not batch:
             return []
@@ -152,6 +173,9 @@ async def _enqueue_rows(
     progress = Progress(
         TextColumn("enqueue"), BarColumn(), MofNCompleteColumn(), console=err, disable=not show_bar, transient=False
     )
+    attendee_list: AttendeeStore | None = None
+    if not dry_run and await AttendeeStore.exists(redis, target.venue):
+        attendee_list = AttendeeStore(redis, target.venue, store)
     try:
         with progress:
             task = progress.add_task("enqueue", total=total)

@@ -169,9 +169,7 @@ class Lane:
 class VenueScript:
     """One script in both forms (with and without the shebang), registered on one client."""
 
-    def __init__(
-        self, redis: Redis, name: str, mode: _Mode, lane: Lane | None = None, package: str = PROTOCOL
-    ) -> None:
+    def __init__(self, redis: Redis, name: str, mode: _Mode, lane: Lane | None = None, package: str = PROTOCOL) -> None:
         self.name = name
         self._redis = redis
         self._mode = mode

@@ -1,0 +1,145 @@
+"""One spec per Lua script of the attendee list, as agent/protocol/specs.py does for the protocol's: the only place
+each script's KEYS and ARGV are put in order, and where its reply becomes a type. Run by the protocol's loader
+(``Scripts(redis, specs=SPECS)``), with the protocol's prelude (``add_job``, ``now_ms``) joined in front.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar, NamedTuple
+
+from agent.protocol.codec import dec, enc
+from agent.protocol.keys import EncodedKeys, PrinterKeys
+from agent.protocol.specs import ScriptCall, Spec
+from attendees.keys import AttendeeKeys
+
+
+class AttendeeSpec(Spec[Any]):
+    package: ClassVar[str] = "attendees"
+
+
+class PutKind(StrEnum):
+    ADDED = "added"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    STALE = "stale"
+
+
+class Put(NamedTuple):
+    kind: PutKind
+    #: updated: the fields whose local edit was kept while the source's value changed.
+    kept_edits: tuple[str, ...] = ()
+
+
+class Record(NamedTuple):
+    """What ``put`` writes: the attendee as the source (or a walk-in) says."""
+
+    name: str
+    company: str
+    role: str
+    fields: str  # JSON object, or ""
+    order_code: str
+    email: str
+    source: str
+    status: str
+    job_id: str
+    ticket_type: str
+    terms: str
+
+
+class PutSpec(AttendeeSpec):
+    name = "put"
+
+    def call(
+        self, k: AttendeeKeys, venue_keys: EncodedKeys, code: str, version: str, generation: str, record: Record
+    ) -> ScriptCall[Put]:
+        keys = [enc(k.attendee(code)), enc(k.index), enc(k.counts), venue_keys.job(enc(record.job_id)), enc(k.badging)]
+        return (self, keys, [enc(code), enc(version), enc(generation), *(enc(v) for v in record)])
+
+    def parse(self, reply: Any) -> Put:
+        kind = PutKind(dec(reply[0]))
+        kept = tuple(x for x in dec(reply[1]).split(",") if x) if len(reply) > 1 else ()
+        return Put(kind, kept)
+
+
+class BadgeKind(StrEnum):
+    QUEUED = "queued"
+    EXISTS = "exists"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+    STALE = "stale"
+
+
+class Badged(NamedTuple):
+    kind: BadgeKind
+    state: str = ""  # exists: the job's state
+
+
+class BadgeSpec(AttendeeSpec):
+    name = "badge"
+
+    def call(
+        self,
+        k: AttendeeKeys,
+        venue_keys: EncodedKeys,
+        code: str,
+        version: str,
+        job_id: str,
+        payload: str,
+        pinned: PrinterKeys | None,
+        maxlen: int,
+        created_by: str,
+    ) -> ScriptCall[Badged]:
+        queue, printer = (pinned.queue, pinned.name) if pinned is not None else (venue_keys.pool, b"")
+        job = enc(job_id)
+        keys = [
+            enc(k.attendee(code)), venue_keys.job(job), queue, venue_keys.events, venue_keys.stats,
+            venue_keys.pinned, enc(k.badging),
+        ]  # fmt: skip
+        return (self, keys, [enc(code), enc(version), job, enc(payload), printer, maxlen, enc(created_by)])
+
+    def parse(self, reply: Any) -> Badged:
+        return Badged(BadgeKind(dec(reply[0])), dec(reply[1]) if len(reply) > 1 else "")
+
+
+class EditSpec(AttendeeSpec):
+    name = "edit"
+
+    def call(
+        self, k: AttendeeKeys, code: str, version: str, name: str, company: str, fields: str, terms: str
+    ) -> ScriptCall[str]:
+        args: list[bytes | int] = [enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms)]
+        return (self, [enc(k.attendee(code)), enc(k.index)], args)
+
+    def parse(self, reply: Any) -> str:
+        return dec(reply[0])  # edited, unknown or stale
+
+
+class StatusSpec(AttendeeSpec):
+    name = "status"
+
+    def call(self, k: AttendeeKeys, code: str, status: str) -> ScriptCall[tuple[str, str]]:
+        return (self, [enc(k.attendee(code)), enc(k.counts)], [enc(status)])
+
+    def parse(self, reply: Any) -> tuple[str, str]:
+        return dec(reply[0]), dec(reply[1]) if len(reply) > 1 else ""  # (changed | same | unknown, job id)
+
+
+class CheckinSpec(AttendeeSpec):
+    name = "checkin"
+
+    def call(self, k: AttendeeKeys, venue_keys: EncodedKeys, job_ids: list[str]) -> ScriptCall[int]:
+        ids = [enc(j) for j in job_ids]
+        keys = [enc(k.counts), enc(k.badging), *(venue_keys.done(j) for j in ids)]
+        return (self, keys, list[bytes | int](ids))
+
+    def parse(self, reply: Any) -> int:
+        return int(reply)
+
+
+PUT = PutSpec()
+BADGE = BadgeSpec()
+EDIT = EditSpec()
+STATUS = StatusSpec()
+CHECKIN = CheckinSpec()
+SPECS: tuple[Spec[Any], ...] = (PUT, BADGE, EDIT, STATUS, CHECKIN)
