@@ -6,7 +6,6 @@ None of these commands prints a badge.
 from __future__ import annotations
 
 import csv
-import datetime
 import json
 import sys
 from pathlib import Path
@@ -20,7 +19,8 @@ from agent.commands.files import file_options, open_export
 from agent.logs import shown
 from attendees.importer import Importer, Summary
 from attendees.keys import CODE_RE
-from attendees.store import Attendee, AttendeeStore, BadgeState, PurgeRefused
+from attendees.store import AttendeeStore, PurgeRefused
+from attendees.views import describe, when_printed
 
 
 @click.group()
@@ -85,40 +85,10 @@ def _check_code(code: str) -> None:
         fail("a ticket code is 1-128 printable characters without spaces")
 
 
-def describe(attendee: Attendee, badge: BadgeState) -> dict[str, Any]:
-    """An attendee as the CLI and the intake show it: what the badge says, the source's values beside a correction."""
-    data: dict[str, Any] = {
-        "code": attendee.code,
-        "name": attendee.shown_name,
-        "company": attendee.shown_company,
-        "role": attendee.role,
-        "fields": attendee.shown_fields,
-        "ticket_type": "" if attendee.ticket_type == "-" else attendee.ticket_type,
-        "order_code": attendee.order_code,
-        "email": attendee.email,
-        "source": attendee.source,
-        "status": attendee.status,
-        "job_id": attendee.job_id,
-        "badge": badge.as_dict(),
-    }
-    if attendee.edits:
-        data["source_says"] = {
-            key: {"name": attendee.name, "company": attendee.company, "fields": attendee.fields}[key]
-            for key in attendee.edits
-        }
-    return data
-
-
-def _when(ms: int | None) -> str:
-    if not ms:
-        return ""
-    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%H:%M:%S UTC")
-
-
 def _line(data: dict[str, Any]) -> str:
     badge = data["badge"]
     where = f" at {badge['location'] or badge['printer']}" if badge["state"] != "none" else ""
-    when = f" {_when(badge['printed_ms'])}" if badge["printed_ms"] else ""
+    when = f" {when_printed(badge['printed_ms'])}" if badge["printed_ms"] else ""
     status = " [CANCELLED]" if data["status"] == "cancelled" else ""
     company = f" · {data['company']}" if data["company"] else ""
     return shown(f"{data['code']}  {data['name']}{company}{status}  badge: {badge['state']}{where}{when}", 400)
@@ -218,7 +188,7 @@ async def _export(target: Target, out: Path, checked_in: bool) -> int:
                     if checked_in and badge.state != "printed":
                         continue
                     data = describe(attendee, badge)
-                    when = _when(badge.printed_ms)
+                    when = when_printed(badge.printed_ms)
                     writer.writerow(
                         [*(data[c] for c in EXPORT_COLUMNS), badge.state, badge.location, when, badge.reprints]
                     )

@@ -137,9 +137,20 @@ class CheckinSpec(AttendeeSpec):
         return int(reply)
 
 
+class PayloadSpec(AttendeeSpec):
+    name = "payload"
+
+    def call(self, venue_keys: EncodedKeys, job_id: str, payload: str) -> ScriptCall[str]:
+        return (self, [venue_keys.job(enc(job_id))], [enc(payload)])
+
+    def parse(self, reply: Any) -> str:
+        return dec(reply)
+
+
 PUT = PutSpec()
 BADGE = BadgeSpec()
 EDIT = EditSpec()
 STATUS = StatusSpec()
 CHECKIN = CheckinSpec()
-SPECS: tuple[Spec[Any], ...] = (PUT, BADGE, EDIT, STATUS, CHECKIN)
+PAYLOAD = PayloadSpec()
+SPECS: tuple[Spec[Any], ...] = (PUT, BADGE, EDIT, STATUS, CHECKIN, PAYLOAD)

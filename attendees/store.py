@@ -385,6 +385,12 @@ class AttendeeStore:
                 return await self.get(code)
         raise RuntimeError(f"attendee kept changing while it was corrected ({STALE_RETRIES} tries)")
 
+    async def refresh_payload(self, attendee: Attendee) -> str:
+        """Put what the list now shows on the attendee's badge job, unless a printer is printing it (then the next
+        round takes it: a reprint). Returns the job's state ("" when there is no job yet)."""
+        job = attendee.job()
+        return await self.scripts.run(specs.PAYLOAD.call(self.venue.encoded_keys, job.job_id, job.payload()))
+
     async def set_status(self, code: str, status: str, by: str) -> tuple[str, str]:
         """Mark a ticket ``valid`` or ``cancelled``. A cancelled ticket's badge that no printer has taken yet is
         cancelled with it (a cancelled ticket never prints). Returns (changed | same | unknown, job state)."""

@@ -124,8 +124,9 @@ def make_middleware(intake: Intake) -> Any:
         route = _route_name(request)
         key = (route, resp.status)
         intake.requests[key] = intake.requests.get(key, 0) + 1
-        # The path and status only: never a header (the token rides in Authorization).
-        log.info("%s %s %d %.1f ms", request.method, request.path, resp.status, (time.monotonic() - started) * 1000)
+        # The route and status only: never a header (the token rides in Authorization), never the path (it holds
+        # ticket codes: /v1/attendees/{code}).
+        log.info("%s %s %d %.1f ms", request.method, route, resp.status, (time.monotonic() - started) * 1000)
         return resp
 
     return middleware
@@ -180,6 +181,9 @@ def _job_id(request: web.Request) -> str:
 async def create(request: web.Request) -> web.Response:
     token = authorize(request, CREATE)
     intake: Intake = request.app[INTAKE]
+    from attendees.routes import refuse_unlisted  # imported here: the attendee routes build on this module
+
+    await refuse_unlisted(request, token)
     body = await _json_body(request)
     batch = isinstance(body, dict) and "jobs" in body
     items = body["jobs"] if batch else [body]
@@ -384,4 +388,7 @@ def make_app(config: IntakeConfig, redis: Redis) -> web.Application:
     app.router.add_get("/metrics", metrics, allow_head=False)
     app.router.add_get("/kiosk", kiosk_page, allow_head=False)
     app.router.add_get("/kiosk/{name}", kiosk_asset, allow_head=False)
+    from attendees.routes import add_routes  # the attendee list's routes, in their own module
+
+    add_routes(app, intake)
     return app

@@ -23,11 +23,19 @@ class LimitsConfig(_Strict, kw_only=True):
     burst: Annotated[int, Meta(ge=1, le=100_000)] = 100
     #: Reprints a job may have before ``"force": true`` is needed.
     reprint_cap: Annotated[int, Meta(ge=0, le=100)] = 2
+    #: Attendee lookups, searches and badge requests per second one token may make (a bucket of ``lookup_burst``):
+    #: a ticket code is a credential, and codes must not be tried fast.
+    lookup_rate: Annotated[float, Meta(gt=0, le=10_000)] = 5.0
+    lookup_burst: Annotated[int, Meta(ge=1, le=10_000)] = 30
 
 
 class KioskConfig(_Strict, kw_only=True):
     #: A JavaScript file that sets ``window.KIOSK_STRINGS`` (a translation of agent/intake/kiosk/strings.js).
     strings: Path | None = None
+    #: With an attendee list loaded, a kiosk prints only listed tickets; true lets it type a name for any code.
+    allow_unlisted: bool = False
+    #: Seconds the kiosk shows an answer before it clears itself for the next attendee.
+    reset_after: Annotated[float, Meta(ge=3, le=600)] = 20.0
 
 
 class IntakeConfig(_Strict, kw_only=True):

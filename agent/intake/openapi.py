@@ -40,6 +40,15 @@ TEXT = {"type": "string"}
 
 
 def spec() -> dict[str, Any]:
+    doc = _jobs_spec()
+    from attendees import openapi as attendee_api  # the attendee routes document themselves
+
+    doc["components"]["schemas"].update(attendee_api.schemas())
+    doc["paths"].update(attendee_api.paths())
+    return doc
+
+
+def _jobs_spec() -> dict[str, Any]:
     job_in = {
         "type": "object",
         "required": ["attendee_id", "name"],

@@ -1,0 +1,167 @@
+"""The intake's attendee routes over real HTTP on a real redis-server: roles, privacy, one badge per ticket."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from agent.protocol.keys import Keys
+from agent.redis_server import RedisServer
+from attendees.importer import Importer
+from attendees.store import AttendeeStore
+from tests.attendees.test_list import PEOPLE, rows
+from tests.intake.conftest import Desk, desk, start_desk
+
+__all__ = ["desk"]  # the fixture, shared with the intake tests
+
+
+async def listed(redis: Redis, venue: str) -> AttendeeStore:
+    store = AttendeeStore(redis, venue)
+    await Importer(store).load(iter(rows(PEOPLE)))
+    return store
+
+
+async def test_a_kiosk_looks_up_one_full_code_and_never_searches(desk: Desk, redis: Redis, venue: str) -> None:
+    await listed(redis, venue)
+    resp = await desk.client.get("/v1/attendees/secret-renee", headers=desk.auth("kiosk"))
+    assert resp.status == 200
+    body = await resp.json()
+    assert body["name"] == "Renée Lefèvre" and body["first_name"] == "Renée" and body["badge"]["state"] == "none"
+    assert "email" not in body and "order_code" not in body and "company" not in body
+    searched = await desk.client.get("/v1/attendees", params={"q": "renee"}, headers=desk.auth("kiosk"))
+    assert searched.status == 403
+    unknown = await desk.client.get("/v1/attendees/no-such-code", headers=desk.auth("kiosk"))
+    assert unknown.status == 404
+    assert (await unknown.json())["detail"] == "This ticket is not on the list. Please go to the help desk."
+
+
+async def test_a_desk_searches_in_any_script_and_sees_badge_states(desk: Desk, redis: Redis, venue: str) -> None:
+    await listed(redis, venue)
+    for query, code in (("renee lef", "secret-renee"), ("δημ", "secret-dimitris"), ("李", "secret-lee")):
+        resp = await desk.client.get("/v1/attendees", params={"q": query}, headers=desk.auth("desk"))
+        assert resp.status == 200
+        found = (await resp.json())["attendees"]
+        assert [a["code"] for a in found] == [code], query
+        assert found[0]["badge"]["state"] == "none"
+    junk = await desk.client.get("/v1/attendees", params={"q": "\x00*[\\"}, headers=desk.auth("viewer"))
+    assert junk.status == 200 and (await junk.json())["attendees"] == []
+    long = await desk.client.get("/v1/attendees", params={"q": "a" * 201}, headers=desk.auth("desk"))
+    assert long.status == 422
+
+
+async def test_two_kiosks_scanning_one_ticket_at_once_print_one_badge(desk: Desk, redis: Redis, venue: str) -> None:
+    await listed(redis, venue)
+    one, two = await asyncio.gather(
+        desk.client.post("/v1/attendees/secret-renee/badge", headers=desk.auth("kiosk")),
+        desk.client.post("/v1/attendees/secret-renee/badge", headers=desk.auth("kiosk-2")),
+    )
+    assert sorted([one.status, two.status]) == [200, 201]
+    bodies = [await one.json(), await two.json()]
+    assert sorted(b["duplicate"] for b in bodies) == [False, True]
+    assert all(b["job_id"] == "ORD1-1" and b["badge"]["state"] == "queued" for b in bodies)
+    assert await redis.lrange(Keys(venue).pool, 0, -1) == [b"ORD1-1"]
+
+
+async def test_a_cancelled_ticket_never_prints(desk: Desk, redis: Redis, venue: str) -> None:
+    store = await listed(redis, venue)
+    await store.set_status("secret-lee", "cancelled", "test")
+    resp = await desk.client.post("/v1/attendees/secret-lee/badge", headers=desk.auth("desk"))
+    assert resp.status == 409 and "cancelled" in (await resp.json())["detail"]
+    looked = await (await desk.client.get("/v1/attendees/secret-lee", headers=desk.auth("kiosk"))).json()
+    assert looked["status"] == "cancelled" and "help desk" in looked["message"]
+    assert await redis.llen(Keys(venue).pool) == 0
+
+
+async def test_with_a_list_a_kiosk_does_not_print_typed_names(
+    tmp_path: Path, desk: Desk, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    job = {"attendee_id": "secret-renee", "name": "Someone Else"}
+    before = await desk.client.post("/v1/jobs", json=job, headers=desk.auth("kiosk"))
+    assert before.status == 201  # no list loaded: the kiosk types names as before
+    await listed(redis, venue)
+    refused = await desk.client.post("/v1/jobs", json={**job, "job_id": "x-2"}, headers=desk.auth("kiosk"))
+    assert refused.status == 403 and "scan the ticket" in (await refused.json())["detail"]
+    assert (await desk.client.post("/v1/jobs", json={**job, "job_id": "x-3"}, headers=desk.auth("desk"))).status == 201
+    (tmp_path / "b").mkdir()
+    allowing, client = await start_desk(tmp_path / "b", venue, redis_server.url, "kiosk: {allow_unlisted: true}\n")
+    try:
+        ok = await allowing.client.post("/v1/jobs", json={**job, "job_id": "x-4"}, headers=allowing.auth("kiosk"))
+        assert ok.status == 201
+    finally:
+        await allowing.client.close()
+        await client.aclose()
+
+
+async def test_lookups_are_rate_limited_per_token(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    await listed(redis, venue)
+    limited, client = await start_desk(
+        tmp_path, venue, redis_server.url, "limits: {lookup_rate: 0.1, lookup_burst: 3}\n"
+    )
+    try:
+        statuses = [
+            (await limited.client.get(f"/v1/attendees/guess-{i}", headers=limited.auth("kiosk"))).status
+            for i in range(5)
+        ]
+        assert statuses == [404, 404, 404, 429, 429]
+        other = await limited.client.get("/v1/attendees/secret-renee", headers=limited.auth("kiosk-2"))
+        assert other.status == 200  # per token
+    finally:
+        await limited.client.close()
+        await client.aclose()
+
+
+async def test_staff_correct_a_name_and_the_badge_job_follows(desk: Desk, redis: Redis, venue: str) -> None:
+    await listed(redis, venue)
+    await desk.client.post("/v1/attendees/secret-renee/badge", headers=desk.auth("desk"))
+    change = {"name": "Renée Lefèvre-Martin"}
+    denied = await desk.client.patch("/v1/attendees/secret-renee", json=change, headers=desk.auth("desk"))
+    assert denied.status == 403
+    resp = await desk.client.patch("/v1/attendees/secret-renee", json=change, headers=desk.auth("staff"))
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    assert body["name"] == "Renée Lefèvre-Martin" and body["source_says"] == {"name": "Renée Lefèvre"}
+    payload = json.loads(await redis.hget(Keys(venue).job("ORD1-1"), "payload"))
+    assert payload["name"] == "Renée Lefèvre-Martin"
+    bad = await desk.client.patch("/v1/attendees/secret-renee", json={"name": "\x07"}, headers=desk.auth("staff"))
+    assert bad.status == 422
+    cancel = await desk.client.patch(
+        "/v1/attendees/secret-renee", json={"status": "cancelled"}, headers=desk.auth("staff")
+    )
+    assert cancel.status == 200 and (await cancel.json())["badge"]["state"] == "cancelled"
+
+
+async def test_a_walk_in_is_added_then_printed(desk: Desk, redis: Redis, venue: str) -> None:
+    resp = await desk.client.post(
+        "/v1/attendees", json={"name": "Walk In", "company": "Door"}, headers=desk.auth("desk")
+    )
+    assert resp.status == 201, await resp.text()
+    body = await resp.json()
+    assert body["source"] == "walk-in" and body["badge"]["state"] == "queued"
+    assert body["job_id"].startswith("att-") and body["code"].startswith("walkin-")
+    found = await (await desk.client.get("/v1/attendees", params={"q": "walk"}, headers=desk.auth("desk"))).json()
+    assert [a["code"] for a in found["attendees"]] == [body["code"]]
+    again = await desk.client.post("/v1/attendees", json={"name": "X", "code": body["code"]}, headers=desk.auth("desk"))
+    assert again.status == 409
+    kiosk = await desk.client.post("/v1/attendees", json={"name": "X"}, headers=desk.auth("kiosk"))
+    assert kiosk.status == 403
+
+
+async def test_no_ticket_code_is_logged(desk: Desk, redis: Redis, venue: str, caplog: pytest.LogCaptureFixture) -> None:
+    await listed(redis, venue)
+    with caplog.at_level(logging.DEBUG):
+        await desk.client.get("/v1/attendees/secret-renee", headers=desk.auth("kiosk"))
+        await desk.client.post("/v1/attendees/secret-renee/badge", headers=desk.auth("kiosk"))
+        await desk.client.get("/v1/attendees/secret-unknown", headers=desk.auth("kiosk"))
+        await desk.client.patch("/v1/attendees/secret-renee", json={"company": "X"}, headers=desk.auth("staff"))
+        await desk.client.get("/v1/jobs/secret-jobid", headers=desk.auth("desk"))
+    # The intake's own log (``badge-agent intake`` runs aiohttp without its access log; the test server has one).
+    text = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("badge_agent"))
+    assert "GET /v1/attendees/{code} 200" in text
+    assert "secret" not in text
