@@ -243,3 +243,14 @@ async def refuse_unlisted(request: web.Request, token: Token) -> None:
             "this venue checks in from its attendee list: scan the ticket (POST /v1/attendees/{code}/badge)",
             role=token.role,
         )
+
+
+async def kiosk_settings(request: web.Request) -> web.Response:
+    """What the kiosk page does: scan against the list (``list``), let names be typed (``names``: no list, or
+    ``kiosk.allow_unlisted``), and how long an answer stays before it clears itself (``reset_after``)."""
+    intake = request.app[INTAKE]
+    kiosk = intake.config.kiosk
+    listed = await AttendeeStore.exists(intake.redis, intake.config.venue)
+    return web.json_response(
+        {"list": listed, "names": kiosk.allow_unlisted or not listed, "reset_after": kiosk.reset_after}
+    )

@@ -364,6 +364,10 @@ async def kiosk_page(request: web.Request) -> web.Response:
 
 async def kiosk_asset(request: web.Request) -> web.Response:
     name = request.match_info["name"]
+    if name == "settings.json":  # what the page does with an attendee list, from the config and the venue
+        from attendees.routes import kiosk_settings
+
+        return await kiosk_settings(request)
     if name not in KIOSK_FILES:
         raise Problem(404, f"no kiosk file {name!r}")
     custom = request.app[INTAKE].config.kiosk.strings

@@ -259,13 +259,13 @@ def _jobs_spec() -> dict[str, Any]:
             },
             "/kiosk/{name}": {
                 "get": {
-                    "summary": "the kiosk page's script, style and strings",
+                    "summary": "the kiosk page's script, style, strings and settings (list loaded, names typed)",
                     "parameters": [
                         {
                             "name": "name",
                             "in": "path",
                             "required": True,
-                            "schema": {"enum": ["kiosk.js", "kiosk.css", "strings.js"]},
+                            "schema": {"enum": ["kiosk.js", "kiosk.css", "strings.js", "settings.json"]},
                         }
                     ],
                     "responses": {"200": {"description": "file"}, "404": _problem("no such file")},
