@@ -148,4 +148,19 @@ def paths() -> dict[str, Any]:
                 },
             }
         },
+        "/desk": {
+            "get": {
+                "summary": "the help desk's page (desk or staff token in the URL fragment)",
+                "responses": {"200": {"description": "text/html"}},
+            }
+        },
+        "/desk/{name}": {
+            "get": {
+                "summary": "the desk page's script and style",
+                "parameters": [
+                    {"name": "name", "in": "path", "required": True, "schema": {"enum": ["desk.js", "desk.css"]}}
+                ],
+                "responses": {"200": {"description": "file"}, "404": _problem("no such file")},
+            }
+        },
     }

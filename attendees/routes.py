@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from importlib import resources
 from typing import Any
 
 from aiohttp import web
@@ -48,6 +49,8 @@ def add_routes(app: web.Application, intake: Intake) -> None:
     app.router.add_get("/v1/attendees/{code}", lookup, allow_head=False)
     app.router.add_patch("/v1/attendees/{code}", correct)
     app.router.add_post("/v1/attendees/{code}/badge", badge)
+    app.router.add_get("/desk", desk_page, allow_head=False)
+    app.router.add_get("/desk/{name}", desk_asset, allow_head=False)
 
 
 def _authorize_lookup(request: web.Request, roles: tuple[str, ...]) -> Token:
@@ -254,3 +257,23 @@ async def kiosk_settings(request: web.Request) -> web.Response:
     return web.json_response(
         {"list": listed, "names": kiosk.allow_unlisted or not listed, "reset_after": kiosk.reset_after}
     )
+
+
+DESK_FILES = {"index.html": "text/html", "desk.js": "text/javascript", "desk.css": "text/css"}
+
+
+async def desk_page(request: web.Request) -> web.Response:
+    """The help desk's page (a desk or staff token in the address's fragment: ``/desk#token=...``)."""
+    return await _desk_file("index.html")
+
+
+async def desk_asset(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in DESK_FILES or name == "index.html":
+        raise Problem(404, f"no desk file {name!r}")
+    return await _desk_file(name)
+
+
+async def _desk_file(name: str) -> web.Response:
+    text = resources.files("attendees").joinpath(f"desk/{name}").read_text(encoding="utf-8")
+    return web.Response(text=text, content_type=DESK_FILES[name])
