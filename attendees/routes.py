@@ -277,3 +277,32 @@ async def desk_asset(request: web.Request) -> web.Response:
 async def _desk_file(name: str) -> web.Response:
     text = resources.files("attendees").joinpath(f"desk/{name}").read_text(encoding="utf-8")
     return web.Response(text=text, content_type=DESK_FILES[name])
+
+
+async def metric_lines(request: web.Request) -> list[str]:
+    """The attendee list's counts for the intake's /metrics (the venue's one exporter of them): expected and
+    checked in, in all and per ticket type; nothing without a list."""
+    intake = request.app[INTAKE]
+    if not await AttendeeStore.exists(intake.redis, intake.config.venue):
+        return []
+    counts = await request.app[ATTENDEES].counts()
+    lines = [
+        "# HELP badge_attendees Attendees of the venue's list: expected (valid tickets), checked_in (first badge "
+        "printed), cancelled.",
+        "# TYPE badge_attendees gauge",
+        f'badge_attendees{{what="expected"}} {counts.expected}',
+        f'badge_attendees{{what="checked_in"}} {counts.checked_in}',
+        f'badge_attendees{{what="cancelled"}} {counts.cancelled}',
+        "# HELP badge_attendees_by_ticket_type Expected and checked in, per ticket type.",
+        "# TYPE badge_attendees_by_ticket_type gauge",
+    ]
+    for ticket_type, (expected, checked_in) in sorted(counts.by_type.items()):
+        label = _label(ticket_type)
+        lines.append(f'badge_attendees_by_ticket_type{{ticket_type="{label}",what="expected"}} {expected}')
+        lines.append(f'badge_attendees_by_ticket_type{{ticket_type="{label}",what="checked_in"}} {checked_in}')
+    return lines
+
+
+def _label(value: str) -> str:
+    """A Prometheus label value: backslash, quote and newline escaped (ticket types come from a file)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

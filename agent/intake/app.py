@@ -345,6 +345,9 @@ async def metrics(request: web.Request) -> web.Response:
     for name, value in sorted(view.counts.items()):
         lines.append(f'badge_venue_jobs{{what="{name}"}} {value}')
     lines += staff_metric_lines(StaffCounts.from_stats(view.counts))
+    from attendees.routes import metric_lines  # the attendee list's counts, folded as they are read
+
+    lines += await metric_lines(request)
     lines += [
         "# HELP badge_intake_requests Requests answered, by route and status.",
         "# TYPE badge_intake_requests counter",
