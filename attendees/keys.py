@@ -1,8 +1,11 @@
 """The attendee list's keys, under the venue's hash tag beside the protocol's (agent/protocol/keys.py).
 
-``P att:<code>`` (hash) is one attendee, keyed by the ticket code it is looked up by; ``P attendees:index`` (sorted
-set, every score 0) holds ``<term> NUL <code>`` for the search; ``P attendees:counts`` (hash) the list's counts;
-``P attendees:badging`` (hash) job id -> ticket type of the attendees' badges not yet counted as checked in;
+``P att:<code>`` (hash) is one attendee, keyed by the ticket code it is looked up by. The search index (see
+prelude.lua): ``P attendees:terms`` (sorted set, every score 0) holds each distinct word once, for prefix ranges;
+``P attendees:p:<term>`` (string) the short refs of the attendees that have that word; ``P attendees:exact``
+(hash) the same for whole terms (order codes, e-mails); ``P attendees:refs`` (hash) maps a ref to its code.
+``P attendees:counts`` (hash) holds the list's counts (and the refs' counter); ``P attendees:badging`` (hash)
+job id -> ticket type of the attendees' badges not yet counted as checked in;
 ``P attendees:key`` the secret that makes a job id out of a code no one may read back (``job_id_for``).
 """
 
@@ -34,8 +37,23 @@ class AttendeeKeys:
         return f"{self.prefix}att:*"
 
     @property
-    def index(self) -> str:
-        return self.prefix + "attendees:index"
+    def terms(self) -> str:
+        return self.prefix + "attendees:terms"
+
+    @property
+    def exact(self) -> str:
+        return self.prefix + "attendees:exact"
+
+    def posting(self, term: str) -> str:
+        return f"{self.prefix}attendees:p:{term}"
+
+    @property
+    def posting_pattern(self) -> str:
+        return f"{self.prefix}attendees:p:*"
+
+    @property
+    def refs(self) -> str:
+        return self.prefix + "attendees:refs"
 
     @property
     def counts(self) -> str:

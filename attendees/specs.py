@@ -47,14 +47,30 @@ class Record(NamedTuple):
     terms: str
 
 
+def _word_keys(k: AttendeeKeys, *lists: str) -> list[bytes]:
+    """The postings key of each word term of the lists, in order (prelude.lua's term_keys reads them so)."""
+    return [enc(k.posting(term)) for terms in lists for term in terms.split() if term[0] not in "#="]
+
+
 class PutSpec(AttendeeSpec):
     name = "put"
 
     def call(
-        self, k: AttendeeKeys, venue_keys: EncodedKeys, code: str, version: str, generation: str, record: Record
+        self,
+        k: AttendeeKeys,
+        venue_keys: EncodedKeys,
+        code: str,
+        version: str,
+        generation: str,
+        record: Record,
+        old_terms: str,
     ) -> ScriptCall[Put]:
-        keys = [enc(k.attendee(code)), enc(k.index), enc(k.counts), venue_keys.job(enc(record.job_id)), enc(k.badging)]
-        return (self, keys, [enc(code), enc(version), enc(generation), *(enc(v) for v in record)])
+        """``old_terms``: the terms on the record as read (at ``version``)."""
+        keys = [
+            enc(k.attendee(code)), enc(k.terms), enc(k.counts), venue_keys.job(enc(record.job_id)), enc(k.badging),
+            enc(k.exact), enc(k.refs), *_word_keys(k, old_terms, record.terms),
+        ]  # fmt: skip
+        return (self, keys, [enc(code), enc(version), enc(generation), *(enc(v) for v in record), enc(old_terms)])
 
     def parse(self, reply: Any) -> Put:
         kind = PutKind(dec(reply[0]))
@@ -106,10 +122,21 @@ class EditSpec(AttendeeSpec):
     name = "edit"
 
     def call(
-        self, k: AttendeeKeys, code: str, version: str, name: str, company: str, fields: str, terms: str
+        self,
+        k: AttendeeKeys,
+        code: str,
+        version: str,
+        name: str,
+        company: str,
+        fields: str,
+        terms: str,
+        old_terms: str,
     ) -> ScriptCall[str]:
-        args: list[bytes | int] = [enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms)]
-        return (self, [enc(k.attendee(code)), enc(k.index)], args)
+        args: list[bytes | int] = [
+            enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms), enc(old_terms),
+        ]  # fmt: skip
+        keys = [enc(k.attendee(code)), enc(k.terms), enc(k.exact), *_word_keys(k, old_terms, terms)]
+        return (self, keys, args)
 
     def parse(self, reply: Any) -> str:
         return dec(reply[0])  # edited, unknown or stale
@@ -147,10 +174,27 @@ class PayloadSpec(AttendeeSpec):
         return dec(reply)
 
 
+class SearchSpec(AttendeeSpec):
+    name = "search"
+
+    def call(self, k: AttendeeKeys, words: list[tuple[str, list[bytes]]], max_codes: int) -> ScriptCall[list[str]]:
+        """``words``: each word of the search with the word terms of its prefix range (as read from the terms)."""
+        keys = [enc(k.exact), enc(k.refs)]
+        args: list[bytes | int] = [max_codes]
+        for word, terms in words:
+            keys += [enc(k.posting(dec(term))) for term in terms]
+            args += [enc(word), len(terms)]
+        return (self, keys, args)
+
+    def parse(self, reply: Any) -> list[str]:
+        return [dec(code) for code in reply or [] if code is not None]
+
+
 PUT = PutSpec()
 BADGE = BadgeSpec()
 EDIT = EditSpec()
 STATUS = StatusSpec()
 CHECKIN = CheckinSpec()
 PAYLOAD = PayloadSpec()
-SPECS: tuple[Spec[Any], ...] = (PUT, BADGE, EDIT, STATUS, CHECKIN, PAYLOAD)
+SEARCH = SearchSpec()
+SPECS: tuple[Spec[Any], ...] = (PUT, BADGE, EDIT, STATUS, CHECKIN, PAYLOAD, SEARCH)

@@ -27,12 +27,12 @@ from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
 
 #: Fields of an attendee hash, in the order ``_FIELDS`` reads them.
-_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef")
+_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "ix")
 #: The job hash fields a badge state is made of.
 _JOB_FIELDS = ("state", "printer", "printed_ms", "printed_at", "reprints")
 SEARCH_LIMIT = 50
-#: Candidates read for the most selective word of a search (the others are checked on those).
-SEARCH_CANDIDATES = 2000
+#: Distinct terms of one word's prefix range a search looks at (``ma`` may start thousands of names).
+SEARCH_TERMS = 500
 #: Retries of a step whose record changed between the read and the script.
 STALE_RETRIES = 5
 NO_TYPE = "-"
@@ -54,6 +54,8 @@ class Attendee:
     version: str
     #: Staff corrections ("name", "company", "fields"), shown instead of the source's values.
     edits: dict[str, Any] = field(default_factory=dict)
+    #: The search terms the record is indexed under now.
+    indexed: str = ""
 
     @property
     def shown_name(self) -> str:
@@ -123,10 +125,11 @@ class Counts:
         }
 
 
-def _attendee(code: str, raw: Sequence[Any]) -> Attendee | None:
-    values = dict(zip(_FIELDS, (None if v is None else dec(v) for v in raw), strict=True))
-    if values["v"] is None:
+def _attendee(code: str, raw: dict[Any, Any]) -> Attendee | None:
+    """An attendee from its hash as HGETALL answers it (no field names to send: a search reads fifty at once)."""
+    if not raw:
         return None
+    values = {field: None for field in _FIELDS} | {dec(k): dec(v) for k, v in raw.items()}
     edits: dict[str, Any] = {}
     if values["en"]:
         edits["name"] = values["en"]
@@ -148,6 +151,7 @@ def _attendee(code: str, raw: Sequence[Any]) -> Attendee | None:
         ticket_type=values["t"] or NO_TYPE,
         version=values["v"] or "",
         edits=edits,
+        indexed=values["ix"] or "",
     )
 
 
@@ -176,7 +180,7 @@ class AttendeeStore:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
             for code in codes:
-                pipe.hmget(enc(self.keys.attendee(code)), list(_FIELDS))
+                pipe.hgetall(enc(self.keys.attendee(code)))
             raws = await pipe.execute()
         return [_attendee(code, raw) for code, raw in zip(codes, raws, strict=True)]
 
@@ -215,29 +219,24 @@ class AttendeeStore:
         return out
 
     async def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[Attendee]:
-        """At most ``limit`` attendees each of whose shown name, company, order code or e-mail has a term starting
-        with every word of ``query`` (folded: case and accents ignored), ordered by name."""
-        prefixes = query_words(query)
-        if not prefixes:
+        """At most ``limit`` attendees each of whose shown name, company, order code or e-mail matches every word of
+        ``query`` (folded: case and accents ignored; a word's prefix; an order code or e-mail whole), by name.
+
+        One round trip reads each word's range of distinct terms, one script (search.lua) intersects the attendees
+        of those terms, one more reads the attendees found.
+        """
+        words = query_words(query)
+        if not words:
             return []
-        prefixes.sort(key=len, reverse=True)  # the longest word is the most selective: candidates from it
-        first = enc(prefixes[0])
-        members = await self.redis.zrangebylex(
-            enc(self.keys.index), b"[" + first, b"[" + first + b"\xff", start=0, num=SEARCH_CANDIDATES
-        )
-        codes = list(dict.fromkeys(dec(m).split("\0", 1)[1] for m in members if b"\0" in m))
-        if len(prefixes) > 1:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for code in codes:
-                    pipe.hget(enc(self.keys.attendee(code)), "ix")
-                terms = await pipe.execute()
-            rest = prefixes[1:]
-            codes = [
-                code
-                for code, ix in zip(codes, terms, strict=True)
-                if ix is not None and all(any(t.startswith(p) for t in dec(ix).split()) for p in rest)
-            ]
-        found = [a for a in await self.get_many(codes[: limit * 4]) if a is not None]
+        words.sort(key=len, reverse=True)  # the longest word is the most selective: the others filter it
+        terms = enc(self.keys.terms)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for word in words:
+                low = enc(word)
+                pipe.zrangebylex(terms, b"[" + low, b"[" + low + b"\xff", start=0, num=SEARCH_TERMS)
+            ranges = await pipe.execute()
+        codes = await self.scripts.run(specs.SEARCH.call(self.keys, list(zip(words, ranges, strict=True)), limit))
+        found = [a for a in await self.get_many(codes) if a is not None]
         found.sort(key=lambda a: (a.shown_name.casefold(), a.code))
         return found[:limit]
 
@@ -268,8 +267,10 @@ class AttendeeStore:
         is read and sent again."""
         results: list[specs.Put | None] = [None] * len(rows)
         pending = list(range(len(rows)))
-        for _ in range(STALE_RETRIES):
-            current = await self.get_many([rows[i][0] for i in pending])
+        for attempt in range(STALE_RETRIES):
+            # The first attempt takes every row for new (a first import reads nothing); a row already listed answers
+            # "stale" and is sent again with what its record holds.
+            current = [None] * len(pending) if attempt == 0 else await self.get_many([rows[i][0] for i in pending])
             calls = []
             for i, attendee in zip(pending, current, strict=True):
                 code, record = rows[i]
@@ -281,6 +282,7 @@ class AttendeeStore:
                         attendee.version if attendee else "",
                         generation,
                         _as_shown(record, attendee),
+                        attendee.indexed if attendee else "",
                     )
                 )
             if not calls:
@@ -377,6 +379,7 @@ class AttendeeStore:
                     str(edits.get("company", "")),
                     fields_json,
                     shown.terms(),
+                    attendee.indexed,
                 )
             )
             if reply == "unknown":
@@ -467,9 +470,11 @@ class AttendeeStore:
                 batch = []
         if batch:
             removed += await self.redis.unlink(*batch)
-        await self.redis.unlink(
-            *(enc(key) for key in (self.keys.index, self.keys.counts, self.keys.badging, self.keys.secret))
-        )
+        mine = self.keys
+        listed = (mine.terms, mine.exact, mine.refs, mine.counts, mine.badging, mine.secret)
+        await self.redis.unlink(*(enc(key) for key in listed))
+        async for key in self.redis.scan_iter(match=enc(mine.posting_pattern), count=1000):
+            await self.redis.unlink(key)
         jobs = 0
         prefix = k.job("")
         async for key in self.redis.scan_iter(match=enc(k.job("*")), count=1000):

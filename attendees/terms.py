@@ -6,8 +6,9 @@ into words at anything that is not a letter or digit. Scripts written without sp
 Japanese kana and kanji, Thai, ...) are indexed from every character on (each suffix, up to a few characters), so a
 search for any part of such a name finds it by prefix. An order code and an e-mail address are whole terms.
 
-Every term is a prefix in a sorted set searched with ZRANGEBYLEX, so a search costs a range read per word, not a
-scan of the list. The number of terms an attendee adds is bounded (``MAX_TERMS``): the index's memory is too.
+Each distinct word is kept once in a sorted set searched with ZRANGEBYLEX (attendees/prelude.lua), so a search
+costs a range read per word, not a scan of the list; an order code or an e-mail is found whole. The number of terms
+an attendee adds is bounded (``MAX_TERMS``): the index's memory is too.
 """
 
 from __future__ import annotations
@@ -60,12 +61,12 @@ def words(text: str) -> list[str]:
 
 def index_terms(name: str, company: str, order_code: str, email: str) -> list[str]:
     """The terms one attendee is indexed under: the name's words first (kept when the bound cuts), then the order
-    code and the e-mail as whole terms, then the company's words."""
+    code (``#abc12``) and the e-mail (``=ada@example.org``), found whole, then the company's words."""
     terms = words(name)
-    for whole in (order_code, email):
+    for mark, whole in (("#", order_code), ("=", email)):
         term = fold(whole.strip())[: MAX_TERM_CHARS * 2]
-        if term and " " not in term and term not in terms:
-            terms.append(term)
+        if term and not any(ch.isspace() for ch in term):
+            terms.append(mark + term)
     for word in words(company):
         if word not in terms:
             terms.append(word)
@@ -75,8 +76,8 @@ def index_terms(name: str, company: str, order_code: str, email: str) -> list[st
 def query_words(query: str) -> list[str]:
     """The prefixes a search looks for: its words folded as the index's, an e-mail or order code kept whole.
 
-    Each must match the start of one of an attendee's terms. An unspaced run is searched as typed (the index holds
-    each of its suffixes, so a part of a name is the prefix of one).
+    Each must match the start of one of an attendee's terms, or be their order code or e-mail. An unspaced run is
+    searched as typed (the index holds each of its suffixes, so a part of a name is the prefix of one).
     """
     found: list[str] = []
     for token in query.split():

@@ -49,10 +49,13 @@ def _lua_file(name: str, package: str = PROTOCOL) -> str:
 
 
 @functools.cache
-def prelude_functions() -> dict[str, str]:
-    """The functions of ``prelude.lua`` by name, each with the comment above it (blocks apart by a blank line)."""
+def prelude_functions(package: str = PROTOCOL) -> dict[str, str]:
+    """The functions of a package's ``prelude.lua`` by name, each with the comment above it (blocks apart by a blank
+    line); none when the package has no prelude."""
     found: dict[str, str] = {}
-    for block in _lua_file("prelude").split("\n\n"):
+    if not resources.files(package).joinpath("prelude.lua").is_file():
+        return found
+    for block in _lua_file("prelude", package).split("\n\n"):
         match = _PRELUDE_FUNCTION.search(block)
         if match is not None:
             found[match.group(1)] = block.strip("\n") + "\n"
@@ -61,13 +64,14 @@ def prelude_functions() -> dict[str, str]:
 
 def script_source(name: str, package: str = PROTOCOL) -> str:
     """The source as sent to a Redis >= 7: a ``#!lua`` shebang (no flags: a writing script), then the functions of
-    ``prelude.lua`` the script calls, then the script's own file.
+    ``prelude.lua`` the script calls (the protocol's, and its own package's), then the script's own file.
 
     Only the functions used are joined, so each script sends (and ``badge-agent acl`` finds) only the commands it
     runs: the kiosk's enqueue must not carry the LMOVE of the pinned-queue hand-back.
     """
     text = _lua_file(name, package)
-    used = [body for fn, body in prelude_functions().items() if re.search(rf"\b{fn}\(", text)]
+    functions = prelude_functions() if package == PROTOCOL else {**prelude_functions(), **prelude_functions(package)}
+    used = [body for fn, body in functions.items() if re.search(rf"\b{fn}\(", text)]
     return SHEBANG + "".join(used) + text
 
 

@@ -6,8 +6,10 @@ from attendees.terms import MAX_TERMS, fold, index_terms, query_words
 
 
 def _finds(query: str, name: str, company: str = "", order: str = "", email: str = "") -> bool:
+    """As search.lua matches: a word is a prefix of a word term, or an order code (``#``) or e-mail (``=``) whole."""
     terms = index_terms(name, company, order, email)
-    return all(any(t.startswith(w) for t in terms) for w in query_words(query))
+    words = [t for t in terms if t[0] not in "#="]
+    return all(any(t.startswith(w) for t in words) or f"#{w}" in terms or f"={w}" in terms for w in query_words(query))
 
 
 def test_case_and_accents_are_ignored_and_any_words_prefix_matches() -> None:
@@ -35,7 +37,8 @@ def test_unspaced_scripts_are_found_by_any_part() -> None:
 
 def test_order_code_and_email_are_whole_terms() -> None:
     assert _finds("abc12", "Ada", order="ABC12")
-    assert _finds("ada@example", "Ada", email="Ada@Example.org")
+    assert _finds("ada@example.org", "Ada", email="Ada@Example.org")
+    assert not _finds("abc", "Ada", order="ABC12")  # an order code is typed whole
 
 
 def test_the_terms_of_one_attendee_are_bounded() -> None:
