@@ -64,9 +64,28 @@ def kiosk_commands() -> list[str]:
 INTAKE_DIRECT = ("hmget", "hset")
 
 
+#: What the attendee routes send outside their scripts (attendees/store.py): records and ranges read, the job-id
+#: secret created once.
+ATTENDEE_DIRECT = ("hgetall", "zrangebylex", "mget", "hkeys", "set")
+
+
+def attendee_commands() -> set[str]:
+    """Every command the attendee list's scripts call (attendees/*.lua, with the preludes they join)."""
+    from attendees.specs import SPECS
+
+    return {cmd.lower() for spec in SPECS for cmd in _CALL.findall(script_source(spec.name, spec.package))}
+
+
 def intake_commands() -> list[str]:
-    """The intake service (``--intake``): enqueue, the staff scripts (reprint, cancel) and reads."""
-    return sorted(script_commands("enqueue", "reprint", "cancel") | set(BASE) | set(READS) | set(INTAKE_DIRECT))
+    """The intake service (``--intake``): enqueue, the staff scripts (reprint, cancel), the attendee list, reads."""
+    return sorted(
+        script_commands("enqueue", "reprint", "cancel")
+        | attendee_commands()
+        | set(BASE)
+        | set(READS)
+        | set(INTAKE_DIRECT)
+        | set(ATTENDEE_DIRECT)
+    )
 
 
 def intake_user(venue: str) -> str:
@@ -88,6 +107,8 @@ def setuser_rules(venue: str, password_sha256: str, kiosk: bool, intake: bool = 
     if intake:
         # Enqueue's keys, plus what reprint and cancel write: a job's done gate (a new round) and the DLQ.
         writable = [k.job("*"), k.done("*"), k.pool, k.queue("*"), k.pinned, k.events, k.stats, k.dlq]
+        # The attendee list: its records (att:<code>) and its index, counts and secret (attendees:...).
+        writable += [f"{k.prefix}att:*", f"{k.prefix}attendees:*"]
         rules += [f"%RW~{pattern}" for pattern in writable] + [f"%R~{k.prefix}*"]
         commands = intake_commands()
     elif kiosk:

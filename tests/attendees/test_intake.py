@@ -165,3 +165,39 @@ async def test_no_ticket_code_is_logged(desk: Desk, redis: Redis, venue: str, ca
     text = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("badge_agent"))
     assert "GET /v1/attendees/{code} 200" in text
     assert "secret" not in text
+
+
+async def test_the_attendee_routes_run_under_the_intake_user(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    import shlex
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from agent.connection import make_redis
+    from agent.intake.app import make_app
+    from agent.intake.config import load_intake_config
+    from agent.intake.tokens import TokenFile
+    from tests.intake.conftest import write_intake_config
+    from tests.redis.helpers import badge_agent
+
+    await listed(redis, venue)
+    pw = tmp_path / "intake.pw"
+    words = shlex.split(badge_agent("acl", "--venue", venue, "--intake", "--password-file", str(pw)).stdout.strip())
+    await redis.execute_command(*words)
+    url = f"redis://{words[2]}:{pw.read_text().strip()}@127.0.0.1:{redis_server.port}/0"
+    config = load_intake_config(write_intake_config(tmp_path, venue, url))
+    staff = {"Authorization": f"Bearer {TokenFile(config.tokens).add('s', 'staff')}"}
+    as_intake = make_redis(config.redis, block_timeout=20.0)
+    try:
+        async with TestClient(TestServer(make_app(config, as_intake))) as client:
+            assert (await client.get("/v1/attendees/secret-renee", headers=staff)).status == 200
+            assert (await client.get("/v1/attendees", params={"q": "δημ"}, headers=staff)).status == 200
+            assert (await client.post("/v1/attendees/secret-renee/badge", headers=staff)).status == 201
+            walk_in = await client.post("/v1/attendees", json={"name": "Walk In"}, headers=staff)
+            assert walk_in.status == 201, await walk_in.text()
+            patched = await client.patch("/v1/attendees/secret-lee", json={"name": "Bruce Lee"}, headers=staff)
+            assert patched.status == 200, await patched.text()
+            assert "badge_attendees" in await (await client.get("/metrics")).text()
+    finally:
+        await as_intake.aclose()
