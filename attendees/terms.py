@@ -36,6 +36,8 @@ _UNSPACED = re.compile(
 
 def fold(text: str) -> str:
     """Decomposed, without combining marks, case-folded: ``Renée`` -> ``renee``, ``Δημήτρης`` -> ``δημητρης``."""
+    if text.isascii():  # most names: nothing to decompose (and a tenth of the time)
+        return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return unicodedata.normalize("NFC", stripped.casefold())
