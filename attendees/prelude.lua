@@ -1,5 +1,5 @@
--- Steps the attendee list's scripts share (joined in front of each script that calls them, as the protocol's
--- prelude is). No function here calls another.
+-- Steps the attendee list's scripts share: helpers of the venue's function library, beside the protocol's
+-- (agent/protocol/library.py). A function calls only functions above it.
 --
 -- The search index. A word term (a word of a name or company) is kept once in <terms> (sorted set, score 0) for
 -- prefix ranges, and its postings, the short refs of the attendees that have it (" r1 r2 "), in a string key of its
@@ -7,14 +7,15 @@
 -- rare one. An order code ("#abc12") or an e-mail ("=ada@example.org") is found whole: its postings are a field of
 -- the <exact> hash, and it is not in <terms>.
 
--- The key of each word term of the space-separated lists, in the order the caller passed them from KEYS[first].
-local function term_keys(lists, first)
+-- The key of each word term of the space-separated lists, in the order the caller passed them in <given> (the
+-- script's KEYS) from <first> on.
+local function term_keys(given, lists, first)
   local keys, n = {}, first
   for _, list in ipairs(lists) do
     for term in string.gmatch(list, '%S+') do
       local mark = string.sub(term, 1, 1)
       if mark ~= '#' and mark ~= '=' then
-        keys[term] = KEYS[n]
+        keys[term] = given[n]
         n = n + 1
       end
     end

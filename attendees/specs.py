@@ -1,21 +1,18 @@
 """One spec per Lua script of the attendee list, as agent/protocol/specs.py does for the protocol's: the only place
-each script's KEYS and ARGV are put in order, and where its reply becomes a type. Run by the protocol's loader
-(``Scripts(redis, specs=SPECS)``), with the protocol's prelude (``add_job``, ``now_ms``) joined in front.
+each script's KEYS and ARGV are put in order, and where its reply becomes a type. The scripts (``attendee_*.lua``)
+are functions of the venue's library (agent/protocol/library.py names this package), with the protocol's helpers
+(``add_job``, ``now_ms``) and this package's (prelude.lua) beside them.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import EncodedKeys, PrinterKeys
 from agent.protocol.specs import ScriptCall, Spec
 from attendees.keys import AttendeeKeys
-
-
-class AttendeeSpec(Spec[Any]):
-    package: ClassVar[str] = "attendees"
 
 
 class PutKind(StrEnum):
@@ -52,8 +49,8 @@ def _word_keys(k: AttendeeKeys, *lists: str) -> list[bytes]:
     return [enc(k.posting(term)) for terms in lists for term in terms.split() if term[0] not in "#="]
 
 
-class PutSpec(AttendeeSpec):
-    name = "put"
+class PutSpec(Spec[Any]):
+    name = "attendee_put"
 
     def call(
         self,
@@ -91,8 +88,8 @@ class Badged(NamedTuple):
     state: str = ""  # exists: the job's state
 
 
-class BadgeSpec(AttendeeSpec):
-    name = "badge"
+class BadgeSpec(Spec[Any]):
+    name = "attendee_badge"
 
     def call(
         self,
@@ -118,8 +115,8 @@ class BadgeSpec(AttendeeSpec):
         return Badged(BadgeKind(dec(reply[0])), dec(reply[1]) if len(reply) > 1 else "")
 
 
-class EditSpec(AttendeeSpec):
-    name = "edit"
+class EditSpec(Spec[Any]):
+    name = "attendee_edit"
 
     def call(
         self,
@@ -142,8 +139,8 @@ class EditSpec(AttendeeSpec):
         return dec(reply[0])  # edited, unknown or stale
 
 
-class StatusSpec(AttendeeSpec):
-    name = "status"
+class StatusSpec(Spec[Any]):
+    name = "attendee_status"
 
     def call(self, k: AttendeeKeys, code: str, status: str) -> ScriptCall[tuple[str, str]]:
         return (self, [enc(k.attendee(code)), enc(k.counts)], [enc(status)])
@@ -152,8 +149,8 @@ class StatusSpec(AttendeeSpec):
         return dec(reply[0]), dec(reply[1]) if len(reply) > 1 else ""  # (changed | same | unknown, job id)
 
 
-class CheckinSpec(AttendeeSpec):
-    name = "checkin"
+class CheckinSpec(Spec[Any]):
+    name = "attendee_checkin"
 
     def call(self, k: AttendeeKeys, venue_keys: EncodedKeys, job_ids: list[str]) -> ScriptCall[int]:
         ids = [enc(j) for j in job_ids]
@@ -164,8 +161,8 @@ class CheckinSpec(AttendeeSpec):
         return int(reply)
 
 
-class PayloadSpec(AttendeeSpec):
-    name = "payload"
+class PayloadSpec(Spec[Any]):
+    name = "attendee_payload"
 
     def call(self, venue_keys: EncodedKeys, job_id: str, payload: str) -> ScriptCall[str]:
         return (self, [venue_keys.job(enc(job_id))], [enc(payload)])
@@ -174,8 +171,8 @@ class PayloadSpec(AttendeeSpec):
         return dec(reply)
 
 
-class SearchSpec(AttendeeSpec):
-    name = "search"
+class SearchSpec(Spec[Any]):
+    name = "attendee_search"
 
     def call(self, k: AttendeeKeys, words: list[tuple[str, list[bytes]]], max_codes: int) -> ScriptCall[list[str]]:
         """``words``: each word of the search with the word terms of its prefix range (as read from the terms)."""

@@ -20,7 +20,6 @@ from redis.asyncio import Redis
 from agent.jobs import Job, parse_job
 from agent.protocol.codec import dec, enc
 from agent.protocol.replies import CancelKind
-from agent.protocol.scripts import Scripts
 from agent.protocol.store import Store
 from attendees import specs
 from attendees.keys import AttendeeKeys
@@ -162,7 +161,7 @@ class AttendeeStore:
         self.redis = redis
         self.keys = AttendeeKeys(venue)
         self.venue = venue_store or Store(redis, venue)
-        self.scripts = Scripts(redis, specs=specs.SPECS)
+        self.scripts = self.venue.scripts  # the venue's function library holds the list's scripts too
         self._secret: bytes | None = None
 
     @staticmethod
@@ -287,8 +286,8 @@ class AttendeeStore:
                 )
             if not calls:
                 break
-            if self.scripts.shebang is None:
-                await self.scripts.prepare("put")
+            if self.scripts.functions is None:
+                await self.scripts.prepare("attendee_put")
             replies = await self.scripts.run_together(calls)
             retry = []
             for i, reply in zip(pending, replies, strict=True):

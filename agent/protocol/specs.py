@@ -50,8 +50,6 @@ class Spec(Generic[R]):
     """A script's name and reply type; each subclass adds ``call(...)``, the one builder of its KEYS and ARGV."""
 
     name: ClassVar[str]
-    #: The package whose directory holds ``<name>.lua`` (the protocol's own, or e.g. ``attendees``).
-    package: ClassVar[str] = "agent.protocol"
     #: One of the pull loop's round trips: sent on its own connection when the store keeps one (scripts.Lane).
     pull_loop: ClassVar[bool] = False
 

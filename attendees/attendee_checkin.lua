@@ -1,4 +1,5 @@
--- checkin: count the attendees whose badge has been confirmed printed since the last count (checked in).
+-- attendee_checkin: count the attendees whose badge has been confirmed printed since the last count (checked
+-- in).
 -- KEYS attendees:counts attendees:badging done:<job_id>...
 -- ARGV <job_id>...
 -- <job_id> i goes with KEYS[2 + i], its completion gate: set only once a printer confirmed the badge. Counting each

@@ -1,4 +1,5 @@
--- payload: a badge job's payload made again from the corrected list entry, so its next print says what staff fixed.
+-- attendee_payload: a badge job's payload made again from the corrected list entry, so its next print says what
+-- staff fixed.
 -- KEYS job:<job_id>
 -- ARGV <payload>
 -- Not while a printer holds it (printing: that print is under way with the old one; a reprint takes the new one).

@@ -1,5 +1,5 @@
--- search: the codes of the attendees that have, for every word, a term starting with it (or, for an order code or
--- an e-mail, that exact term). Reads only.
+-- attendee_search: the codes of the attendees that have, for every word, a term starting with it (or, for an order
+-- code or an e-mail, that exact term). Reads only.
 -- KEYS attendees:exact attendees:refs attendees:p:<term>...
 -- ARGV <max_codes> (<word> <terms>)...
 -- Per word: <terms> postings keys follow in KEYS (the terms of its prefix range the caller read, at most a few

@@ -1,4 +1,5 @@
--- status: mark an attendee's ticket valid or cancelled (a desk's cancel, an import's --prune), with the counts.
+-- attendee_status: mark an attendee's ticket valid or cancelled (a desk's cancel, an import's --prune), with the
+-- counts.
 -- KEYS att:<code> attendees:counts
 -- ARGV <status>
 -- Returns {"changed", <job_id>}, {"same", <job_id>} or {"unknown"}.

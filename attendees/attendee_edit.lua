@@ -1,4 +1,4 @@
--- edit: a staff correction of an attendee's name, company or fields, kept beside what the source says.
+-- attendee_edit: a staff correction of an attendee's name, company or fields, kept beside what the source says.
 -- KEYS att:<code> attendees:terms attendees:exact attendees:p:<term>...
 -- ARGV <code> <version> <name> <company> <fields> <terms> <old_terms>
 -- <name>, <company>, <fields>: the local edit of each ("" for none: what the source says is shown); <terms>: the
@@ -19,7 +19,7 @@ for i, field in ipairs({'en', 'ec', 'ef'}) do
     redis.call('HSET', KEYS[1], field, value)
   end
 end
-reindex(KEYS[2], KEYS[3], term_keys({ARGV[7], ARGV[6]}, 4), ARGV[7], ARGV[6], cur[3], false)
+reindex(KEYS[2], KEYS[3], term_keys(KEYS, {ARGV[7], ARGV[6]}, 4), ARGV[7], ARGV[6], cur[3], false)
 redis.call('HSET', KEYS[1], 'ix', ARGV[6])
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 return {'edited'}

@@ -1,4 +1,4 @@
--- badge: the badge for one attendee of the list, created exactly once whoever asks (kiosk, desk, import).
+-- attendee_badge: the badge for one attendee of the list, created exactly once whoever asks (kiosk, desk, import).
 -- KEYS att:<code> job:<job_id> q:<pinned>|pool events stats pinned attendees:badging
 -- ARGV <code> <version> <job_id> <payload> <pinned> <maxlen> <created_by>
 -- <version>, <job_id>: the record the payload was made from; a record changed since answers {"stale"} (the caller

@@ -1,4 +1,4 @@
--- put: add or refresh one attendee of the list (an import row, a walk-in, a sync), never its badge.
+-- attendee_put: add or refresh one attendee of the list (an import row, a walk-in, a sync), never its badge.
 -- KEYS att:<code> attendees:terms attendees:counts job:<job_id> attendees:badging attendees:exact attendees:refs attendees:p:<term>...
 -- ARGV <code> <version> <generation> <name> <company> <role> <fields> <order_code> <email> <source> <status> <job_id> <ticket_type> <terms> <old_terms>
 -- <version>: the record's version the caller read ("" for none): anything else answers {"stale"} and changes
@@ -25,7 +25,7 @@ end
 if (cur[11] or '') ~= ARGV[15] then
   return {'stale'}
 end
-local keys = term_keys({ARGV[15], ARGV[14]}, 8)
+local keys = term_keys(KEYS, {ARGV[15], ARGV[14]}, 8)
 if not cur[1] then
   local n = redis.call('HINCRBY', KEYS[3], 'seq', 1)
   local ref = ''
