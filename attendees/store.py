@@ -221,8 +221,8 @@ class AttendeeStore:
         """At most ``limit`` attendees each of whose shown name, company, order code or e-mail matches every word of
         ``query`` (folded: case and accents ignored; a word's prefix; an order code or e-mail whole), by name.
 
-        One round trip reads each word's range of distinct terms, one script (search.lua) intersects the attendees
-        of those terms, one more reads the attendees found.
+        One round trip reads each word's range of distinct terms, one script (attendee_search.lua) intersects the
+        attendees of those terms, one more reads the attendees found.
         """
         words = query_words(query)
         if not words:

@@ -118,7 +118,11 @@ def search_query(rng: random.Random, name: str) -> str:
     return f"{words[0][:3]} {words[1][:2]}"
 
 
-async def hammer(base: str, secret: str, clients: int, seconds: float, paths: list[str]) -> dict[str, Any]:
+async def hammer(
+    base: str, secret: str, clients: int, seconds: float, paths: list[str], interval: float = 0.0
+) -> dict[str, Any]:
+    """``clients`` concurrent clients for ``seconds``: back to back (``interval`` 0: what the intake can take), or
+    each starting a request every ``interval`` seconds (desks and kiosks at a working pace)."""
     headers = {"Authorization": f"Bearer {secret}"}
     latencies: list[float] = []
     statuses: dict[int, int] = {}
@@ -129,6 +133,7 @@ async def hammer(base: str, secret: str, clients: int, seconds: float, paths: li
 
         async def client() -> None:
             nonlocal found
+            await asyncio.sleep(rng.uniform(0, interval))  # paced clients do not start in step
             while time.monotonic() < deadline:
                 path = rng.choice(paths)
                 t0 = time.perf_counter()
@@ -137,6 +142,8 @@ async def hammer(base: str, secret: str, clients: int, seconds: float, paths: li
                 latencies.append((time.perf_counter() - t0) * 1000)
                 statuses[resp.status] = statuses.get(resp.status, 0) + 1
                 found += 1 if resp.status == 200 and (body.get("attendees") or body.get("name")) else 0
+                if interval:
+                    await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
 
         await asyncio.gather(*(client() for _ in range(clients)))
     return {
@@ -172,6 +179,9 @@ async def one_size(tmp: Path, size: int, seconds: float, clients: int) -> dict[s
             await hammer(base, secret, clients, 1.0, codes)  # warm up: connections, script cache
             lookup = await hammer(base, secret, clients, seconds, codes)
             search = await hammer(base, secret, clients, seconds, queries)
+            # At a working pace: a kiosk scans every few seconds, a desk types a few letters a second.
+            lookup_paced = await hammer(base, secret, clients, seconds, codes, interval=0.2)
+            search_paced = await hammer(base, secret, clients, seconds, queries, interval=0.5)
         finally:
             proc.terminate()
             proc.wait(10)
@@ -184,6 +194,8 @@ async def one_size(tmp: Path, size: int, seconds: float, clients: int) -> dict[s
         "distinct_terms_per_attendee": terms / size,
         "lookup": lookup,
         "search": search,
+        "lookup_paced": lookup_paced,
+        "search_paced": search_paced,
     }
 
 
@@ -287,12 +299,42 @@ def report(out: dict[str, Any]) -> str:
                 f"{r['search']['per_s']:,.0f}",
             ]
         )
+    paced = [
+        [
+            f"{r['size']:,}",
+            fmt(r["lookup_paced"]["p50_ms"]),
+            fmt(r["lookup_paced"]["p99_ms"]),
+            f"{r['lookup_paced']['per_s']:,.0f}",
+            fmt(r["search_paced"]["p50_ms"]),
+            fmt(r["search_paced"]["p99_ms"]),
+            f"{r['search_paced']['per_s']:,.0f}",
+        ]
+        for r in out["sizes"]
+    ]
     mid = next((r for r in out["sizes"] if r["size"] == 50_000), out["sizes"][-1])
     s = out["scan"]
     goals = [
         ["import 50,000 rows <= 10 s", fmt(mid["import_s"], 1) + " s", verdict(mid["import_s"] <= 10)],
-        ["lookup p99 <= 10 ms", fmt(mid["lookup"]["p99_ms"]) + " ms", verdict(mid["lookup"]["p99_ms"] <= 10)],
-        ["search p99 <= 50 ms", fmt(mid["search"]["p99_ms"]) + " ms", verdict(mid["search"]["p99_ms"] <= 50)],
+        [
+            "lookup p99 <= 10 ms, back to back",
+            fmt(mid["lookup"]["p99_ms"]) + " ms",
+            verdict(mid["lookup"]["p99_ms"] <= 10),
+        ],
+        [
+            "search p99 <= 50 ms, back to back",
+            fmt(mid["search"]["p99_ms"]) + " ms",
+            verdict(mid["search"]["p99_ms"] <= 50),
+        ],
+        [
+            "lookup p99 <= 10 ms, paced",
+            fmt(mid["lookup_paced"]["p99_ms"]) + " ms",
+            verdict(mid["lookup_paced"]["p99_ms"] <= 10),
+        ],
+        [
+            "search p99 <= 50 ms, paced",
+            fmt(mid["search_paced"]["p99_ms"]) + " ms",
+            verdict(mid["search_paced"]["p99_ms"] <= 50),
+        ],
         ["Redis <= 1 KB an attendee", f"{mid['bytes_per_attendee']:.0f} B", verdict(mid["bytes_per_attendee"] <= 1024)],
         ["scan -> first byte p50 <= 25 ms", fmt(s["p50_ms"]) + " ms", verdict(s["p50_ms"] <= 25)],
     ]
@@ -307,7 +349,7 @@ def report(out: dict[str, Any]) -> str:
                     "import s",
                     "rows/s",
                     "B/attendee",
-                    "index/att",
+                    "terms/att",
                     "lookup p50",
                     "p99",
                     "/s",
@@ -316,6 +358,12 @@ def report(out: dict[str, Any]) -> str:
                     "/s",
                 ],
                 rows,
+            ),
+            table(
+                f"at a working pace: {out['clients']} clients, each a lookup every 0.2 s, a search every 0.5 s",
+                "lower ms is better",
+                ["attendees", "lookup p50", "p99", "/s", "search p50", "p99", "/s"],
+                paced,
             ),
             table(
                 f"scan -> first byte at an idle ZPL printer ({s['samples']} scans, kiosk token)",

@@ -6,7 +6,8 @@ from attendees.terms import MAX_TERMS, fold, index_terms, query_words
 
 
 def _finds(query: str, name: str, company: str = "", order: str = "", email: str = "") -> bool:
-    """As search.lua matches: a word is a prefix of a word term, or an order code (``#``) or e-mail (``=``) whole."""
+    """As attendee_search.lua matches: a word is a prefix of a word term, or an order code (``#``) or e-mail (``=``)
+    whole."""
     terms = index_terms(name, company, order, email)
     words = [t for t in terms if t[0] not in "#="]
     return all(any(t.startswith(w) for t in words) or f"#{w}" in terms or f"={w}" in terms for w in query_words(query))
