@@ -172,7 +172,8 @@ class AttendeeStore:
     # -- reading -------------------------------------------------------------------------------------------------
 
     async def get(self, code: str) -> Attendee | None:
-        return (await self.get_many([code]))[0]
+        # One command, not a pipeline of one: a kiosk's lookup is the list's most frequent request.
+        return _attendee(code, await self.redis.hgetall(enc(self.keys.attendee(code))))
 
     async def get_many(self, codes: Sequence[str]) -> list[Attendee | None]:
         if not codes:
@@ -186,10 +187,13 @@ class AttendeeStore:
     async def badge_states(self, attendees: Sequence[Attendee]) -> list[BadgeState]:
         """Each attendee's badge, in one round trip (two when a badge is queued or printing: where it is)."""
         k = self.venue.encoded_keys
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for attendee in attendees:
-                pipe.hmget(k.job(enc(attendee.job_id)), list(_JOB_FIELDS))
-            raws = await pipe.execute()
+        if len(attendees) == 1:  # a lookup: one command, not a pipeline of one
+            raws = [await self.redis.hmget(k.job(enc(attendees[0].job_id)), list(_JOB_FIELDS))]
+        else:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for attendee in attendees:
+                    pipe.hmget(k.job(enc(attendee.job_id)), list(_JOB_FIELDS))
+                raws = await pipe.execute()
         rows = [dict(zip(_JOB_FIELDS, (dec(v) if v is not None else None for v in raw), strict=True)) for raw in raws]
         printers = sorted({r["printer"] for r in rows if r["state"] and r["state"] != "printed" and r["printer"]})
         locations = await self._locations(printers)
