@@ -178,8 +178,9 @@ class SearchSpec(Spec[Any]):
         """``words``: each word of the search with the word terms of its prefix range (as read from the terms)."""
         keys = [enc(k.exact), enc(k.refs)]
         args: list[bytes | int] = [max_codes]
+        prefix = enc(k.posting(""))
         for word, terms in words:
-            keys += [enc(k.posting(dec(term))) for term in terms]
+            keys += [prefix + term for term in terms]  # the terms as Redis answered them: bytes, no round trip
             args += [enc(word), len(terms)]
         return (self, keys, args)
 
