@@ -19,7 +19,7 @@ from agent.intake.app import INTAKE, Intake, _json_body, authorize
 from agent.intake.problem import Problem, field_error
 from agent.intake.ratelimit import RateLimit
 from agent.intake.tokens import Token
-from agent.jobs import parse_job
+from agent.jobs import Job, parse_job
 from attendees.keys import CODE_RE
 from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
@@ -127,7 +127,7 @@ async def _printer(request: web.Request, token: Token) -> str | None:
 
 async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
     store = request.app[ATTENDEES]
-    reply, _ = await store.badge(code, f"token:{token.name}", printer)
+    reply, _ = await store.badge(code, token.name, printer)  # created_by: the token, as POST /v1/jobs records it
     if reply.kind is BadgeKind.UNKNOWN:
         raise Problem(404, UNKNOWN)
     if reply.kind is BadgeKind.CANCELLED:
@@ -246,6 +246,26 @@ async def refuse_unlisted(request: web.Request, token: Token) -> None:
             "this venue checks in from its attendee list: scan the ticket (POST /v1/attendees/{code}/badge)",
             role=token.role,
         )
+
+
+async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple[bool, str] | None:
+    """For ``POST /v1/jobs``: a job whose attendee id is a listed ticket code is that attendee's one badge (made now,
+    or the one that exists), never a second job. Returns (made now, the attendee's job id), or None for a code not
+    on the list (or no list). A cancelled ticket answers 409."""
+    intake = request.app[INTAKE]
+    store = request.app[ATTENDEES]
+    if not await AttendeeStore.exists(intake.redis, intake.config.venue):
+        return None
+    if not CODE_RE.fullmatch(job.attendee_id) or not await intake.redis.exists(store.keys.attendee(job.attendee_id)):
+        return None
+    reply, attendee = await store.badge(job.attendee_id, token.name, job.printer)
+    if reply.kind is BadgeKind.CANCELLED:
+        raise Problem(409, CANCELLED, status_of_ticket="cancelled")
+    if reply.kind is BadgeKind.STALE:
+        raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
+    if reply.kind is BadgeKind.UNKNOWN or attendee is None:
+        return None  # taken off the list in between: a job like any other
+    return reply.kind is BadgeKind.QUEUED, attendee.job_id
 
 
 async def kiosk_settings(request: web.Request) -> web.Response:

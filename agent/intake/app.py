@@ -208,12 +208,19 @@ async def create(request: web.Request) -> web.Response:
     if errors:
         detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors)
         raise Problem(422, detail, errors=errors)
+    from attendees.routes import badge_if_listed  # a listed ticket's job is its attendee's one badge
+
     out = []
     for job in jobs:
-        added, _ = await intake.store.enqueue(job.job_id, job.payload(), job.printer)
-        if added:
-            await intake.redis.hset(enc(intake.store.keys.job(job.job_id)), "created_by", token.name)
-        view = await intake.job_view(job.job_id) or {"job_id": job.job_id}
+        listed = await badge_if_listed(request, token, job)
+        if listed is None:
+            added, _ = await intake.store.enqueue(job.job_id, job.payload(), job.printer)
+            if added:
+                await intake.redis.hset(enc(intake.store.keys.job(job.job_id)), "created_by", token.name)
+            job_id = job.job_id
+        else:
+            added, job_id = listed
+        view = await intake.job_view(job_id) or {"job_id": job_id}
         out.append({**_public(view), "duplicate": not added})
     created = any(not v["duplicate"] for v in out)
     return web.json_response({"jobs": out} if batch else out[0], status=201 if created else 200)

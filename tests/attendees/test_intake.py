@@ -90,8 +90,12 @@ async def test_with_a_list_a_kiosk_does_not_print_typed_names(
     (tmp_path / "b").mkdir()
     allowing, client = await start_desk(tmp_path / "b", venue, redis_server.url, "kiosk: {allow_unlisted: true}\n")
     try:
-        ok = await allowing.client.post("/v1/jobs", json={**job, "job_id": "x-4"}, headers=allowing.auth("kiosk"))
+        unlisted = {"attendee_id": "not-on-the-list", "name": "Typed Name"}
+        ok = await allowing.client.post("/v1/jobs", json=unlisted, headers=allowing.auth("kiosk"))
         assert ok.status == 201
+        # A listed code typed there is still that attendee's one badge (the desk's above), not a second.
+        listed_again = await allowing.client.post("/v1/jobs", json=job, headers=allowing.auth("kiosk"))
+        assert listed_again.status == 200 and (await listed_again.json())["duplicate"] is True
     finally:
         await allowing.client.close()
         await client.aclose()
@@ -201,3 +205,29 @@ async def test_the_attendee_routes_run_under_the_intake_user(
             assert "badge_attendees" in await (await client.get("/metrics")).text()
     finally:
         await as_intake.aclose()
+
+
+async def test_a_desk_posting_a_job_for_a_listed_ticket_gets_the_attendees_one_badge(
+    desk: Desk, redis: Redis, venue: str
+) -> None:
+    await listed(redis, venue)
+    job = {"attendee_id": "secret-renee", "name": "Renee L", "job_id": "desk-made-1"}
+    first = await desk.client.post("/v1/jobs", json=job, headers=desk.auth("desk"))
+    assert first.status == 201
+    body = await first.json()
+    assert (body["job_id"], body["duplicate"]) == ("ORD1-1", False)  # the list's job, with the list's name
+    again = await desk.client.post("/v1/attendees/secret-renee/badge", headers=desk.auth("kiosk"))
+    assert again.status == 200 and (await again.json())["duplicate"] is True
+    assert await redis.lrange(Keys(venue).pool, 0, -1) == [b"ORD1-1"]
+    payload = json.loads(await redis.hget(Keys(venue).job("ORD1-1"), "payload"))
+    assert payload["name"] == "Renée Lefèvre"
+    unlisted = await desk.client.post(
+        "/v1/jobs", json={"attendee_id": "not-listed", "name": "X"}, headers=desk.auth("desk")
+    )
+    assert unlisted.status == 201 and (await unlisted.json())["job_id"] == "not-listed"
+    store = AttendeeStore(redis, venue)
+    await store.set_status("secret-lee", "cancelled", "test")
+    cancelled = await desk.client.post(
+        "/v1/jobs", json={"attendee_id": "secret-lee", "name": "X"}, headers=desk.auth("desk")
+    )
+    assert cancelled.status == 409
