@@ -7,6 +7,7 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from agent.jobs import parse_job
 from agent.protocol import specs
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import EncodedKeys, Keys, PrinterKeys
+from agent.protocol.library import build
 from agent.protocol.scripts import SCRIPT_NAMES, Lane, plain_source
 from agent.protocol.specs import ScriptCall
 from agent.protocol.store import Store
@@ -331,7 +333,11 @@ def _header(source: str, field: str) -> list[str]:
     return line.split()[2:]
 
 
-@pytest.mark.parametrize("name", SCRIPT_NAMES)
+#: The protocol's own scripts (the library also holds other packages', each tested with its specs).
+PROTOCOL_SCRIPTS = build([resources.files("agent.protocol")]).scripts
+
+
+@pytest.mark.parametrize("name", PROTOCOL_SCRIPTS)
 def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -> None:
     # The .lua header's one-line reminder of KEYS and ARGV is what specs.py sends: a reordered key in either fails.
     source = plain_source(name)
@@ -358,8 +364,8 @@ def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -
 
 
 def test_every_script_has_a_spec() -> None:
-    assert set(_placeholder_calls()) == set(SCRIPT_NAMES)
-    assert len(SCRIPT_NAMES) == len(set(SCRIPT_NAMES))
+    assert set(_placeholder_calls()) == set(PROTOCOL_SCRIPTS)
+    assert set(PROTOCOL_SCRIPTS) <= set(SCRIPT_NAMES) and len(SCRIPT_NAMES) == len(set(SCRIPT_NAMES))
 
 
 @contextlib.asynccontextmanager
