@@ -50,6 +50,7 @@ from agent.pull_events import PullEvents
 from agent.recovery import Recovered, Recovery
 from agent.venue_fault import VenueFaultBackoff, venue_fault_name
 from drivers.base import Outcome, PrintResult, RenderError
+from layouts.book import LayoutBook
 
 log = logging.getLogger("agent")
 
@@ -80,9 +81,11 @@ class PullLoop:
         location: str,
         timing: TimingConfig,
         max_attempts: int,
+        layouts: LayoutBook | None = None,
         alive: Callable[[], None] = lambda: None,
     ) -> None:
-        """``alive``: called as each iteration starts (the watchdog's input, agent/liveness.py)."""
+        """``layouts``: the venue's badge layouts the driver draws with (None: the driver's own design, as for the
+        simulated printer); ``alive``: called as each iteration starts (the watchdog's input, agent/liveness.py)."""
         self.store = store
         self.journal = journal
         self.printer = printer
@@ -92,6 +95,7 @@ class PullLoop:
         self.location = location
         self.timing = timing
         self.max_attempts = max_attempts
+        self.layouts = layouts
         self.alive = alive
         self.lookahead: Lookahead | TakenAhead = Lookahead.UNKNOWN
         self.must_recover = True
@@ -100,7 +104,7 @@ class PullLoop:
         self.redis_errors = 0
         self.venue_fault = VenueFaultBackoff()  # a Redis error retrying cannot fix (agent/venue_fault.py)
         self._last_steal_look = 0.0
-        self.ahead = DrawAhead(store, me, printer.driver, events)
+        self.ahead = DrawAhead(store, me, printer.driver, events, lambda: layouts.generation if layouts else 0)
         self.recovery = Recovery(store, journal, printer, me, location, max_attempts)
 
     # -- the loop --------------------------------------------------------------------------------------------------
@@ -251,8 +255,11 @@ class PullLoop:
         """The printer proved the badge: record it, tell Redis, and let ``take`` ride along when the rule allows."""
         await self.journal.append(job_id, begun.epoch, "printed", durable=True)
         self.ahead.printed(seconds)
+        layout = self.layouts.used(job_id) if self.layouts is not None else None
         if may_take_next and self.blocked() is None:
-            (kind, where), taken = await self.store.confirm_then_take(self.me, self.location, job_id, begun.epoch)
+            (kind, where), taken = await self.store.confirm_then_take(
+                self.me, self.location, job_id, begun.epoch, layout
+            )
             if taken is None:
                 self.lookahead = Lookahead.EMPTY
             elif taken.source is Source.DRAINED:
@@ -260,7 +267,7 @@ class PullLoop:
             else:
                 self.lookahead = TakenAhead(taken.job_id)
         else:
-            kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
+            kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch, layout)
         # The "closed" record only spares recovery a confirm (a no-op for a confirmed badge): a crash before it is
         # written leaves a "printed" record that recovery confirms again, harmlessly.
         await self.journal.append(job_id, begun.epoch, "closed")

@@ -49,6 +49,7 @@ class Snapshot:
     reclaimed: int = 0
     #: The longest each loop may go between two iterations and still be called alive (agent/liveness.py).
     budgets: Mapping[str, float] = field(default_factory=dict)
+    stock: str = ""  # the label stock loaded ("101.6x152.4", mm): which variant of a badge layout it prints
 
     @property
     def state(self) -> AgentState:
@@ -77,4 +78,5 @@ class Snapshot:
             "version": self.version,
             "redis_errors": self.redis_errors,
             "reclaimed": self.reclaimed,
+            **({"stock": self.stock} if self.stock else {}),
         }

@@ -5,11 +5,13 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
 from agent.redis_server import RedisServer
+from tests.support.intake import Desk, start_desk
 from tests.support.netns import inside_netns, run_in_netns
 
 _venues = itertools.count()
@@ -60,3 +62,13 @@ async def redis(redis_server: RedisServer) -> AsyncIterator[Redis]:
     client = Redis.from_url(redis_server.url, decode_responses=False)
     yield client
     await client.aclose()
+
+
+@pytest.fixture
+async def desk(tmp_path: Path, redis_server: RedisServer, venue: str) -> AsyncIterator[Desk]:
+    d, redis = await start_desk(tmp_path, venue, redis_server.url)
+    try:
+        yield d
+    finally:
+        await d.client.close()
+        await redis.aclose()

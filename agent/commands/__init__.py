@@ -29,11 +29,15 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "reprint": ("staff", "reprint"),
     "cancel": ("staff", "cancel"),
     "intake": ("intake", "intake"),
+    # the attendee list (attendees/)
+    "attendees": ("attendees", "attendees"),
     # setting up a printer at the venue
     "detect": ("detect", "detect"),
     "preview": ("printing", "preview"),
     "test-print": ("printing", "test_print"),
     "setup": ("setup", "setup"),
+    # the venue's badge layouts (layouts/)
+    "layout": ("layout", "layout"),
 }
 
 

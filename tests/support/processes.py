@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -52,3 +56,44 @@ async def create_user(
     assert password_file.read_text().strip() not in line  # only the hash travels
     await admin.execute_command(*words)
     return words[2]
+
+
+@contextmanager
+def board_process(url: str, venue: str) -> Iterator[str]:
+    """``badge-agent board`` as the operator runs it, on a free port; yields its address."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "board", "--redis", url, "--venue", venue, "--listen", "127.0.0.1:0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline() if proc.stdout else ""))
+        reader.start()
+        reader.join(30)
+        assert lines and "http://" in lines[0], f"board did not start: {proc.poll()} {lines}"
+        yield lines[0].split(" on ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@contextlib.contextmanager
+def intake_process(config: Path, port: int) -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "intake", "-c", str(config)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert f":{port}" in line, f"intake did not start: {line!r} {proc.poll()}"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+        assert "bdg_" not in err  # no token in its log
