@@ -109,7 +109,7 @@ def test_purge_asks_and_a_waiting_badge_refuses_it(tmp_path: Path, redis_server:
 
 
 async def test_import_a_pretix_xlsx_export(tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str) -> None:
-    from tests.core.test_enqueue_import import xlsx_export
+    from tests.support.attendee_files import xlsx_export
 
     path = xlsx_export(tmp_path / "pretix.xlsx", {"Order positions": PRETIX})
     result = cli(redis_server, venue, "attendees", "import", str(path), "--preset", "pretix", "--json")

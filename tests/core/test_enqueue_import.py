@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
-from tests.support.attendee_files import EVENTBRITE, PRETIX
+from tests.support.attendee_files import EVENTBRITE, PRETIX, xlsx_export
 from tests.support.processes import cli
 
 
@@ -144,21 +144,6 @@ def test_dry_run_shows_what_each_badge_will_say(tmp_path: Path, redis_server: Re
     assert "row 2: would enqueue ABC12-1: Zoë Ó Briain | Café Müller | Exhibitor | ticket_type=Exhibitor" in (
         result.stdout
     )
-
-
-def xlsx_export(path: Path, sheets: dict[str, str]) -> Path:
-    """A workbook as pretix or Eventbrite offer it for download: each sheet from ``;``-separated text (numbers stored
-    as numbers, as those exports do)."""
-    from openpyxl import Workbook
-
-    book = Workbook()
-    book.remove(book.active)
-    for title, text in sheets.items():
-        sheet = book.create_sheet(title)
-        for line in text.strip().split("\r\n"):
-            sheet.append([int(c) if c.isdigit() and not c.startswith("0") else (c or None) for c in line.split(";")])
-    book.save(path)
-    return path
 
 
 async def test_a_pretix_xlsx_export_reads_the_order_positions_sheet(

@@ -24,9 +24,8 @@ from drivers.emulators.zpl import ZplPrinter
 from layouts.files import load_layout
 from layouts.store import LayoutStore
 from tests.support.agents import enqueue_many, running_process, write_agent_config
+from tests.support.layouts import band_layout, write_logo
 from tests.support.waiting import wait_until
-
-from .conftest import band_layout, write_logo
 
 
 def qr_layout(tmp_path: Path, name: str, data: str, width: float = 101.6, height: float = 152.4) -> Path:
