@@ -151,7 +151,7 @@ class Confirm(Spec[Confirmed]):
     ) -> ScriptCall[Confirmed]:
         return (
             self,
-            [me.inflight, k.job(job_id), k.done(job_id), k.events, k.pool, k.stats],
+            [me.inflight, k.job(job_id), k.done(job_id), k.events, k.pool, k.stats, k.pretix_jobs, k.pretix_outbox],
             [job_id, me.name, location, str(epoch).encode(), maxlen],
         )
 
