@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError
 
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
@@ -24,6 +25,7 @@ from pretix_sync.listing import ListWriter
 from pretix_sync.outbox import Outbox, Sender
 from tests.core.test_agent import running_agent, wait_until
 from tests.pretix.conftest import Pretix
+from tests.redis.helpers import create_user
 
 
 @asynccontextmanager
@@ -132,3 +134,30 @@ async def test_a_sender_whose_lease_ran_out_removes_nothing(pretix: Pretix, redi
 @pytest.fixture(autouse=True)
 def _quiet_agent_logs(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level("WARNING")
+
+
+async def test_the_sync_runs_under_its_own_least_privilege_user(
+    pretix: Pretix, redis: Redis, redis_server: RedisServer, venue: str, tmp_path: Path
+) -> None:
+    placed, cancelled = pretix.data("order", "Synced By Its User"), pretix.data("order", "Cancelled For The User")
+    user = await create_user(redis, venue, tmp_path / "sync.pw", role="pretix-sync")
+    as_sync = Redis(port=redis_server.port, username=user, password=(tmp_path / "sync.pw").read_text().strip())
+    try:
+        async with venue_of(pretix, as_sync, venue) as (store, client):
+            job_id = await print_badge(AttendeeStore(redis, venue), cancelled["secret"])
+            pretix.data("cancel", cancelled["order"])
+            changes = ListChanges(client, pretix.entrance)
+            await ListWriter(store).write((await changes.read()).records)  # a cancel withdraws a waiting badge
+            assert await redis.hget(Keys(venue).job(job_id), "state") == b"cancelled"
+            printed_job = await print_badge(AttendeeStore(redis, venue), placed["secret"])
+            async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+                await wait_until(lambda: printed(redis, venue, printed_job))
+            done = await Sender(Outbox(as_sync, venue), client, pretix.entrance).send_waiting()
+            assert done.sent == 1 and await Outbox(as_sync, venue).waiting() == 0
+        with pytest.raises(NoPermissionError):
+            await as_sync.delete(Keys(venue).pool)
+        with pytest.raises(NoPermissionError):
+            await as_sync.xdel(Keys(venue).events, "0-1")
+    finally:
+        await as_sync.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
