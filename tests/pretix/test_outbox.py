@@ -25,7 +25,7 @@ from pretix_sync.listing import ListWriter
 from pretix_sync.outbox import Outbox, Sender
 from tests.core.test_agent import running_agent, wait_until
 from tests.pretix.conftest import Pretix
-from tests.redis.helpers import create_user
+from tests.redis.helpers import badge_agent, create_user
 
 
 @asynccontextmanager
@@ -105,6 +105,10 @@ async def test_pretix_stopped_while_badges_print_then_every_push_arrives_once(
             for job_id in jobs:
                 await wait_until(lambda job_id=job_id: printed(redis, venue, job_id))
         assert await outbox.waiting() == 3
+        status = badge_agent("status", "--json", "--redis", redis_server.url, "--venue", venue)
+        assert json.loads(status.stdout)["pretix"] == {"waiting": 3, "sender": None}
+        shown = " ".join(badge_agent("status", "--redis", redis_server.url, "--venue", venue).stdout.split())
+        assert "pretix: 3 confirmed print(s) wait to be sent (no attendees sync --follow is sending them)" in shown
         one, two = Sender(outbox, client, pretix.entrance, me="sync-a"), Sender(outbox, client, pretix.entrance, me="b")
         away = await one.send_waiting()
         assert away.sent == 0 and "cannot be reached" in away.unavailable and await outbox.waiting() == 3
