@@ -15,11 +15,13 @@ from typing import Any
 from aiohttp import web
 
 from agent.errors import JobError
+from agent.fleet import fleet
 from agent.intake.app import INTAKE, Intake, _json_body, authorize
 from agent.intake.problem import Problem, field_error
 from agent.intake.ratelimit import RateLimit
 from agent.intake.tokens import Token
 from agent.jobs import Job, parse_job
+from agent.state import AgentState
 from attendees.keys import CODE_RE
 from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
@@ -126,8 +128,40 @@ async def _printer(request: web.Request, token: Token) -> str | None:
     return printer
 
 
+#: Printer states in which a zone printer takes its pinned badges (agent/state.py): anything else hands them on.
+PRINTING_STATES = (AgentState.READY, AgentState.PRINTING)
+#: A printer whose last heartbeat is older than this is not counted on (the agents' default dead-after window).
+BEAT_WITHIN_S = 3.0
+
+
+async def zone_printer(request: web.Request, token: Token) -> str | None:
+    """For a token bound to a zone: the zone's printer that can print (beating, ready or printing) with the fewest
+    badges ahead (pinned queue plus the one in hand); None when the token has no zone or none of its printers can
+    print (then the badge goes to the pool, for any printer of the venue). A pinned badge still goes elsewhere if
+    its printer stops (handed back to the pool) or stays busy past the agents' affinity_wait (an idle peer steals
+    it)."""
+    intake = request.app[INTAKE]
+    zone = intake.config.zone_of(token.name)
+    if zone is None:
+        return None
+    view = await fleet(intake.redis, intake.config.venue)
+    able = [
+        p
+        for p in view.printers
+        if p.name in zone.printers
+        and p.state in PRINTING_STATES
+        and p.beat_age is not None
+        and p.beat_age < BEAT_WITHIN_S
+    ]
+    if not able:
+        return None
+    best = min(able, key=lambda p: (p.depth + (1 if p.inflight else 0), p.name))
+    return best.name
+
+
 async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
     store = request.app[ATTENDEES]
+    printer = printer or await zone_printer(request, token)
     # created_by: the token, as POST /v1/jobs records it
     reply, _ = await store.badge(code, token.name, printer, at_desk=token.role != "kiosk")
     if reply.kind is BadgeKind.UNKNOWN:
@@ -262,7 +296,8 @@ async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple
         return None
     if not CODE_RE.fullmatch(job.attendee_id) or not await intake.redis.exists(store.keys.attendee(job.attendee_id)):
         return None
-    reply, attendee = await store.badge(job.attendee_id, token.name, job.printer, at_desk=token.role != "kiosk")
+    printer = job.printer or await zone_printer(request, token)
+    reply, attendee = await store.badge(job.attendee_id, token.name, printer, at_desk=token.role != "kiosk")
     if reply.kind is BadgeKind.CANCELLED:
         raise Problem(409, CANCELLED, status_of_ticket="cancelled")
     if reply.kind is BadgeKind.ATTENTION:

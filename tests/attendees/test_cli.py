@@ -106,3 +106,14 @@ def test_purge_asks_and_a_waiting_badge_refuses_it(tmp_path: Path, redis_server:
     cli(redis_server, venue, "enqueue", "--file", path, "--preset", "pretix")
     refused = cli(redis_server, venue, "attendees", "purge", "--yes")
     assert refused.returncode == 1 and "still waiting or printing" in refused.stderr
+
+
+async def test_import_a_pretix_xlsx_export(tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str) -> None:
+    from tests.core.test_enqueue_import import xlsx_export
+
+    path = xlsx_export(tmp_path / "pretix.xlsx", {"Order positions": PRETIX})
+    result = cli(redis_server, venue, "attendees", "import", str(path), "--preset", "pretix", "--json")
+    summary = json.loads(result.stdout)
+    assert (summary["added"], summary["rejected"], summary["read_as"]) == (2, 1, "XLSX")
+    listed = await AttendeeStore(redis, venue).get("s3cr3tqr2")
+    assert listed is not None and listed.name == "François Gérard" and listed.job_id == "ABC12-2"

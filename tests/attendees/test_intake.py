@@ -231,3 +231,51 @@ async def test_a_desk_posting_a_job_for_a_listed_ticket_gets_the_attendees_one_b
         "/v1/jobs", json={"attendee_id": "secret-lee", "name": "X"}, headers=desk.auth("desk")
     )
     assert cancelled.status == 409
+
+
+async def test_a_zone_tokens_badges_print_in_its_zone_and_elsewhere_only_when_it_cannot(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    from agent.protocol.store import Store
+    from tests.core.test_agent import _eq, running_agent, wait_until
+
+    await listed(redis, venue)
+    zones = "zones:\n  hall-a: {printers: [hall-a-1], tokens: [kiosk-1]}\n"
+    zoned, client = await start_desk(tmp_path, venue, redis_server.url, zones)
+    k = Keys(venue)
+
+    async def printer_of(job_id: str) -> bytes:
+        await wait_until(lambda: _printed(job_id))
+        return bytes(await redis.hget(k.job(job_id), "printer"))
+
+    async def _printed(job_id: str) -> bool:
+        return await redis.hget(k.job(job_id), "state") == b"printed"
+
+    try:
+        async with (
+            running_agent(tmp_path, venue, redis_server.url, "hall-a-1", printer__location="Hall A, desk 1"),
+            running_agent(tmp_path, venue, redis_server.url, "hall-b-1", printer__location="Hall B, desk 1"),
+        ):
+            await wait_until(lambda: _eq(redis.zcard(k.hb), 2), timeout=10)
+            resp = await zoned.client.post("/v1/attendees/secret-renee/badge", headers=zoned.auth("kiosk"))
+            assert resp.status == 201
+            assert await printer_of("ORD1-1") == b"hall-a-1"  # its zone's printer, though hall-b-1 is idle too
+            # A token of no zone: the pool, any printer.
+            other = await zoned.client.post("/v1/attendees/secret-dimitris/badge", headers=zoned.auth("kiosk-2"))
+            assert other.status == 201
+            await printer_of("ORD2-1")
+            # The zone's printer out of service: its zone's badges print elsewhere.
+            await Store(redis, venue).drain("hall-a-1", "drain", "test")
+            await wait_until(lambda: _health_state(redis, k, "hall-a-1", b"drained"), timeout=10)
+            lee = await (await zoned.client.get("/v1/attendees/secret-lee", headers=zoned.auth("desk"))).json()
+            resp = await zoned.client.post("/v1/attendees/secret-lee/badge", headers=zoned.auth("kiosk"))
+            assert resp.status == 201
+            assert await printer_of(lee["job_id"]) == b"hall-b-1"
+    finally:
+        await zoned.client.close()
+        await client.aclose()
+
+
+async def _health_state(redis: Redis, k: Keys, printer: str, state: bytes) -> bool:
+    raw = await redis.get(k.health(printer))
+    return raw is not None and json.loads(raw).get("state", "").encode() == state

@@ -188,3 +188,22 @@ async def test_the_list_works_on_the_demos_embedded_redis_62(
     finally:
         await redis.aclose()
         server.stop()
+
+
+async def test_pretix_syncs_records_load_through_the_same_importer(redis: Redis, venue: str) -> None:
+    from pretix_sync.records import AttendeeRecord
+
+    records = [
+        AttendeeRecord("pxsecret1", "ABC12-1", "ABC12", 1, "Zoë Ó Briain", "Café", "Speaker", 7, "z@example.org",
+                       "valid", fields={"ticket_type": "Speaker"}),
+        AttendeeRecord("pxsecret2", "ABC12-2", "ABC12", 2, "Refunded Person", "", "Visitor", 8, "", "cancelled",
+                       reason="order cancelled"),
+    ]  # fmt: skip
+    store = AttendeeStore(redis, venue)
+    summary = await Importer(store, source="pretix").load(iter((n, r.as_row(), "") for n, r in enumerate(records, 1)))
+    assert (summary.added, summary.rejected) == (2, 0)
+    listed = await store.get("pxsecret1")
+    assert listed is not None and (listed.job_id, listed.source, listed.ticket_type) == ("ABC12-1", "pretix", "Speaker")
+    reply, _ = await store.badge("pxsecret2", "kiosk")
+    assert reply.kind is BadgeKind.CANCELLED
+    assert sorted(a.code for a in await store.search("abc12")) == ["pxsecret1", "pxsecret2"]
