@@ -52,8 +52,9 @@ READS = (
 #: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
 #: reads ranges of its terms and its postings (attendees/store.py) itself.
 SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl")
-#: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events.
-AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec")
+#: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events; and
+#: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to.
+AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "unsubscribe")
 
 #: A key's Redis type -> the commands that write it (and cannot change its type). DEL only deletes.
 TYPE_WRITES: dict[str, frozenset[str]] = {

@@ -1,7 +1,8 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
 -- KEYS inflight:<me> job:<id> done:<id> events pool stats pretix:jobs pretix:outbox
--- ARGV <id> <me> <location> <epoch> <maxlen>
+-- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout version>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
+-- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
 -- A job of an attendee loaded from pretix (in pretix:jobs) gets an entry in pretix:outbox in this same step, so no
 -- confirmed print can be missed (the events stream is capped; the outbox is not): first 1 for the attendee's first
 -- badge (check in and log the print), 0 for a reprint (log only).
@@ -55,7 +56,12 @@ if maybe ~= '' then
   event(KEYS[4], ARGV[5], 'event', 'maybe_duplicate', 'job_id', id, 'printer', me, 'location', loc,
     'reason', 'an earlier attempt may also have printed: look at ' .. maybe)
 end
-event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
+if ARGV[6] and ARGV[6] ~= '' then
+  event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4],
+    'layout', ARGV[6], 'layout_version', ARGV[7])
+else
+  event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
+end
 if redis.call('HEXISTS', KEYS[7], id) == 1 then
   -- A reprint round (reprint.lua) keeps the earlier rounds' confirmed prints in printed_epochs.
   local first = (redis.call('HGET', KEYS[2], 'printed_epochs') or '') == ''
