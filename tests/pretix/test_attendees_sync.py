@@ -91,6 +91,8 @@ async def test_nameless_tickets_go_to_the_help_desk_never_an_empty_badge(
     assert attendee is not None and attendee.name == "" and attendee.attention == NO_NAME
     refused = await desk.client.post(f"/v1/attendees/{nameless}/badge", headers=desk.auth("kiosk"))
     assert refused.status == 409 and (await refused.json())["needs_attention"] is True
+    looked = await (await desk.client.get(f"/v1/attendees/{nameless}", headers=desk.auth("desk"))).json()
+    assert looked["attention"] == NO_NAME  # the desk sees why
     at_desk = await desk.client.post(f"/v1/attendees/{nameless}/badge", headers=desk.auth("desk"))
     assert at_desk.status == 422  # a desk must give it a name first; nothing was queued
     assert await synced.store.redis.llen(Keys(synced.store.keys.venue).pool) == 0
