@@ -314,7 +314,7 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
         "begin": [specs.BEGIN.call(k, me, job, b"<location>", 1)],
         "confirm": [
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1),
-            specs.CONFIRM.call(k, me, job, b"<location>", 7, 1, ("<layout>", 2)),
+            specs.CONFIRM.call(k, me, job, b"<location>", 7, 1, ("<layout>", 3)),
         ],
         "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1)],
         "dead_letter": [specs.DEAD_LETTER.call(k, me, job, b"<reason>", 1)],
@@ -349,7 +349,7 @@ def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -
     keys, argv = _header(source, "KEYS"), _header(source, "ARGV")
     optional = next((i for i, token in enumerate(keys) if token.startswith("[")), len(keys))  # "[a b]": a tail
     keys = [token.strip("[]") for token in keys]
-    optional_args = next((i for i, token in enumerate(argv) if token.startswith("[")), len(argv))
+    optional_argv = next((i for i, token in enumerate(argv) if token.startswith("[")), len(argv))
     argv = [token.strip("[]") for token in argv]
     used = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", source)}
     assert max(used) <= len(keys) and max(int(n) for n in re.findall(r"ARGV\[(\d+)\]", source)) <= len(argv)
@@ -361,8 +361,9 @@ def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -
         assert len(named) == len(expected), (named, expected)
         for key, token in zip(named, expected, strict=True):
             assert key in token.split("|"), (name, named, keys)  # "a|b": either, by the arguments
-        assert len(call_args) in (len(argv), optional_args), (name, call_args, argv)
-        for arg, token in zip(call_args, argv[: len(call_args)], strict=True):
+        expected_argv = argv if len(call_args) == len(argv) else argv[:optional_argv]
+        assert len(call_args) == len(expected_argv), (name, call_args, argv)
+        for arg, token in zip(call_args, expected_argv, strict=True):
             if isinstance(arg, bytes) and arg.startswith(b"<"):
                 assert arg.decode() == token, (name, call_args, argv)
     assert {len(call_keys) for _, call_keys, _ in calls} >= (
