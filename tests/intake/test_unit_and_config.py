@@ -9,9 +9,7 @@ from pathlib import Path
 
 from agent.intake.config import load_intake_config
 from tests.support.processes import ROOT
-from tests.support.systemd import UNIT, systemd_analyze
-
-INTAKE_UNIT = ROOT / "systemd" / "badge-intake.service"
+from tests.support.systemd import INTAKE_UNIT, UNIT, systemd_analyze
 
 
 def local_unit(tmp_path: Path) -> Path:

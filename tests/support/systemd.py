@@ -11,6 +11,7 @@ from tests.support.processes import ROOT
 
 UNIT = ROOT / "systemd" / "badge-agent@.service"
 RULES = ROOT / "systemd" / "99-badge-printers.rules"
+INTAKE_UNIT = ROOT / "systemd" / "badge-intake.service"
 
 
 def systemd_analyze() -> str:
