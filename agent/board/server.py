@@ -23,6 +23,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent.fleet import events_after, fleet, tail_events
 from agent.logs import kv, safe_json, shown
+from agent.page_headers import add_page_headers
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import Keys
 from agent.vocabulary import BOARD_WORDS, DUPLICATE_WORDS, StaffCounts
@@ -210,6 +211,7 @@ def make_board_app(board: Board) -> web.Application:
             await app[POLLER]
 
     app = web.Application()
+    add_page_headers(app)
     for path in ASSETS:
         app.router.add_get(path, asset)
     app.router.add_get("/events", events)

@@ -60,8 +60,9 @@ def kiosk_commands() -> list[str]:
     return sorted(script_commands("enqueue") | set(BASE) | set(READS))
 
 
-#: What the intake service sends outside scripts (agent/intake/app.py): reads, and who created a job.
-INTAKE_DIRECT = ("hmget", "hset")
+#: What the intake service sends outside scripts (agent/intake/app.py): reads, and its count of each token's
+#: outstanding jobs (``owned:<token>``, which the enqueue script fills).
+INTAKE_DIRECT = ("hmget", "scard", "smembers", "srem")
 
 
 def intake_commands() -> list[str]:
@@ -87,7 +88,7 @@ def setuser_rules(venue: str, password_sha256: str, kiosk: bool, intake: bool = 
     rules = ["reset", "on", f"#{password_sha256}"]
     if intake:
         # Enqueue's keys, plus what reprint and cancel write: a job's done gate (a new round) and the DLQ.
-        writable = [k.job("*"), k.done("*"), k.pool, k.queue("*"), k.pinned, k.events, k.stats, k.dlq]
+        writable = [k.job("*"), k.done("*"), k.pool, k.queue("*"), k.pinned, k.events, k.stats, k.dlq, k.owned("*")]
         rules += [f"%RW~{pattern}" for pattern in writable] + [f"%R~{k.prefix}*"]
         commands = intake_commands()
     elif kiosk:
