@@ -20,6 +20,7 @@ from agent import __version__
 from agent.commands import LazyGroup
 from agent.config import AgentConfig, RedisConfig, load_config, secret_warnings
 from agent.errors import EXIT_CONFIG, ConfigError, UserError
+from agent.logs import masked
 from agent.validate import Invalid
 
 T = TypeVar("T")
@@ -28,7 +29,7 @@ EXIT_UNAVAILABLE = 69  # sysexits EX_UNAVAILABLE: Redis could not be reached
 
 
 def fail(message: str, code: int = 2) -> None:
-    click.echo(f"badge-agent: {message}", err=True)
+    click.echo(f"badge-agent: {masked(message)}", err=True)  # a URL's password never reaches the terminal
     sys.exit(code)
 
 

@@ -40,7 +40,7 @@ from redis.exceptions import DataError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent.config import RedisConfig, TlsConfig
-from agent.logs import kv
+from agent.logs import kv, masked
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class _Explained:
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             if isinstance(exc, MasterChangedError):
                 raise
-            raise RedisConnectionError(explain(exc, isinstance(self, SSLConnection))) from exc
+            raise RedisConnectionError(masked(explain(exc, isinstance(self, SSLConnection)))) from exc
 
 
 class _HiredisPack:

@@ -27,6 +27,7 @@ from agent.errors import JobError, UserError
 from agent.fleet import fleet
 from agent.intake.budget import Lanes, Watches
 from agent.intake.config import IntakeConfig
+from agent.intake.guard import Activity
 from agent.intake.hub import Event, Hub
 from agent.intake.openapi import spec
 from agent.intake.problem import Problem, field_error, response
@@ -72,6 +73,7 @@ class Intake:
         self.hub = Hub(redis, enc(self.store.keys.events))
         self.watches = Watches(config.limits.watch_per_token, config.limits.watch_total)
         self.lanes = Lanes(config.limits.desk_lane, config.limits.public_lane)
+        self.activity = Activity()  # which connections are inside a request, for the connection guard
         # One create at a time per token in this process: its outstanding count cannot be passed by racing requests.
         self._creating: dict[str, asyncio.Lock] = {}
 
@@ -127,6 +129,7 @@ def make_middleware(intake: Intake) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         started = time.monotonic()
+        intake.activity.start(request.protocol)
         try:
             resp = await handler(request)
         except Problem as problem:
@@ -145,6 +148,8 @@ def make_middleware(intake: Intake) -> Any:
         except Exception:  # a bug, not the caller's fault: logged with its traceback, answered as a problem
             log.exception("%s %s failed", request.method, request.path)
             resp = response(Problem(500, "the intake failed on this request; it is in the intake's log"))
+        finally:
+            intake.activity.end(request.protocol)
         route = _route_name(request)
         key = (route, resp.status)
         intake.requests[key] = intake.requests.get(key, 0) + 1
