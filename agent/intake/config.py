@@ -40,8 +40,9 @@ class LimitsConfig(_Strict, kw_only=True):
     #: a slower one is closed. And the seconds a request may take to send its body (408 past it).
     header_timeout: Annotated[float, Meta(ge=0.5, le=300)] = 10.0
     body_timeout: Annotated[float, Meta(ge=0.5, le=300)] = 10.0
-    #: Connections held at once; past it, the oldest connection that is not inside a request makes room.
-    max_connections: Annotated[int, Meta(ge=8, le=60_000)] = 1000
+    #: Connections held at once (below the 1024 descriptors a process gets by default); past it, the oldest
+    #: connection that is not inside a request makes room.
+    max_connections: Annotated[int, Meta(ge=8, le=60_000)] = 768
 
 
 class KioskConfig(_Strict, kw_only=True):
