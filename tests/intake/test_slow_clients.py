@@ -22,22 +22,21 @@ from tests.core.test_cli import ROOT
 from tests.intake.conftest import write_intake_config
 
 
-def _limit_descriptors() -> None:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
-
-
 @pytest.fixture
 def intake(tmp_path: Path, redis_server: RedisServer, venue: str) -> Iterator[tuple[int, str]]:
     port = free_port()
-    config = write_intake_config(tmp_path, venue, redis_server.url, "limits: {header_timeout: 2, body_timeout: 1}\n", port=port)
+    config = write_intake_config(
+        tmp_path, venue, redis_server.url, "limits: {header_timeout: 2, body_timeout: 1}\n", port=port
+    )
     secret = TokenFile(tmp_path / "tokens.json").add("desk-1", "desk")
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent", "intake", "-c", str(config)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=(tmp_path / "intake.log").open("wb"),
-        preexec_fn=_limit_descriptors,
     )
+    # What a process gets by default (systemd's soft limit), set before it serves anyone.
+    resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (1024, 1024))
     try:
         assert proc.stdout is not None
         assert f":{port}" in proc.stdout.readline().decode()
