@@ -153,8 +153,10 @@ def make_middleware(intake: Intake) -> Any:
         route = _route_name(request)
         key = (route, resp.status)
         intake.requests[key] = intake.requests.get(key, 0) + 1
-        # The path and status only: never a header (the token rides in Authorization).
-        log.info("%s %s %d %.1f ms", request.method, request.path, resp.status, (time.monotonic() - started) * 1000)
+        # The path and status only: never a header (the token rides in Authorization). Refusals for being over a
+        # limit are counted in /metrics, not logged one by one: a flooding kiosk must not flood the journal too.
+        if resp.status != 429:
+            log.info("%s %s %d %.1f ms", request.method, request.path, resp.status, (time.monotonic() - started) * 1000)
         return resp
 
     return middleware
@@ -373,6 +375,8 @@ async def read(request: web.Request) -> web.Response:
     job_id = _job_id(request)
     wait = _wait_seconds(request)
     intake: Intake = request.app[INTAKE]
+    if wait:
+        intake.watches.check(token.name)  # refused before any Redis work: a flood of them costs no round trip
     view = await _readable(request, token, job_id)
     since = request.query.get("state", view["state"])
     if not wait or view["state"] != since or view["state"] in FINAL:
@@ -406,8 +410,9 @@ async def events(request: web.Request) -> web.StreamResponse:
     """
     token = authorize(request, READ)
     job_id = _job_id(request)
-    await _readable(request, token, job_id)
     intake: Intake = request.app[INTAKE]
+    intake.watches.check(token.name)
+    await _readable(request, token, job_id)
     limits = intake.config.limits
     with intake.watches.hold(token.name):
         async with asyncio.timeout(limits.keepalive * 4):

@@ -31,9 +31,8 @@ class Watches:
     def held(self, token: str) -> int:
         return self._held.get(token, 0)
 
-    @contextlib.contextmanager
-    def hold(self, token: str) -> Iterator[None]:
-        """One watch for ``token`` for the ``with`` block; raises the 429 or 503 Problem past a limit."""
+    def check(self, token: str) -> None:
+        """Raise the 429 or 503 Problem when ``token`` could not take one more watch now."""
         if self._held.get(token, 0) >= self.per_token:
             raise Problem(
                 429,
@@ -47,6 +46,11 @@ class Watches:
                 f"the intake holds {self.total} streams and long-polls, its most; try again",
                 headers={"Retry-After": "5"},
             )
+
+    @contextlib.contextmanager
+    def hold(self, token: str) -> Iterator[None]:
+        """One watch for ``token`` for the ``with`` block; raises the 429 or 503 Problem past a limit."""
+        self.check(token)
         self._held[token] = self._held.get(token, 0) + 1
         self.count += 1
         try:
