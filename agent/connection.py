@@ -52,6 +52,17 @@ class MasterChangedError(RedisConnectionError):
     """The server answered as a demoted or not-yet-ready master: reconnect to the current master."""
 
 
+def stop_if_cancelled() -> None:
+    """Raise CancelledError when the running task has been asked to stop. Call it where a Redis error is caught.
+
+    A cancellation that lands inside redis-py's socket read can come out as a ConnectionError or TimeoutError; a loop
+    that retries Redis errors would then swallow the cancel and never stop (a server's shutdown would wait on it).
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 def explain(exc: BaseException, tls: bool) -> str:
     """A connection error in words an installer can act on (never with a password: redis-py puts none there)."""
     text = str(exc)

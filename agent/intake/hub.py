@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from agent.connection import stop_if_cancelled
 from agent.protocol.codec import dec
 
 log = logging.getLogger("badge_agent.intake")
@@ -153,8 +154,10 @@ class Hub:
         while not self.ready.is_set():
             try:
                 await self._backfill()
+                stop_if_cancelled()
                 self.ready.set()
             except RedisError as exc:
+                stop_if_cancelled()
                 log.error("cannot read the venue's events (retrying in %.1f s): %s", pause, exc)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 5.0)
@@ -165,10 +168,12 @@ class Hub:
                 replies: Any = await self.redis.xread({self.stream: self.last}, count=PAGE, block=BLOCK_MS)
                 pause = 0.5
             except RedisError as exc:
+                stop_if_cancelled()
                 log.error("cannot read the venue's events (retrying in %.1f s): %s", pause, exc)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 5.0)
                 continue
+            stop_if_cancelled()  # redis-py may have retried a read the cancel cut short: the cancel is not lost
             for _, entries in replies or ():
                 for entry_id, fields in entries:
                     self._add(entry_id, fields)
