@@ -30,6 +30,7 @@ from agent.intake.config import IntakeConfig
 from agent.intake.guard import Activity
 from agent.intake.hub import Event, Hub
 from agent.intake.openapi import spec
+from agent.intake.outstanding import FINAL, Outstanding
 from agent.intake.problem import Problem, field_error, response
 from agent.intake.ratelimit import RateLimit
 from agent.intake.tokens import TOKEN_NAME_RE, Token, TokenFile
@@ -51,7 +52,6 @@ MAX_WAIT = 30.0
 GONE_CHECK = 1.0
 #: A long-poll reads its job again after an event of that job, and at least this often (should the reader lag).
 RECHECK = 5.0
-FINAL = ("printed", "dead", "cancelled")
 #: The start of every job id a kiosk creates (``kiosk:<token>:<id>``); refused from desks and staff.
 KIOSK_PREFIX = "kiosk:"
 #: The job hash fields a reader sees, besides job_id and location.
@@ -74,11 +74,7 @@ class Intake:
         self.watches = Watches(config.limits.watch_per_token, config.limits.watch_total)
         self.lanes = Lanes(config.limits.desk_lane, config.limits.public_lane)
         self.activity = Activity()  # which connections are inside a request, for the connection guard
-        # One create at a time per token in this process: its outstanding count cannot be passed by racing requests.
-        self._creating: dict[str, asyncio.Lock] = {}
-
-    def creating(self, token: str) -> asyncio.Lock:
-        return self._creating.setdefault(token, asyncio.Lock())
+        self.outstanding = Outstanding(redis, self.store.keys)
 
     async def location(self, printer: str) -> str:
         if not printer:
@@ -271,32 +267,6 @@ def _join(where: str, field: str) -> str:
     return ".".join(x for x in (where, field) if x)
 
 
-async def _room_for(intake: Intake, token: Token, count: int) -> None:
-    """429 unless ``token`` may have ``count`` more outstanding jobs. Its set of jobs is pruned of final (or gone)
-    ones only when it looks full, so a token under its cap costs one SCARD a request."""
-    key = enc(intake.store.keys.owned(token.name))
-    held: int = await intake.redis.scard(key)
-    if held + count > token.max_outstanding and held:
-        members = list(await intake.redis.smembers(key))
-        pipe = intake.redis.pipeline(transaction=False)
-        for member in members:
-            pipe.hget(enc(intake.store.keys.job(dec(member))), "state")
-        states = await pipe.execute()
-        over = [m for m, state in zip(members, states, strict=True) if state is None or dec(state) in FINAL]
-        if over:
-            await intake.redis.srem(key, *over)
-        held = len(members) - len(over)
-    if held + count > token.max_outstanding:
-        raise Problem(
-            429,
-            f"this token has {held} job(s) not yet printed and may have {token.max_outstanding}: "
-            "wait until they print, or ask staff to cancel them",
-            headers={"Retry-After": "5"},
-            outstanding=held,
-            max_outstanding=token.max_outstanding,
-        )
-
-
 async def create(request: web.Request) -> web.Response:
     token = authorize(request, CREATE)
     intake: Intake = request.app[INTAKE]
@@ -313,8 +283,7 @@ async def create(request: web.Request) -> web.Response:
         raise field_error(422, "jobs", "is empty")
     jobs = _parse_jobs(token, items, batch)
     out = []
-    async with intake.lanes.lane(token.role), intake.creating(token.name):
-        await _room_for(intake, token, len(jobs))
+    async with intake.lanes.lane(token.role), intake.outstanding.room(token.name, token.max_outstanding, len(jobs)):
         for job in jobs:
             added, _ = await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name)
             view = await intake.job_view(job.job_id) or {"job_id": job.job_id, "_created_by": ""}

@@ -12,6 +12,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from agent.intake.outstanding import PRUNE_EVERY
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
@@ -42,8 +43,19 @@ async def test_a_kiosk_may_have_five_jobs_outstanding_and_room_comes_back_as_the
         await desk.client.post("/v1/jobs", json={"attendee_id": "d", "name": "D"}, headers=desk.auth("desk"))
     ).status == 201
     await print_it(Store(redis, venue), "p1", "kiosk:kiosk-1:k0")  # the oldest in the pool
+    await asyncio.sleep(PRUNE_EVERY)  # a full token's set is looked through at most this often
     again = await desk.client.post("/v1/jobs", json={"attendee_id": "k5", "name": "K"}, headers=kiosk)
     assert again.status == 201
+
+
+async def test_concurrent_creations_cannot_pass_the_cap_together(desk: Desk, redis: Redis, venue: str) -> None:
+    posts = [
+        desk.client.post("/v1/jobs", json={"attendee_id": f"r{i}", "name": "R"}, headers=desk.auth("kiosk"))
+        for i in range(20)
+    ]
+    statuses = sorted([r.status for r in await asyncio.gather(*posts)])
+    assert statuses == [201] * 5 + [429] * 15
+    assert await redis.scard(Keys(venue).owned("kiosk-1")) == 5
 
 
 async def test_the_cap_is_set_per_token_and_a_desk_gets_200(
