@@ -30,7 +30,7 @@ from agent.protocol.replies import ReclaimKind
 from agent.protocol.store import Store
 from agent.pull import PullLoop
 from agent.state import AgentState, Snapshot
-from agent.venue_fault import VenueFaultBackoff
+from agent.venue_fault import VenueFaultBackoff, venue_fault_name
 from drivers.base import Badge, DeviceStatus, Driver, Outcome, RenderError
 
 log = logging.getLogger("agent")
@@ -65,6 +65,7 @@ class Agent:
         self.drained = False  # an operator ordered this printer out of service
         self.redis_errors = 0
         self.venue_fault = VenueFaultBackoff()  # the pull loop's: a Redis error retrying cannot fix
+        self.beat_fault = VenueFaultBackoff()  # the heartbeat's (its function missing from Redis, say)
         self.reclaimed = 0  # written by the sweep
         self.loop_budgets = loop_budgets(config)
         self._alive: dict[str, float] = {}  # loop name -> monotonic time it last started an iteration
@@ -108,7 +109,7 @@ class Agent:
             printed=self.pull.printed,
             drained=self.drained,
             stopping=self.stopping.is_set(),
-            venue_fault=self.venue_fault.describe() if self.venue_fault.active() else None,
+            venue_fault=next((f.describe() for f in (self.venue_fault, self.beat_fault) if f.active()), None),
             lease_ok=self.lease_ok(),
             last_beat_ok=self.last_beat_ok,
             beating_since=self.beating_since,
@@ -262,11 +263,15 @@ class Agent:
                 async with asyncio.timeout(interval * 2):
                     beat = await self.store.beat(self.me, self.snapshot().health(), ttl_ms, first)
             except (RedisError, OSError, TimeoutError) as exc:
-                if self.beating_since is not None:
+                fault = venue_fault_name(exc) if isinstance(exc, RedisError) else None
+                if fault is not None and isinstance(exc, RedisError):
+                    self.beat_fault.failed(fault, exc)  # named in health, logged once per interval; beats go on
+                elif self.beating_since is not None:
                     log.warning("heartbeat failed; retrying every %.1f s", interval, extra=kv(error=exc))
                 self.beating_since = None
                 self.redis_errors += 1
             else:
+                self.beat_fault.clear()
                 first = False
                 self.last_beat_ok = started
                 if self.beating_since is None:

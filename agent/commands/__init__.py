@@ -24,6 +24,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("sim", "sim"),
     "board": ("board", "board"),
     "acl": ("acl", "acl"),
+    "functions": ("functions", "functions"),
     # staff operations and the intake service (agent/intake/)
     "reprint": ("staff", "reprint"),
     "cancel": ("staff", "cancel"),

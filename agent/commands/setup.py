@@ -82,10 +82,10 @@ def _redis_section(opts: dict[str, Any], ask: bool) -> dict[str, Any]:
     return redis
 
 
-def _detected(n: int, scanners: Any, timeout: float) -> dict[str, Any]:
-    from agent.commands.detect import describe, scan
+def _detected(n: int, scanners: Any, timeout: float, mdns: bool) -> dict[str, Any]:
+    from agent.commands.detect import MDNS_WINDOW, describe, scan
 
-    found = scan(scanners, [], timeout=timeout)
+    found = scan(scanners, [], timeout=timeout, mdns_window=MDNS_WINDOW if mdns else 0.0)
     if not 0 < n <= len(found):
         fail(f"--detected {n}: detect found {len(found)} printer(s); run badge-agent detect to list them")
     click.echo(f"printer {n}: {describe(found[n - 1])}")
@@ -112,6 +112,7 @@ def _detected(n: int, scanners: Any, timeout: float) -> dict[str, Any]:
 @click.option("--usb", help="USB printer VENDOR:PRODUCT as lsusb shows it, e.g. 0a5f:0164.")
 @click.option("--serial", help="Serial printer device, e.g. /dev/ttyUSB0.")
 @click.option("--detected", type=int, help="The Nth printer `badge-agent detect` lists.")
+@click.option("--no-mdns", is_flag=True, help="With --detected: count as `badge-agent detect --no-mdns` does.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of /etc/badge-agent/NAME.yaml.")
 @click.option("--force", is_flag=True, help="Overwrite an existing config.")
 @click.option("--no-test-print", is_flag=True, help="Skip the test badge.")
@@ -119,6 +120,8 @@ def _detected(n: int, scanners: Any, timeout: float) -> dict[str, Any]:
 def setup(ctx: click.Context, /, **opts: Any) -> None:
     """Write, check and test-print one printer's config; as root, also start badge-agent@NAME."""
     ask = not opts["yes"]
+    if opts["no_mdns"] and not opts["detected"]:
+        fail("--no-mdns goes with --detected N")
     for key, question in (("venue", "Venue"), ("name", "Printer name"), ("location", "Location")):
         if not opts[key]:
             if not ask:
@@ -128,7 +131,7 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
     if opts["detected"]:
         from agent.commands.detect import Scanners
 
-        driver = _detected(opts["detected"], ctx.find_object(Scanners) or Scanners(), 0.5)
+        driver = _detected(opts["detected"], ctx.find_object(Scanners) or Scanners(), 0.5, not opts["no_mdns"])
     else:
         if ask and not (opts["host"] or opts["usb"] or opts["serial"]):
             opts["host"] = click.prompt("Printer address (HOST[:PORT])")

@@ -8,6 +8,8 @@ import time
 from typing import Any
 
 import click
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
@@ -16,6 +18,8 @@ from rich.text import Text
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.fleet import FleetView, events_after, fleet, job_detail, tail_events
 from agent.logs import quoted, safe_json, shown
+from agent.protocol.library import default_library
+from agent.protocol.scripts import LOAD_COMMAND, library_loaded
 from agent.vocabulary import MAY_EXIST_TWICE, PRINTED_TWICE, StaffCounts, job_lines
 
 STATE_STYLE = {
@@ -68,10 +72,10 @@ def fleet_table(view: FleetView) -> Group:
 def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
     """The printers of a venue: state, location, badge in progress, pinned depth, printed, heartbeat age."""
 
-    async def once() -> FleetView:
+    async def once() -> tuple[FleetView, bool | None]:
         redis = target.client()
         try:
-            return await fleet(redis, target.venue)
+            return await fleet(redis, target.venue), await _library_loaded(redis)
         finally:
             await redis.aclose()
 
@@ -93,11 +97,29 @@ def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
         with contextlib.suppress(KeyboardInterrupt):
             run_async(watching())
         return
-    view = run_async(once())
+    view, loaded = run_async(once())
+    library = default_library().name
     if as_json:
-        click.echo(safe_json(view.as_dict(), indent=2))
-    else:
-        Console().print(fleet_table(view))
+        click.echo(safe_json({**view.as_dict(), "library": {"name": library, "loaded": loaded}}, indent=2))
+        return
+    Console().print(fleet_table(view))
+    if loaded is False:
+        Console().print(
+            Text(
+                f"Redis lacks function library {library}: no agent of this version can print; an admin runs "
+                f"`{LOAD_COMMAND}` (docs/redis.md)",
+                style="bold red",
+            )
+        )
+
+
+async def _library_loaded(redis: Redis) -> bool | None:
+    """Whether the venue's Redis has this version's functions library; None when that cannot be told (Redis 6.2,
+    or a user without the library's probe function)."""
+    try:
+        return await library_loaded(redis)
+    except ResponseError:
+        return None
 
 
 @click.command()

@@ -4,14 +4,11 @@
 -- <epoch>: the epoch the badge was begun (and printed) under.
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
 local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
-local function event(...)
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', ...)
-end
 -- A second copy came out: flag the job for staff, count it, and say where the first one is.
 local function duplicate(first_printer, reason)
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
   redis.call('HINCRBY', KEYS[6], 'duplicate_print', 1)
-  event('event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', first_printer,
+  event(KEYS[4], ARGV[5], 'event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', first_printer,
     'reason', reason, 'epoch', ARGV[4])
   return {'duplicate', first_printer}
 end
@@ -52,8 +49,8 @@ redis.call('HINCRBY', KEYS[6], 'printed', 1)
 if maybe ~= '' then
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1)
   redis.call('HINCRBY', KEYS[6], 'maybe_duplicate', 1)
-  event('event', 'maybe_duplicate', 'job_id', id, 'printer', me, 'location', loc,
+  event(KEYS[4], ARGV[5], 'event', 'maybe_duplicate', 'job_id', id, 'printer', me, 'location', loc,
     'reason', 'an earlier attempt may also have printed: look at ' .. maybe)
 end
-event('event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
+event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
 return {'printed', maybe}

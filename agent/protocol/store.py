@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 from agent.protocol import replies, specs
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import EncodedKeys, Keys, split_pinned_member
+from agent.protocol.library import Library
 from agent.protocol.scripts import Scripts
 from agent.protocol.specs import ReleaseOutcome as ReleaseOutcome  # noqa: PLC0414 (re-exported: callers import it here)
 from agent.protocol.specs import ScriptCall
@@ -35,13 +36,21 @@ def _enc_name(text: str) -> bytes:
 class Store:
     """One venue's keys and scripts on one Redis client (created with ``decode_responses=False``)."""
 
-    def __init__(self, redis: Redis, venue: str, events_maxlen: int = EVENTS_MAXLEN, dedicated: bool = False) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        venue: str,
+        events_maxlen: int = EVENTS_MAXLEN,
+        dedicated: bool = False,
+        library: Library | None = None,
+    ) -> None:
         """``dedicated``: begin, confirm and take keep one connection for themselves (the agent's pull loop, which
-        makes them one after another; see ``scripts.Lane``)."""
+        makes them one after another; see ``scripts.Lane``). ``library``: the functions library to call (the
+        installed one by default; ``library.build`` makes one of other .lua files)."""
         self.redis = redis
         self.keys = Keys(venue)
         self.encoded_keys = EncodedKeys(self.keys)
-        self.scripts = Scripts(redis, dedicated)
+        self.scripts = Scripts(redis, dedicated, library)
         self.events_maxlen = events_maxlen
         # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
         # age on the server's clock (a Pi may have none) without asking the server for the time.
@@ -56,8 +65,8 @@ class Store:
 
     async def enqueue_many(self, jobs: Sequence[tuple[str, str, str | None]]) -> list[replies.Enqueued]:
         """``enqueue`` each (job id, payload, pinned printer) in one round trip, in order (the enqueue command)."""
-        if self.scripts.shebang is None:
-            # Learn which source the server takes, and load it on every master of a Cluster, before pipelining.
+        if self.scripts.functions is None:
+            # Learn whether the server runs functions, and have the library on every master of a Cluster, first.
             await self.scripts.prepare("enqueue")
         return await self.scripts.run_together([self.enqueue_call(*job) for job in jobs])
 
@@ -129,7 +138,7 @@ class Store:
             self._confirm_call(me, location, job_id, epoch), specs.TAKE.call(k, k.printer(me))
         )
         if taken is not None and taken == (replies.Source.HELD, job_id):
-            # The confirm had to be reloaded (NOSCRIPT) and ran after take, which saw this very job still held.
+            # The confirm had to run again (the library was loaded meanwhile) after take, which saw this job still held.
             taken = None
         return confirmed, taken
 
