@@ -384,8 +384,15 @@ async def events(request: web.Request) -> web.StreamResponse:
     await _readable(request, token, job_id)
     limits = intake.config.limits
     with intake.watches.hold(token.name):
-        async with asyncio.timeout(limits.keepalive * 4):
-            await intake.hub.ready.wait()
+        try:
+            async with asyncio.timeout(limits.keepalive * 4):
+                await intake.hub.ready.wait()
+        except TimeoutError:
+            raise Problem(
+                503,
+                "the intake is still reading the venue's events (just started); try again",
+                headers={"Retry-After": "2"},
+            ) from None
         resp = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
