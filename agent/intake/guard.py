@@ -29,9 +29,14 @@ REFUSAL = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection:
 
 
 class Activity:
-    """Which connections are inside a request now, and when each last finished one (the app's middleware says)."""
+    """Which connections are inside a request now, and when each last finished one (the app's middleware says).
+
+    Only connections the guard accepted (``opened``) are remembered past their request: an app served without a
+    guard (the tests' server) keeps nothing.
+    """
 
     def __init__(self) -> None:
+        self.opened: dict[RequestHandler, float] = {}  # connection -> when it was accepted, oldest first
         self.inside: dict[RequestHandler, int] = {}
         self.finished: dict[RequestHandler, float] = {}
 
@@ -46,7 +51,8 @@ class Activity:
                 self.inside[conn] = left
             else:
                 self.inside.pop(conn, None)
-            self.finished[conn] = time.monotonic()
+            if conn in self.opened:
+                self.finished[conn] = time.monotonic()
 
 
 class _Refuse(asyncio.Protocol):
@@ -64,7 +70,7 @@ class Guard:
     def __init__(self, server: web.Server, activity: Activity, header_timeout: float, max_connections: int) -> None:
         self.server, self.activity = server, activity
         self.header_timeout, self.max_connections = header_timeout, max_connections
-        self.opened: dict[RequestHandler, float] = {}  # connection -> when it was accepted, oldest first
+        self.opened = activity.opened
         self.closed_slow = 0
         self.closed_for_room = 0
         self.refused = 0

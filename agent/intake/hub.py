@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import sys
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -77,12 +78,15 @@ class Hub:
     """The venue's events, read once for every listener of this process."""
 
     def __init__(
-        self, redis: Redis, stream: bytes, keep_jobs: int = 20_000, per_job: int = 32, listener_limit: int = 256
+        self, redis: Redis, stream: bytes, keep_events: int = 50_000, per_job: int = 32, listener_limit: int = 256
     ) -> None:
+        """``keep_events``: the index's size (a few hundred bytes an event; the jobs seen least recently go first);
+        ``per_job``: a job's newest events kept; ``listener_limit``: events a listener may leave unread."""
         self.redis = redis
         self.stream = stream
-        self.keep_jobs, self.per_job, self.listener_limit = keep_jobs, per_job, listener_limit
-        self._history: OrderedDict[str, deque[Event]] = OrderedDict()
+        self.keep_events, self.per_job, self.listener_limit = keep_events, per_job, listener_limit
+        self._history: OrderedDict[str, list[Event]] = OrderedDict()
+        self._kept = 0  # events in _history
         self._listeners: dict[str, set[Listener]] = {}
         self.last = "0-0"
         #: Set once the backfill has read the stream as it was at start.
@@ -100,21 +104,27 @@ class Hub:
         job_id = data.get("job_id")
         if not job_id:
             return
-        event = Event(eid, data.get("event", ""), json.dumps({"id": eid, **data}, ensure_ascii=False))
+        # An event's name is one of a few words: one copy of each, not one an event.
+        event = Event(eid, sys.intern(data.get("event", "")), json.dumps({"id": eid, **data}, ensure_ascii=False))
         past = self._history.get(job_id)
         if past is None:
-            past = self._history[job_id] = deque(maxlen=self.per_job)
-            if len(self._history) > self.keep_jobs:
-                self._history.popitem(last=False)
+            past = self._history[job_id] = []  # a list: a deque costs 600 bytes, more than a job's few events
         else:
             self._history.move_to_end(job_id)
         past.append(event)
+        if len(past) > self.per_job:
+            del past[0]
+        else:
+            self._kept += 1
+        while self._kept > self.keep_events:
+            _, oldest = self._history.popitem(last=False)
+            self._kept -= len(oldest)
         for listener in self._listeners.get(job_id, ()):
             listener.put(event)
 
     def history(self, job_id: str, after: str = "") -> list[Event]:
         """The job's recent events, oldest first (only those after entry id ``after`` when given)."""
-        past = list(self._history.get(job_id, ()))
+        past = list(self._history.get(job_id, ()))  # a copy: the reader appends to it
         if after:
             try:
                 floor = _entry_id_key(after)
