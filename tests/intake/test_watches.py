@@ -17,6 +17,7 @@ import pytest
 from redis.asyncio import Redis
 
 from agent.intake.app import INTAKE, Intake
+from agent.intake.hub import Hub
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
@@ -210,3 +211,18 @@ async def test_a_kiosk_lane_full_of_work_does_not_hold_a_desk(tight: Desk) -> No
     finally:
         for lane in held:
             await lane.__aexit__(None, None, None)
+
+
+def test_the_events_index_keeps_a_bounded_number_of_events() -> None:
+    hub = Hub(Redis(), b"events", keep_events=10, per_job=3)
+    for i in range(30):
+        hub._add(f"{1000 + i}-0".encode(), {b"event": b"printing", b"job_id": f"job-{i % 6}".encode()})
+    assert 0 < hub._kept <= 10
+    assert hub.history("job-0") == []  # seen least recently: gone first
+    assert hub.history("job-5")[-1].entry_id == "1029-0"
+    roomy = Hub(Redis(), b"events", keep_events=100, per_job=3)
+    for i in range(30):
+        roomy._add(f"{1000 + i}-0".encode(), {b"event": b"printing", b"job_id": f"job-{i % 3}".encode()})
+    assert [e.entry_id for e in roomy.history("job-2")] == ["1023-0", "1026-0", "1029-0"]  # its newest three
+    assert [e.entry_id for e in roomy.history("job-2", after="1023-0")] == ["1026-0", "1029-0"]
+    assert roomy._kept == 9
