@@ -34,6 +34,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "preview": ("printing", "preview"),
     "test-print": ("printing", "test_print"),
     "setup": ("setup", "setup"),
+    # the venue's badge layouts (layouts/)
+    "layout": ("layout", "layout"),
 }
 
 

@@ -52,8 +52,9 @@ READS = (
 #: Reads functions make besides those (allowed on every key of the venue, as READS are).
 SCRIPT_READS = ("lpos", "type", "zrangebyscore")
 #: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events; and
-#: ``cancel --token`` with the same credential, which removes cancelled jobs from the token's set.
-AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "srem")
+#: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to; and ``cancel --token``
+#: with the same credential, which removes cancelled jobs from the token's set.
+AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "unsubscribe", "srem")
 
 #: A key's Redis type -> the commands that write it (and cannot change its type). DEL only deletes.
 TYPE_WRITES: dict[str, frozenset[str]] = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from typing import Any
 
@@ -36,7 +37,9 @@ STATE_STYLE = {
 def fleet_table(view: FleetView) -> Group:
     table = Table(title=f"venue {view.venue}", title_justify="left", expand=False)
     for column in ("printer", "state", "location", "printing", "pinned", "printed", "heartbeat"):
-        table.add_column(column, justify="right" if column in ("pinned", "printed", "heartbeat") else "left")
+        # fold: a cell too wide for the terminal wraps onto the next line; none is cut short with an ellipsis.
+        numeric = column in ("pinned", "printed", "heartbeat")
+        table.add_column(column, justify="right" if numeric else "left", overflow="fold")
     for p in view.printers:
         state = Text(shown(p.state), style=STATE_STYLE.get(p.state, ""))
         if p.reasons:
@@ -102,15 +105,26 @@ def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
     if as_json:
         click.echo(safe_json({**view.as_dict(), "library": {"name": library, "loaded": loaded}}, indent=2))
         return
-    Console().print(fleet_table(view))
+    console = _console(fleet_table(view))
+    console.print(fleet_table(view))
     if loaded is False:
-        Console().print(
+        console.print(
             Text(
                 f"Redis lacks function library {library}: no agent of this version can print; an admin runs "
                 f"`{LOAD_COMMAND}` (docs/redis.md)",
                 style="bold red",
             )
         )
+
+
+def _console(table: Group) -> Console:
+    """A terminal's own width (cells wrap to fit it); piped to a file or a program, the table's full width, so no
+    column is cut at the 80 characters rich assumes without a terminal (COLUMNS, when set, still rules)."""
+    console = Console()
+    if console.is_terminal or "COLUMNS" in os.environ:
+        return console
+    wide = Console(width=10_000)
+    return Console(width=max(80, wide.measure(table).maximum))
 
 
 async def _library_loaded(redis: Redis) -> bool | None:
@@ -146,11 +160,38 @@ def job(target: Target, job_id: str, as_json: bool) -> None:
     events = detail.pop("events")
     for line in job_lines(job_id, detail):
         click.echo(shown(line))
+    now_ms = time.time() * 1000
     for key in sorted(detail):
-        click.echo(f"{key:>20}  {shown(detail[key])}")
+        click.echo(f"{key:>20}  {_field(key, detail[key], now_ms)}")
     click.echo("events:")
     for e in events:
         click.echo("  " + format_event(e))
+
+
+def _field(key: str, value: Any, now_ms: float) -> str:
+    """A job field as staff read it: the ``*_ms`` times (epoch milliseconds) as local time and age."""
+    text = shown(value)
+    if key.endswith("_ms") and text.isdigit() and int(text):
+        return f"{when(int(text), now_ms)}  ({text})"
+    return text
+
+
+def when(ms: int, now_ms: float) -> str:
+    """Local date and time of an epoch-milliseconds stamp, and how long ago it was."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
+    return f"{stamp} ({_age((now_ms - ms) / 1000)})"
+
+
+def _age(seconds: float) -> str:
+    if seconds < 0:
+        return "in the future: check this machine's clock"
+    if seconds < 60:
+        return f"{seconds:.0f} s ago"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min ago"
+    if seconds < 86400:
+        return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:.0f} min ago"
+    return f"{seconds // 86400:.0f} days ago"
 
 
 def format_event(e: dict[str, str]) -> str:

@@ -117,16 +117,23 @@ class Store:
             specs.BEGIN.call(k, k.printer(me), enc(job_id), _enc_name(location), self.events_maxlen)
         )
 
-    def _confirm_call(self, me: str, location: str, job_id: str, epoch: int) -> ScriptCall[replies.Confirmed]:
+    def _confirm_call(
+        self, me: str, location: str, job_id: str, epoch: int, layout: tuple[str, int] | None = None
+    ) -> ScriptCall[replies.Confirmed]:
         k = self.encoded_keys
-        return specs.CONFIRM.call(k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen)
+        return specs.CONFIRM.call(k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen, layout)
 
-    async def confirm(self, me: str, location: str, job_id: str, epoch: int) -> replies.Confirmed:
-        """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first)."""
-        return await self.scripts.run(self._confirm_call(me, location, job_id, epoch))
+    async def confirm(
+        self, me: str, location: str, job_id: str, epoch: int, layout: tuple[str, int] | None = None
+    ) -> replies.Confirmed:
+        """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first).
+
+        ``layout``: the badge layout and version it was drawn with, for the printed event (None: built-in design).
+        """
+        return await self.scripts.run(self._confirm_call(me, location, job_id, epoch, layout))
 
     async def confirm_then_take(
-        self, me: str, location: str, job_id: str, epoch: int
+        self, me: str, location: str, job_id: str, epoch: int, layout: tuple[str, int] | None = None
     ) -> tuple[replies.Confirmed, replies.Taken | None]:
         """``confirm`` this badge and ``take`` the next job in one round trip (two atomic steps, in this order).
 
@@ -135,7 +142,7 @@ class Store:
         """
         k = self.encoded_keys
         confirmed, taken = await self.scripts.run_pair(
-            self._confirm_call(me, location, job_id, epoch), specs.TAKE.call(k, k.printer(me))
+            self._confirm_call(me, location, job_id, epoch, layout), specs.TAKE.call(k, k.printer(me))
         )
         if taken is not None and taken == (replies.Source.HELD, job_id):
             # The confirm had to run again (the library was loaded meanwhile) after take, which saw this job still held.

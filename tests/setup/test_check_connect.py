@@ -61,7 +61,7 @@ async def test_each_failure_is_named(tmp_path: Path, redis_server: RedisServer, 
         assert code == 69 and "run `badge-agent functions load` as a Redis admin" in out, out
         printer.set_fault("no_answer")
         code, out = await _check(tmp_path, venue, good, pport)
-        assert code == 69 and "printer unknown (no status reply" in out and "Redis" not in out, out
+        assert code == 74 and "printer unknown (no status reply" in out and "Redis" not in out, out
     finally:
         await redis.execute_command("ACL", "DELUSER", user)
         await front.stop()

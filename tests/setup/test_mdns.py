@@ -105,7 +105,8 @@ async def test_detect_finds_announced_printers_on_their_raw_port(
         assert f"1. tcp {ZEBRA}:{zebra_port}  zpl  ZT410-203dpi" in text.output
         assert 'mDNS "Zebra ZT410"' in text.output
         quiet: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--no-mdns"], obj=ANNOUNCED_ONLY)
-        assert quiet.output == "no printer answered\n"
+        assert quiet.output.startswith("no printer answered\n") and "asked: " in quiet.output, quiet.output
+        assert "mDNS" not in quiet.output and "--host HOST[:PORT]" in quiet.output  # what was asked, and what next
         assert zebra.log == [] and brother.log == [] and zebra.printed() == brother.printed() == []
     finally:
         for item in stack:
