@@ -283,9 +283,12 @@ async def create(request: web.Request) -> web.Response:
         raise field_error(422, "jobs", "is empty")
     jobs = _parse_jobs(token, items, batch)
     out = []
-    async with intake.lanes.lane(token.role), intake.outstanding.room(token.name, token.max_outstanding, len(jobs)):
-        for job in jobs:
-            added, _ = await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name)
+    async with intake.lanes.lane(token.role):
+        async with intake.outstanding.room(token.name, token.max_outstanding, len(jobs)):
+            added_each = [
+                (await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name)).added for job in jobs
+            ]
+        for job, added in zip(jobs, added_each, strict=True):
             view = await intake.job_view(job.job_id) or {"job_id": job.job_id, "_created_by": ""}
             if not added and not _may_read(token, view):
                 # Someone else's job: say no more than that the id is taken (not its state, printer or place).

@@ -4,7 +4,8 @@ The enqueue script adds every job an intake token creates to the token's set ``o
 the job. Counting is one ``SCARD``; only when the set looks full is it pruned of the jobs that are final (or gone),
 one ``HGET`` of state each, and at most once a second per token, so a token that sits at its cap and keeps asking
 costs one ``SCARD`` a request. Creations of a token still in flight in this process count as outstanding, so
-concurrent requests cannot pass the cap together (across several intakes, they can by the few in flight at once).
+concurrent requests cannot pass the cap together (across several intakes, they can by the few in flight at once);
+near the cap, a request racing one that just finished may be refused although there would have been room.
 """
 
 from __future__ import annotations
@@ -48,14 +49,17 @@ class Outstanding:
         """Hold room for ``count`` new jobs of ``token`` for the ``with`` block (the creation); 429 if its cap of
         ``cap`` outstanding jobs has no room for them."""
         key = enc(self.keys.owned(token))
-        in_flight = self._creating.get(token, 0)
-        self._creating[token] = in_flight + count
+        self._creating[token] = self._creating.get(token, 0) + count
         try:
             held: int = await self.redis.scard(key)
+            # The others in flight now (not when this one started: those that finished are in ``held``). One that
+            # has just been enqueued but not yet let go may be counted twice: near the cap, a refusal too many.
+            in_flight = self._creating[token] - count
             now = time.monotonic()
             if held + in_flight + count > cap and held and now - self._pruned.get(token, 0.0) >= PRUNE_EVERY:
                 self._pruned[token] = now
                 held = await self._prune(key)
+                in_flight = self._creating[token] - count
             if held + in_flight + count > cap:
                 raise Problem(
                     429,

@@ -53,8 +53,15 @@ async def test_concurrent_creations_cannot_pass_the_cap_together(desk: Desk, red
         desk.client.post("/v1/jobs", json={"attendee_id": f"r{i}", "name": "R"}, headers=desk.auth("kiosk"))
         for i in range(20)
     ]
-    statuses = sorted([r.status for r in await asyncio.gather(*posts)])
-    assert statuses == [201] * 5 + [429] * 15
+    statuses = [r.status for r in await asyncio.gather(*posts)]
+    assert set(statuses) <= {201, 429} and 1 <= statuses.count(201) <= 5  # never past the cap
+    # One after another, the rest of the room is taken (a racing request may be refused near the cap, never let in).
+    more = 0
+    while (
+        await desk.client.post("/v1/jobs", json={"attendee_id": f"s{more}", "name": "S"}, headers=desk.auth("kiosk"))
+    ).status == 201:
+        more += 1
+    assert statuses.count(201) + more == 5
     assert await redis.scard(Keys(venue).owned("kiosk-1")) == 5
 
 
