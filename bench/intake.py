@@ -40,9 +40,11 @@ from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import TcpFront
 
 
-def intake_process(folder: Path, venue: str, url: str, role: str = "desk") -> tuple[subprocess.Popen[bytes], str, str]:
-    """An intake process and a token of ``role`` (a desk's cap of outstanding jobs raised: the throughput run keeps
-    thousands queued)."""
+def intake_process(
+    folder: Path, venue: str, url: str, role: str = "kiosk", limits: dict[str, float] | None = None
+) -> tuple[subprocess.Popen[bytes], str, str]:
+    """An intake process and a token of ``role`` (any other role than a kiosk with its cap of outstanding jobs
+    raised: the throughput run keeps thousands queued)."""
     port = free_port()
     config = folder / "intake.yaml"
     config.write_text(
@@ -52,7 +54,7 @@ def intake_process(folder: Path, venue: str, url: str, role: str = "desk") -> tu
                 "redis": {"url": url},
                 "listen": f"127.0.0.1:{port}",
                 "tokens": str(folder / "tokens.json"),
-                "limits": {"rate": 1e5, "burst": 100_000},
+                "limits": limits or {"rate": 1e5, "burst": 100_000},
             }
         )
     )
@@ -205,7 +207,7 @@ async def kiosk_latency(folder: Path, url: str, samples: int) -> dict[str, Any]:
 async def main_async(seconds: float, clients: int, samples: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="badge-bench-intake-") as tmpdir, redis_server() as server:
         tmp = Path(tmpdir)
-        proc, base, secret = intake_process(tmp, "bench-rate", server.url)
+        proc, base, secret = intake_process(tmp, "bench-rate", server.url, role="desk")
         try:
             await intake_rate(base, secret, clients, 1.0, "W")  # warm up: connections, script cache
             intake = await intake_rate(base, secret, clients, seconds, "T")

@@ -47,10 +47,11 @@ BASE = ("ping", "info", "time", "cluster|slots", "command")
 #: ``status``, ``job``, ``events``: reads only.
 READS = (
     "hget", "hgetall", "hkeys", "hmget", "get", "exists", "llen", "lrange", "lindex",
-    "zrange", "zscore", "xrange", "xrevrange", "xread", "scard", "smembers",
+    "zrange", "zscore", "xrange", "xrevrange", "xread", "xlen", "scard", "smembers",
 )  # fmt: skip
-#: Reads functions make besides those (allowed on every key of the venue, as READS are).
-SCRIPT_READS = ("lpos", "type", "zrangebyscore")
+#: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
+#: reads ranges of its terms and its postings (attendees/store.py) itself.
+SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl")
 #: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events; and
 #: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to; and ``cancel --token``
 #: with the same credential, which removes cancelled jobs from the token's set.
@@ -62,8 +63,8 @@ TYPE_WRITES: dict[str, frozenset[str]] = {
     "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove"}),
     "zset": frozenset({"zadd", "zrem"}),
     "set": frozenset({"sadd", "srem"}),
-    "stream": frozenset({"xadd"}),
-    "string": frozenset({"set", "del"}),
+    "stream": frozenset({"xadd", "xdel"}),
+    "string": frozenset({"set", "del", "append"}),
 }
 
 #: The type of each venue key a role may write (the key table of docs/redis.md).
@@ -76,8 +77,40 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "pinned": (lambda k: k.pinned, "zset"),
     "events": (lambda k: k.events, "stream"),
     "stats": (lambda k: k.stats, "hash"),
+    # an intake token's jobs (its outstanding count)
     "owned": (lambda k: k.owned("*"), "set"),
+    # the attendee list (attendees/keys.py)
+    "attendee": (lambda k: f"{k.prefix}att:*", "hash"),
+    "attendee_terms": (lambda k: f"{k.prefix}attendees:terms", "zset"),
+    "attendee_postings": (lambda k: f"{k.prefix}attendees:p:*", "string"),
+    "attendee_exact": (lambda k: f"{k.prefix}attendees:exact", "hash"),
+    "attendee_refs": (lambda k: f"{k.prefix}attendees:refs", "hash"),
+    "attendee_counts": (lambda k: f"{k.prefix}attendees:counts", "hash"),
+    "attendee_badging": (lambda k: f"{k.prefix}attendees:badging", "hash"),
+    "attendee_secret": (lambda k: f"{k.prefix}attendees:key", "string"),
+    # the pretix sync (pretix_sync/): its jobs' positions, the outbox of confirmed prints, the sender's lease
+    "pretix_jobs": (lambda k: k.pretix_jobs, "hash"),
+    "pretix_outbox": (lambda k: k.pretix_outbox, "stream"),
+    "pretix_sender": (lambda k: k.pretix_sender, "string"),
 }
+#: The attendee list's functions and keys, which the intake's attendee routes call and write.
+ATTENDEE_FUNCTIONS = (
+    "attendee_put", "attendee_badge", "attendee_edit", "attendee_status", "attendee_checkin", "attendee_payload",
+    "attendee_search",
+)  # fmt: skip
+ATTENDEE_WRITES = (
+    "attendee", "attendee_terms", "attendee_postings", "attendee_exact", "attendee_refs", "attendee_counts",
+    "attendee_badging", "attendee_secret",
+)  # fmt: skip
+
+#: The pretix sync's functions and the keys it writes (besides the list's, its badges' when a ticket is cancelled).
+PRETIX_SYNC_FUNCTIONS = (
+    "attendee_put", "attendee_status", "attendee_payload", "cancel", "pretix_lease", "pretix_sent",
+)  # fmt: skip
+PRETIX_SYNC_WRITES = (
+    "job", "pool", "queue", "pinned", "events", "stats", *(w for w in ATTENDEE_WRITES if w != "attendee_secret"),
+    "pretix_jobs", "pretix_outbox", "pretix_sender",
+)  # fmt: skip
 
 
 def script_commands(*names: str, library: Library | None = None) -> set[str]:
@@ -101,6 +134,9 @@ class Role:
     writes: tuple[str, ...]
     #: commands it sends itself besides BASE and READS (each one a write of a key type in ``writes``)
     direct: tuple[str, ...] = ()
+    #: (key, commands): a key written by fewer of its type's commands than the role uses on that type (``done``
+    #: markers are only deleted, while the attendee list's strings are set and appended to)
+    only: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def user(self, venue: str) -> str:
         return f"badge-{venue}-{self.name}"
@@ -123,12 +159,28 @@ ROLES: dict[str, Role] = {
         ),
         Role(
             "intake",
-            "the intake service: enqueue, reprint, cancel, reads",
-            functions=("enqueue", "reprint", "cancel"),
-            # reprint starts a new round: it deletes the job's done marker and takes it out of the DLQ; and
-            # the token's set of jobs (``owned:<token>``, which enqueue fills): pruned of final ones
-            writes=("job", "done", "pool", "queue", "dlq", "pinned", "events", "stats", "owned"),
-            direct=("srem",),
+            "the intake service: enqueue, reprint, cancel, the attendee list, reads",
+            functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS),
+            # reprint starts a new round: it deletes the job's done marker and takes it out of the DLQ; enqueue
+            # adds a token's jobs to its set (``owned:<token>``), which the intake prunes of final ones
+            writes=("job", "done", "pool", "queue", "dlq", "pinned", "events", "stats", "owned", *ATTENDEE_WRITES),
+            # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
+            # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
+            # set
+            direct=("hset", "set", "zrangebylex", "mget", "srem"),
+            only=(("done", ("del",)),),
+        ),
+        Role(
+            "pretix-sync",
+            "attendees sync --follow: the attendee list from pretix, the outbox of confirmed prints to pretix",
+            # put, a cancelled ticket (status, and cancel for its badge not yet taken), a changed name on its badge;
+            # the outbox's lease and the removal of what pretix answered
+            functions=(*PRETIX_SYNC_FUNCTIONS,),
+            writes=(*PRETIX_SYNC_WRITES,),
+            # each ticket's job id -> its pretix position (pretix_sync/listing.py)
+            direct=("hset",),
+            # the outbox is added to by confirm (agents) and only deleted from here; events only added to
+            only=(("pretix_outbox", ("xdel",)), ("events", ("xadd",))),
         ),
     )
 }
@@ -143,20 +195,21 @@ def _fcalls(names: Iterable[str], library: Library) -> list[str]:
 
 
 def role_rules(role: Role, venue: str, library: Library | None = None) -> list[str]:
-    """A role's permissions: reads and its functions on the root, and one selector per key type it writes, which
-    allows that type's writing commands on those keys alone."""
+    """A role's permissions: reads and its functions on the root, and one selector per set of writing commands,
+    which allows those commands on the keys of the type they write alone (``Role.only`` narrows one key's)."""
     library = library or default_library()
     k = Keys(venue)
     used = role.commands(library)
     reads = set(BASE) | set(READS) | set(SCRIPT_READS)
-    by_type: dict[str, list[str]] = {}
+    limits = dict(role.only)
+    by_type: dict[tuple[str, ...], list[str]] = {}  # the writing commands allowed -> the keys they are allowed on
     for key in role.writes:
         pattern, kind = KEY_TYPES[key]
-        by_type.setdefault(kind, []).append(pattern(k))
+        allowed = used & TYPE_WRITES[kind] & set(limits.get(key, TYPE_WRITES[kind]))
+        by_type.setdefault(tuple(sorted(allowed)), []).append(pattern(k))
     selectors: list[str] = []
     covered: set[str] = set()
-    for kind, patterns in by_type.items():
-        commands = sorted(used & TYPE_WRITES[kind])
+    for commands, patterns in by_type.items():
         covered.update(commands)
         if commands:
             selectors.append("(" + " ".join([*(f"+{c}" for c in commands), *(f"~{p}" for p in patterns)]) + ")")

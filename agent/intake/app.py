@@ -142,17 +142,18 @@ def make_middleware(intake: Intake) -> Any:
         except (ConnectionResetError, asyncio.CancelledError):
             raise  # the client left: there is nobody to answer
         except Exception:  # a bug, not the caller's fault: logged with its traceback, answered as a problem
-            log.exception("%s %s failed", request.method, request.path)
+            log.exception("%s %s failed", request.method, _route_name(request))
             resp = response(Problem(500, "the intake failed on this request; it is in the intake's log"))
         finally:
             intake.activity.end(request.protocol)
         route = _route_name(request)
         key = (route, resp.status)
         intake.requests[key] = intake.requests.get(key, 0) + 1
-        # The path and status only: never a header (the token rides in Authorization). Refusals for being over a
-        # limit are counted in /metrics, not logged one by one: a flooding kiosk must not flood the journal too.
+        # The route and status only: never a header (the token rides in Authorization), never the path (it holds
+        # ticket codes: /v1/attendees/{code}). Refusals for being over a limit are counted in /metrics, not logged one
+        # by one: a flooding kiosk must not flood the journal too.
         if resp.status != 429:
-            log.info("%s %s %d %.1f ms", request.method, request.path, resp.status, (time.monotonic() - started) * 1000)
+            log.info("%s %s %d %.1f ms", request.method, route, resp.status, (time.monotonic() - started) * 1000)
         return resp
 
     return middleware
@@ -270,6 +271,9 @@ def _join(where: str, field: str) -> str:
 async def create(request: web.Request) -> web.Response:
     token = authorize(request, CREATE)
     intake: Intake = request.app[INTAKE]
+    from attendees.routes import refuse_unlisted  # imported here: the attendee routes build on this module
+
+    await refuse_unlisted(request, token)
     body = await _json_body(request)
     batch = isinstance(body, dict) and "jobs" in body
     if batch and token.role == "kiosk":
@@ -282,17 +286,24 @@ async def create(request: web.Request) -> web.Response:
     if batch and not items:
         raise field_error(422, "jobs", "is empty")
     jobs = _parse_jobs(token, items, batch)
+    from attendees.routes import badge_if_listed  # a listed ticket's job is its attendee's one badge
+
     out = []
     async with intake.lanes.lane(token.role):
+        made: list[tuple[str, bool, bool]] = []  # (job id, made now, the attendee list's badge)
         async with intake.outstanding.room(token.name, token.max_outstanding, len(jobs)):
-            added_each = [
-                (await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name)).added for job in jobs
-            ]
-        for job, added in zip(jobs, added_each, strict=True):
-            view = await intake.job_view(job.job_id) or {"job_id": job.job_id, "_created_by": ""}
-            if not added and not _may_read(token, view):
+            for job in jobs:
+                listed = await badge_if_listed(request, token, job)
+                if listed is None:
+                    added = (await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name)).added
+                    made.append((job.job_id, added, False))
+                else:
+                    made.append((listed[1], listed[0], True))
+        for job_id, added, from_list in made:
+            view = await intake.job_view(job_id) or {"job_id": job_id, "_created_by": ""}
+            if not added and not from_list and not _may_read(token, view):
                 # Someone else's job: say no more than that the id is taken (not its state, printer or place).
-                raise Problem(409, f"job id {job.job_id!r} is taken", job_id=job.job_id)
+                raise Problem(409, f"job id {job_id!r} is taken", job_id=job_id)
             out.append({**_public(view), "duplicate": not added})
     created = any(not v["duplicate"] for v in out)
     return web.json_response({"jobs": out} if batch else out[0], status=201 if created else 200)
@@ -511,6 +522,9 @@ async def metrics(request: web.Request) -> web.Response:
     for name, value in sorted(view.counts.items()):
         lines.append(f'badge_venue_jobs{{what="{name}"}} {value}')
     lines += staff_metric_lines(StaffCounts.from_stats(view.counts))
+    from attendees.routes import metric_lines  # the attendee list's counts, folded as they are read
+
+    lines += await metric_lines(request)
     lines += [
         "# HELP badge_intake_requests Requests answered, by route and status.",
         "# TYPE badge_intake_requests counter",
@@ -538,6 +552,10 @@ async def kiosk_page(request: web.Request) -> web.Response:
 
 async def kiosk_asset(request: web.Request) -> web.Response:
     name = request.match_info["name"]
+    if name == "settings.json":  # what the page does with an attendee list, from the config and the venue
+        from attendees.routes import kiosk_settings
+
+        return await kiosk_settings(request)
     if name not in KIOSK_FILES:
         raise Problem(404, f"no kiosk file {name!r}")
     custom = request.app[INTAKE].config.kiosk.strings
@@ -578,4 +596,7 @@ def make_app(config: IntakeConfig, redis: Redis) -> web.Application:
     app.router.add_get("/metrics", metrics, allow_head=False)
     app.router.add_get("/kiosk", kiosk_page, allow_head=False)
     app.router.add_get("/kiosk/{name}", kiosk_asset, allow_head=False)
+    from attendees.routes import add_routes  # the attendee list's routes, in their own module
+
+    add_routes(app, intake)
     return app
