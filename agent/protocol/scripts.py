@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Sequence
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -39,36 +40,40 @@ SHEBANG = "#!lua\n"
 _PRELUDE_FUNCTION = re.compile(r"^local function (\w+)\(", re.MULTILINE)
 
 
-def _lua_file(name: str) -> str:
+def _lua_file(name: str, directory: Path | None = None) -> str:
+    """A script's file: next to this module, or in ``directory`` (a copy of them, e.g. one broken on purpose)."""
+    if directory is not None:
+        return (directory / f"{name}.lua").read_text(encoding="utf-8")
     return resources.files("agent.protocol").joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
 @functools.cache
-def prelude_functions() -> dict[str, str]:
+def prelude_functions(directory: Path | None = None) -> dict[str, str]:
     """The functions of ``prelude.lua`` by name, each with the comment above it (blocks apart by a blank line)."""
     found: dict[str, str] = {}
-    for block in _lua_file("prelude").split("\n\n"):
+    for block in _lua_file("prelude", directory).split("\n\n"):
         match = _PRELUDE_FUNCTION.search(block)
         if match is not None:
             found[match.group(1)] = block.strip("\n") + "\n"
     return found
 
 
-def script_source(name: str) -> str:
+@functools.cache
+def script_source(name: str, directory: Path | None = None) -> str:
     """The source as sent to a Redis >= 7: a ``#!lua`` shebang (no flags: a writing script), then the functions of
     ``prelude.lua`` the script calls, then the script's own file.
 
     Only the functions used are joined, so each script sends (and ``badge-agent acl`` finds) only the commands it
     runs: the kiosk's enqueue must not carry the LMOVE of the pinned-queue hand-back.
     """
-    text = _lua_file(name)
-    used = [body for fn, body in prelude_functions().items() if re.search(rf"\b{fn}\(", text)]
+    text = _lua_file(name, directory)
+    used = [body for fn, body in prelude_functions(directory).items() if re.search(rf"\b{fn}\(", text)]
     return SHEBANG + "".join(used) + text
 
 
-def plain_source(name: str) -> str:
+def plain_source(name: str, directory: Path | None = None) -> str:
     """The source for Redis < 7, which knows no shebang."""
-    return script_source(name).split("\n", 1)[1]
+    return script_source(name, directory).split("\n", 1)[1]
 
 
 def _no_shebang_support(exc: ResponseError) -> bool:
@@ -164,13 +169,15 @@ class Lane:
 class VenueScript:
     """One script in both forms (with and without the shebang), registered on one client."""
 
-    def __init__(self, redis: Redis, name: str, mode: _Mode, lane: Lane | None = None) -> None:
+    def __init__(
+        self, redis: Redis, name: str, mode: _Mode, lane: Lane | None = None, directory: Path | None = None
+    ) -> None:
         self.name = name
         self._redis = redis
         self._mode = mode
         self.lane = lane  # the connection this script runs on in a dedicated store (a pull-loop script), or None
-        self._flagged: AsyncScript = redis.register_script(script_source(name))
-        self._plain: AsyncScript = redis.register_script(plain_source(name))
+        self._flagged: AsyncScript = redis.register_script(script_source(name, directory))
+        self._plain: AsyncScript = redis.register_script(plain_source(name, directory))
 
     @property
     def current(self) -> AsyncScript:
@@ -200,14 +207,17 @@ class VenueScript:
 class Scripts:
     """The venue protocol's scripts, registered on one client."""
 
-    def __init__(self, redis: Redis, dedicated: bool = False) -> None:
+    def __init__(self, redis: Redis, dedicated: bool = False, directory: Path | None = None) -> None:
         """``dedicated``: the pull loop's calls (specs with ``pull_loop``, and ``run_together``) keep one connection of
-        the pool for themselves (see ``Lane``); a Cluster client, which has no single pool, goes the usual way."""
+        the pool for themselves (see ``Lane``); a Cluster client, which has no single pool, goes the usual way.
+        ``directory``: load the ``.lua`` files from there instead of this package (tests/model breaks a copy of them
+        on purpose to show the model notices)."""
+        self._directory = directory
         self._redis = redis
         self._mode = _Mode()
         self._lane = Lane(redis) if dedicated and hasattr(redis, "connection_pool") else None
         self._scripts = {
-            spec.name: VenueScript(redis, spec.name, self._mode, self._lane if spec.pull_loop else None)
+            spec.name: VenueScript(redis, spec.name, self._mode, self._lane if spec.pull_loop else None, directory)
             for spec in SPECS
         }
 
@@ -287,7 +297,7 @@ class Scripts:
             script = self._scripts[name]
             if self._mode.shebang is None:
                 try:
-                    await self._redis.script_load(script_source(name))
+                    await self._redis.script_load(script_source(name, self._directory))
                     self._mode.shebang = True
                     continue
                 except ResponseError as exc:

@@ -10,6 +10,7 @@ import functools
 import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
@@ -35,13 +36,21 @@ def _enc_name(text: str) -> bytes:
 class Store:
     """One venue's keys and scripts on one Redis client (created with ``decode_responses=False``)."""
 
-    def __init__(self, redis: Redis, venue: str, events_maxlen: int = EVENTS_MAXLEN, dedicated: bool = False) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        venue: str,
+        events_maxlen: int = EVENTS_MAXLEN,
+        dedicated: bool = False,
+        scripts_dir: Path | None = None,
+    ) -> None:
         """``dedicated``: begin, confirm and take keep one connection for themselves (the agent's pull loop, which
-        makes them one after another; see ``scripts.Lane``)."""
+        makes them one after another; see ``scripts.Lane``). ``scripts_dir``: where the ``.lua`` files are read
+        from (None: this package; see ``Scripts``)."""
         self.redis = redis
         self.keys = Keys(venue)
         self.encoded_keys = EncodedKeys(self.keys)
-        self.scripts = Scripts(redis, dedicated)
+        self.scripts = Scripts(redis, dedicated, scripts_dir)
         self.events_maxlen = events_maxlen
         # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
         # age on the server's clock (a Pi may have none) without asking the server for the time.
