@@ -47,7 +47,10 @@ class ModelWorld:
     workdir: Path
     scripts_dir: Path | None = None
     coverage: Counter[str] = dataclasses.field(default_factory=Counter)
+    failures: list[str] = dataclasses.field(default_factory=list)  # each invariant broken, in the order seen
     steps: int = 0
+    sequences: int = 0
+    last_sequence_steps: int = 0  # steps of the latest sequence (after a failure: the shrunk counterexample's)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +83,8 @@ class ProtocolModel(RuleBasedStateMachine):
         super().__init__()
         assert WORLD is not None, "set tests.model.machine.WORLD first"
         self.world = WORLD
+        self.world.sequences += 1
+        self.world.last_sequence_steps = 0
         self.loop = asyncio.new_event_loop()
         self.venue = f"model{uuid.uuid4().hex[:8]}-{next(_venues)}"
         self.keys = Keys(self.venue)
@@ -103,11 +108,16 @@ class ProtocolModel(RuleBasedStateMachine):
     # -- plumbing ------------------------------------------------------------------------------------------------
 
     def _run(self, coro: Any) -> Any:
-        return run(self.loop, coro)
+        try:
+            return run(self.loop, coro)
+        except AssertionError as exc:  # the harness lost a loop (crashed, spinning): as much a finding as an invariant
+            self.world.failures.append(str(exc))
+            raise
 
     def _note(self, what: str) -> None:
         self.world.coverage[what] += 1
         self.world.steps += 1
+        self.world.last_sequence_steps += 1
 
     def _new_agent(self, name: str) -> ModelAgent:
         agent = ModelAgent(self.dir, self.venue, self.world.server.url, name, self.world.scripts_dir, self.boots[name])
@@ -295,7 +305,9 @@ class ProtocolModel(RuleBasedStateMachine):
         name = data.draw(st.sampled_from(self._live(lambda a: a.popping)))
         agent = self.agents[name]
         unblocked = self._run(self.admin.execute_command("CLIENT", "UNBLOCK", agent.pop_client_id, "TIMEOUT"))
-        assert unblocked == 1, f"the model lost track of {name}'s pool wait (client {agent.pop_client_id})"
+        if unblocked != 1:
+            self.world.failures.append(f"the model lost track of {name}'s pool wait (client {agent.pop_client_id})")
+            raise AssertionError(self.world.failures[-1])
         self._note("pool wait times out")
         self._settle_all()
 
@@ -360,6 +372,10 @@ class ProtocolModel(RuleBasedStateMachine):
         """The agent dies wherever it is and starts again, with its journal file, or on a new disk and boot."""
         name = data.draw(st.sampled_from(sorted(self.agents)))
         old = self.agents.pop(name)
+        if old.gate is not None and old.gate.kind == "print" and data.draw(st.booleans()):
+            # It died with the badge at the printer, which finished it: a copy is out that nobody confirmed.
+            self.copies.append(Copy(str(old.gate.args[0]), name, old.sending_epoch, old.sending_round))
+            self._note("crash while printing (came out)")
         self._run(old.stop())
         if not journal_kept:
             old.journal_path.unlink(missing_ok=True)
@@ -472,6 +488,13 @@ class ProtocolModel(RuleBasedStateMachine):
 
     @invariant()
     def check(self) -> None:
+        try:
+            self._check()
+        except AssertionError as exc:
+            self.world.failures.append(str(exc))
+            raise
+
+    def _check(self) -> None:
         if not self.agents:
             return
         seen = self._read()
