@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import itertools
 import tempfile
+import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -172,6 +173,10 @@ class ProtocolModel(RuleBasedStateMachine):
     @rule(job=st.sampled_from(JOB_IDS), pin=st.integers(min_value=-1, max_value=3))
     def enqueue(self, job: str, pin: int) -> None:
         printer = f"p{pin}" if 0 <= pin < len(self.agents) else None
+        if printer is not None:
+            # A pinned job is indexed by its Redis-time millisecond: two in the same one would tie, and which a steal
+            # takes would depend on the pace of the run, which no replay could repeat.
+            time.sleep(0.0015)
         payload = parse_job({"job_id": job, "attendee_id": job, "name": f"Attendee {job}", "printer": printer})
         added = self._run(self.desk.enqueue(job, payload.payload(), printer))
         self._note("enqueue (pinned)" if printer else "enqueue")

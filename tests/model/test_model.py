@@ -13,7 +13,7 @@ from agent.redis_server import RedisServer
 from tests.model import machine
 
 CI = settings(
-    max_examples=25,
+    max_examples=60,
     stateful_step_count=40,
     derandomize=True,
     deadline=None,

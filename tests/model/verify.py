@@ -15,7 +15,6 @@ import argparse
 import logging
 import multiprocessing
 import random
-import shutil
 import sys
 import tempfile
 import time
@@ -24,11 +23,14 @@ from importlib import resources
 from pathlib import Path
 
 from hypothesis import HealthCheck, seed, settings
+from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.stateful import get_state_machine_test
 
 from agent.redis_server import RedisServer
 from tests.model import machine
 from tests.model.mutants import MUTANTS, Mutant
+
+CHUNK = 250  # sequences per seed within one job
 
 
 def _settings(examples: int, steps: int) -> settings:
@@ -51,11 +53,24 @@ def _explore(job: int, examples: int, steps: int, run_seed: int, scripts_dir: Pa
         world = machine.ModelWorld(server, Path(tmp), scripts_dir)
         machine.WORLD = world
         failure = ""
+        unreplayable = 0
         try:
-            test = get_state_machine_test(machine.ProtocolModel, settings=_settings(examples, steps))
-            seed(run_seed)(test)()
-        except Exception as exc:  # noqa: BLE001 - any failure of the model is the result, reported whole
-            failure = f"{type(exc).__name__}: {exc}"
+            done = 0
+            chunk = 0
+            while done < examples and not failure:
+                # In chunks, each its own seed: a chunk whose replay diverged (FlakyStrategyDefinition) is reported
+                # and the run goes on, rather than one such chunk ending it.
+                share = min(CHUNK, examples - done)
+                before = world.sequences
+                try:
+                    test = get_state_machine_test(machine.ProtocolModel, settings=_settings(share, steps))
+                    seed(run_seed * 1000 + chunk)(test)()
+                except FlakyStrategyDefinition:
+                    unreplayable += 1
+                except Exception as exc:  # noqa: BLE001 - any failure of the model is the result, reported whole
+                    failure = f"{type(exc).__name__}: {exc}"
+                done += max(share, world.sequences - before)
+                chunk += 1
         finally:
             machine.WORLD = None
             server.stop()
@@ -63,7 +78,9 @@ def _explore(job: int, examples: int, steps: int, run_seed: int, scripts_dir: Pa
         "sequences": world.sequences,
         "steps": world.steps,
         "coverage": dict(world.coverage),
-        "failure": failure,
+        "failure": failure if world.failures else "",
+        "harness_error": "" if world.failures else failure,
+        "unreplayable": unreplayable,
         "first_broken": world.failures[0] if world.failures else "",
         "counterexample_steps": world.last_sequence_steps,
     }
@@ -93,10 +110,16 @@ def verify(examples: int, steps: int, run_seed: int, jobs: int) -> int:
     print("rules covered:")
     for rule, count in sorted(coverage.items()):
         print(f"  {count:8d}  {rule}")
-    failed = [r for r in results if r["failure"]]
+    failed = [r for r in results if r["failure"] or r["harness_error"]]
+    unreplayable = sum(int(r["unreplayable"]) for r in results)  # type: ignore[call-overload]
+    if unreplayable:
+        print(f"{unreplayable} chunk(s) stopped early: a replay diverged (the model depends on the run's pace there)")
     for i, result in enumerate(results):
         if result["failure"]:
-            print(f"job {i} (seed {run_seed + i}) FAILED: {result['first_broken'] or result['failure']}")
+            print(f"job {i} (seed {run_seed + i}) FAILED: {result['first_broken']}")
+            print(f"  {str(result['failure'])[-3000:]}")
+        elif result["harness_error"]:
+            print(f"job {i} (seed {run_seed + i}) the model itself failed: {result['harness_error']}")
     if not failed:
         print("every invariant held after every step")
     return 1 if failed else 0
