@@ -25,6 +25,8 @@ from agent.validate import Invalid
 T = TypeVar("T")
 
 EXIT_UNAVAILABLE = 69  # sysexits EX_UNAVAILABLE: Redis could not be reached
+EXIT_SERVICE = 71  # sysexits EX_OSERR: the systemd service could not be started (or its unit is not installed)
+EXIT_PRINTER = 74  # sysexits EX_IOERR: the printer did not answer ready, or a test badge was not confirmed printed
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -136,11 +138,14 @@ def check_config(path: str, connect: bool) -> None:
     if connect:
         from agent.commands.connect import check_printer, check_redis
 
-        failures = [f for f in (asyncio.run(check_redis(config)), asyncio.run(check_printer(config))) if f]
-        for failure in failures:
-            click.echo(f"{path}: {failure}", err=True)
-        if failures:
+        redis_failure, printer_failure = asyncio.run(check_redis(config)), asyncio.run(check_printer(config))
+        for failure in (redis_failure, printer_failure):
+            if failure:
+                click.echo(f"{path}: {failure}", err=True)
+        if redis_failure:
             sys.exit(EXIT_UNAVAILABLE)
+        if printer_failure:
+            sys.exit(EXIT_PRINTER)
         click.echo("redis and printer answer")
     click.echo(f"{path}: OK")
 

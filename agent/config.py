@@ -359,8 +359,28 @@ def _check_files(path: Path, config: AgentConfig) -> None:
     if config.redis.password_env is not None and config.redis.password_env not in os.environ:
         problems.append(f"redis.password_env: environment variable {config.redis.password_env} is not set")
     problems += _template_problems(config.printer.driver)
+    problems += journal_problems(config.journal)
     if problems:
         raise ConfigError(str(path), problems)
+
+
+def journal_problems(journal: Path | None) -> list[str]:
+    """The journal's directory must exist and take files: else the agent would run without crash cover."""
+    if journal is None:
+        return []
+    folder = journal.parent
+    if folder.exists() and not folder.is_dir():
+        return [f"journal: {folder} is not a directory"]
+    if not folder.is_dir():
+        return [
+            f"journal: directory {folder} does not exist (badge-agent setup creates it; or: "
+            f"sudo install -d -m 0750 -o badge-agent -g badge-agent {folder})"
+        ]
+    if journal.exists() and not journal.is_file() and not journal.is_char_device():
+        return [f"journal: {journal} is not a file"]
+    if not os.access(folder, os.W_OK | os.X_OK) or (journal.exists() and not os.access(journal, os.W_OK)):
+        return [f"journal: {journal if journal.exists() else folder} cannot be written (read-only disk, owner or mode)"]
+    return []
 
 
 def _template_problems(driver: DriverConfig) -> list[str]:

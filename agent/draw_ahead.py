@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Callable
 from statistics import median
 from typing import TYPE_CHECKING
 
@@ -38,8 +39,18 @@ LEAD_MARGIN = 0.02  # ... plus this (s): the peek's round trips and a loaded mac
 
 
 class DrawAhead:
-    def __init__(self, store: Store, me: str, driver: Driver, metrics: AgentMetrics) -> None:
+    def __init__(
+        self,
+        store: Store,
+        me: str,
+        driver: Driver,
+        metrics: AgentMetrics,
+        generation: Callable[[], int] = lambda: 0,
+    ) -> None:
+        """``generation``: the version of the venue's badge layouts; a drawing made under another is not used."""
         self.store = store
+        self.generation = generation
+        self._drawn_under = 0
         self.me = me
         self.driver = driver
         self.metrics = metrics
@@ -57,6 +68,7 @@ class DrawAhead:
             lead = LEAD_DRAWINGS * median(self.draw_seconds) + LEAD_MARGIN
             delay = max(0.0, median(self.print_seconds) - lead)
         self._payload = None
+        self._drawn_under = self.generation()
         self._task = asyncio.create_task(self._draw(delay), name="draw-ahead")
 
     async def _draw(self, delay: float) -> bytes | None:
@@ -88,7 +100,7 @@ class DrawAhead:
         if task is None:
             return None
         looked_at, self._payload = self._payload, None
-        if looked_at != payload:
+        if looked_at != payload or self._drawn_under != self.generation():  # another job, or an older layout
             task.cancel()  # still waiting to look, or drawing another job (a no-op once it is done)
             if looked_at is not None:
                 self.metrics.drawn_ahead.labels("wasted").inc()

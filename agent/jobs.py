@@ -26,7 +26,8 @@ FIELDS = ("job_id", "attendee_id", "name", "company", "role", "printer", "fields
 BUILT_IN = ("name", "company", "role", "attendee_id", "job_id", "printer", "layout")
 MAX_EXTRA_FIELDS = 30
 _FIELD_KEY = re.compile(r"[a-z0-9_]{1,40}")
-_LAYOUT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+#: A badge layout's name, as a job names it and `layout set --name` stores it.
+LAYOUT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _REQUIRED = ("attendee_id", "name")
 #: Unicode's control characters (category Cc) are exactly these 65 code points; a regex finds one far faster than
 #: asking unicodedata about every character of every badge.
@@ -93,7 +94,7 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
             problems.append(("printer", "not a printer name (lowercase letters, digits, - and _)"))
         fields = _extra_fields(self.fields, problems)
         layout = (self.layout.strip() or None) if self.layout is not None else None
-        if layout is not None and not _LAYOUT_NAME.fullmatch(layout):
+        if layout is not None and not LAYOUT_NAME.fullmatch(layout):
             problems.append(("layout", "not a layout name (lowercase letters, digits, - and _, at most 64)"))
         if problems:
             raise _Problems(sorted(problems, key=lambda p: FIELDS.index(p[0].split(".")[0])))

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agent.logs import kv
+
 log = logging.getLogger(__name__)
 
 Stage = Literal["sending", "printed", "closed", "history"]
@@ -199,11 +201,12 @@ class Journal:
         """The disk refused a record: say so once, loudly, and go on in memory (see module doc for why)."""
         if self.failure is not None:
             return
+        # The advice is the message and the path and error are fields of their own: a log value is cut at 200
+        # characters (agent/logs.py), and a long path in the message would cut the advice off.
         log.error(
-            "journal %s cannot be written (%s); going on in memory: a crash or reboot from now on leaves the badge "
-            "being printed to be released as maybe printed. Free or fix the disk and restart the agent.",
-            self.path,
-            exc,
+            "journal cannot be written: running without crash cover (a crash or reboot leaves the badge being "
+            "printed as maybe printed). Fix its directory or disk (badge-agent check-config), then restart",
+            extra=kv(journal=str(self.path), error=str(exc)),
         )
         self.failure = exc
         self._dirty = False

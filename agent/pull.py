@@ -86,7 +86,7 @@ class PullLoop:
         self._seen_master_changes = 0
         self._seen_declared_dead = 0
         self._last_steal_look = 0.0
-        self.ahead = DrawAhead(self.store, self.me, agent.driver, agent.metrics)
+        self.ahead = DrawAhead(self.store, self.me, agent.driver, agent.metrics, agent.layouts_generation)
 
     # -- the loop --------------------------------------------------------------------------------------------------
 
@@ -278,8 +278,11 @@ class PullLoop:
         """The printer proved the badge: record it, tell Redis, and let ``take`` ride along when the rule allows."""
         await self.journal.append(job_id, begun.epoch, "printed", durable=True)
         self.ahead.print_seconds.append(seconds)
+        layout = self.agent.layouts.used(job_id) if self.agent.layouts is not None else None
         if may_take_next and self.blocked() is None:
-            (kind, where), taken = await self.store.confirm_then_take(self.me, self.location, job_id, begun.epoch)
+            (kind, where), taken = await self.store.confirm_then_take(
+                self.me, self.location, job_id, begun.epoch, layout
+            )
             if taken is None:
                 self.lookahead = Lookahead.EMPTY
             elif taken.source is Source.DRAINED:
@@ -287,7 +290,7 @@ class PullLoop:
             else:
                 self.lookahead = TakenAhead(taken.job_id)
         else:
-            kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
+            kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch, layout)
         # The "closed" record only spares recovery a confirm (a no-op for a confirmed badge): a crash before it is
         # written leaves a "printed" record that recovery confirms again, harmlessly.
         await self.journal.append(job_id, begun.epoch, "closed")

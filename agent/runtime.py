@@ -30,8 +30,11 @@ from agent.protocol.replies import ReclaimKind
 from agent.protocol.store import Store
 from agent.pull import PullLoop
 from agent.state import AgentState, Snapshot
-from agent.venue_fault import VenueFaultBackoff
+from agent.venue_fault import VenueFaultBackoff, venue_fault_name
 from drivers.base import Badge, DeviceStatus, Driver, Outcome, RenderError
+from drivers.config import LabelConfig
+from layouts.book import LayoutBook
+from layouts.store import LayoutStore
 
 log = logging.getLogger("agent")
 
@@ -65,13 +68,26 @@ class Agent:
         self.drained = False  # an operator ordered this printer out of service
         self.redis_errors = 0
         self.venue_fault = VenueFaultBackoff()  # the pull loop's: a Redis error retrying cannot fix
+        self.beat_fault = VenueFaultBackoff()  # the heartbeat's (its function missing from Redis, say)
         self.reclaimed = 0  # written by the sweep
         self.loop_budgets = loop_budgets(config)
         self._alive: dict[str, float] = {}  # loop name -> monotonic time it last started an iteration
         self._tasks: list[asyncio.Task[None]] = []
         self._left = False  # set once the shutdown starts handing back: no heartbeat may be published after it
         self.metrics = AgentMetrics(self)
+        # Badge layouts (layouts/): only for printers the agent draws badges for (not the simulated one).
+        self.layouts: LayoutBook | None = None
+        if not driver.render_is_cheap:
+            # The stock the driver draws for (its config's label; a driver built in code may carry its own).
+            label = getattr(driver, "label", None)
+            if not isinstance(label, LabelConfig):
+                label = config.printer.driver.label
+            self.layouts = LayoutBook(LayoutStore(self.redis, config.venue), label)
         self.pull = PullLoop(self)
+
+    def layouts_generation(self) -> int:
+        """The version of the venue's badge layouts this agent draws with (0: none loaded)."""
+        return self.layouts.generation if self.layouts is not None else 0
 
     @property
     def printed(self) -> int:
@@ -108,13 +124,14 @@ class Agent:
             printed=self.pull.printed,
             drained=self.drained,
             stopping=self.stopping.is_set(),
-            venue_fault=self.venue_fault.describe() if self.venue_fault.active() else None,
+            venue_fault=next((f.describe() for f in (self.venue_fault, self.beat_fault) if f.active()), None),
             lease_ok=self.lease_ok(),
             last_beat_ok=self.last_beat_ok,
             beating_since=self.beating_since,
             loops=dict(self._alive),
             redis_errors=self.redis_errors,
             reclaimed=self.reclaimed,
+            stock=self.layouts.stock if self.layouts is not None else "",
         )
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
@@ -125,6 +142,7 @@ class Agent:
             "agent starting",
             extra=kv(printer=self.me, venue=self.config.venue, device=self.driver.description, version=__version__),
         )
+        await self._refresh_layouts()  # before the first badge: it is drawn in the venue's layout
         await self.device.observe(await self.device.probe_once())
         self._tasks = [
             asyncio.create_task(self._heartbeat_loop(), name=Loop.HEARTBEAT),
@@ -133,6 +151,8 @@ class Agent:
             asyncio.create_task(self._journal_sync_loop(), name="journal"),
             asyncio.create_task(supervise(self, Notifier()), name="systemd"),
         ]
+        if self.layouts is not None:
+            self._tasks.append(asyncio.create_task(self._layouts_loop(), name="layouts"))
         if self.config.http.listen:
             from agent.http_port import serve as serve_http  # aiohttp itself waits for the first client
 
@@ -196,6 +216,44 @@ class Agent:
         await self.redis.aclose()
         await asyncio.to_thread(self.journal.close)  # its last sync, like every other, off the event loop
         log.info("agent stopped", extra=kv(printer=self.me, printed=self.printed))
+
+    # -- badge layouts ---------------------------------------------------------------------------------------------
+
+    async def _refresh_layouts(self) -> None:
+        """Load the venue's badge layouts if their version moved, and point the driver at them."""
+        book, driver = self.layouts, self.driver
+        if book is None:
+            return
+        try:
+            changed = await book.refresh()
+        except (RedisError, OSError) as exc:
+            log.warning("could not read the venue's badge layouts; drawing with the ones loaded", extra=kv(error=exc))
+            return
+        if changed:
+            # No layout in the venue: the built-in design, drawn as before (a ZPL printer's own template included).
+            driver.draw = book.draw if book.active else None
+            driver.media_fault = book.fault
+
+    async def _layouts_loop(self) -> None:
+        """Follow the venue's layouts: the announcement of a change wakes us at once; a look every heartbeat
+        interval catches one missed while disconnected. Each look is one GET of the version."""
+        if self.layouts is None:
+            return
+        channel = self.layouts.store.keys.layouts_changed
+        while True:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(channel)
+                while True:
+                    await pubsub.get_message(timeout=self.timing.heartbeat_interval)
+                    await self._refresh_layouts()
+            except (RedisError, OSError) as exc:
+                log.debug("layouts announcement lost; looking every heartbeat", extra=kv(error=exc))
+                await self._refresh_layouts()
+                await asyncio.sleep(self.timing.heartbeat_interval)
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     # -- journal -------------------------------------------------------------------------------------------------
 
@@ -262,11 +320,15 @@ class Agent:
                 async with asyncio.timeout(interval * 2):
                     beat = await self.store.beat(self.me, self.snapshot().health(), ttl_ms, first)
             except (RedisError, OSError, TimeoutError) as exc:
-                if self.beating_since is not None:
+                fault = venue_fault_name(exc) if isinstance(exc, RedisError) else None
+                if fault is not None and isinstance(exc, RedisError):
+                    self.beat_fault.failed(fault, exc)  # named in health, logged once per interval; beats go on
+                elif self.beating_since is not None:
                     log.warning("heartbeat failed; retrying every %.1f s", interval, extra=kv(error=exc))
                 self.beating_since = None
                 self.redis_errors += 1
             else:
+                self.beat_fault.clear()
                 first = False
                 self.last_beat_ok = started
                 if self.beating_since is None:

@@ -45,6 +45,7 @@ class Snapshot:
     loops: Mapping[str, float] = field(default_factory=dict)  # loop name -> monotonic time of its last iteration
     redis_errors: int = 0
     reclaimed: int = 0
+    stock: str = ""  # the label stock loaded ("101.6x152.4", mm): which variant of a badge layout it prints
 
     @property
     def state(self) -> AgentState:
@@ -73,4 +74,5 @@ class Snapshot:
             "version": self.version,
             "redis_errors": self.redis_errors,
             "reclaimed": self.reclaimed,
+            **({"stock": self.stock} if self.stock else {}),
         }

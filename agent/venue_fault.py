@@ -1,6 +1,7 @@
 """Redis errors that retrying cannot fix (a venue fault): named, backed off, logged once per interval.
 
-A key of the wrong type (``SET badge:{v}:pool oops``), a user without a permission, a script that errors: Redis
+A key of the wrong type (``SET badge:{v}:pool oops``), a user without a permission, a script that errors, the
+functions library not loaded (or only an older version of it, for a user who may not load it): Redis
 answers at once, every time, so the pull loop's usual "wait until Redis answers PING, then go again" turns into a
 busy loop (a core per agent, a warning per try, Redis flooded). Such an error is a fault of the venue's data or
 setup that a person must fix; until then the agent waits longer and longer between tries (up to ``cap``), says
@@ -15,6 +16,7 @@ import time
 from redis.exceptions import ReadOnlyError, RedisError, ResponseError
 
 from agent.logs import kv, shown
+from agent.protocol.scripts import LibraryMissing
 
 log = logging.getLogger("agent.venue_fault")
 
@@ -26,6 +28,8 @@ def venue_fault_name(exc: BaseException) -> str | None:
     """A short name for an error retrying cannot fix (``wrong_type``, ``no_permission``, ...); None for the rest."""
     if not isinstance(exc, ResponseError) or isinstance(exc, ReadOnlyError):
         return None
+    if isinstance(exc, LibraryMissing):
+        return "library_missing"  # its text names the command an admin runs
     text = str(exc)
     # A script's error carries the command's own code after its prefix ("... script: WRONGTYPE ..." or first).
     if "WRONGTYPE" in text:

@@ -27,7 +27,6 @@ import asyncio
 import tempfile
 import time
 from collections import Counter
-from hashlib import sha1
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,8 @@ from redis.asyncio import Redis
 from agent.config import load_config
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
-from agent.protocol.scripts import SCRIPT_NAMES, script_source
+from agent.protocol.library import default_library
+from agent.protocol.scripts import SCRIPT_NAMES
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.runtime import Agent
@@ -64,8 +64,7 @@ SYSTEMS = (
     "bare loop, connection API",
     "saq",
 )
-SHA_OF = {n: sha1(script_source(n).encode()).hexdigest() for n in SCRIPT_NAMES}
-SHA_NAMES = {sha: n for n, sha in SHA_OF.items()}
+FUNCTION_NAMES = {default_library().function(n): n for n in SCRIPT_NAMES}
 
 
 def count_window(
@@ -76,7 +75,7 @@ def count_window(
     for ts, client, cmd, arg in commands:
         if client == "lua" or client in exclude or not start <= ts <= end:
             continue
-        counts[f"evalsha {SHA_NAMES.get(arg, arg[:8])}" if cmd == "evalsha" else cmd] += 1
+        counts[f"fcall {FUNCTION_NAMES.get(arg, arg)}" if cmd == "fcall" else cmd] += 1
     return counts
 
 
@@ -117,11 +116,11 @@ async def run_agent(server: RedisServer, tmp: Path, tag: str, n: int, journal: b
         await asyncio.wait_for(task, 30)
     after = await command_counts(redis)
     await redis.aclose()
-    # Lua cannot call EVALSHA or BLMOVE, so these two counters are exactly what the agent sent of them.
-    sent = sum(after.get(c, 0) - before.get(c, 0) for c in ("evalsha", "blmove"))
-    beat = SHA_OF["beat"].encode()
+    # Lua cannot call FCALL or BLMOVE, so these two counters are exactly what the agent sent of them.
+    sent = sum(after.get(c, 0) - before.get(c, 0) for c in ("fcall", "blmove"))
+    beat = default_library().function("beat").encode()
     trips_between = trips.between(stamps[0], stamps[-1], excluding=beat)
-    return {"stamps": stamps, "wall": driver.wall, "evalsha_blmove_per_badge": sent / n, "trips": trips_between}
+    return {"stamps": stamps, "wall": driver.wall, "fcall_blmove_per_badge": sent / n, "trips": trips_between}
 
 
 async def run_bare(server: RedisServer, tag: str, n: int, style: str) -> dict[str, Any]:
@@ -216,8 +215,8 @@ async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
         # The agent logs one line per badge, as in production; to a file here (journald's cost is not ours to add).
         log_to_file(tmp / "bench.log")
 
-        # Warm-up: imports, connection pools and the server's script cache (a first EVALSHA answered NOSCRIPT costs
-        # one SCRIPT LOAD once per Redis start, not per badge).
+        # Warm-up: imports, connection pools and the functions library (loaded by the first call that finds it
+        # missing, once per Redis, not per badge).
         for i, system in enumerate(SYSTEMS):
             await run_one(system, server, tmp, f"warm-{i}", 50)
 
@@ -247,7 +246,7 @@ async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
                 out = await run_one(system, server, tmp, f"r{r}-{SYSTEMS.index(system)}", n)
                 rates[system].append(rate(out["stamps"]))
                 if system == "agent":
-                    server_counted.append(out["evalsha_blmove_per_badge"])
+                    server_counted.append(out["fcall_blmove_per_badge"])
     vs_saq = [a / s for a, s in zip(rates["agent"], rates["saq"], strict=True)]
     floor = [
         max(pooled, one) for pooled, one in zip(rates["bare loop"], rates["bare loop, one connection"], strict=True)
@@ -263,7 +262,7 @@ async def main_async(n: int, repeats: int, monitor_n: int) -> dict[str, Any]:
         "monitor_badges": monitor_n,
         "redis": "appendonly no (the agent's cost, not the disk's)",
         "round_trips": round_trips,
-        "agent_evalsha_blmove_per_badge_commandstats": spread(server_counted),
+        "agent_fcall_blmove_per_badge_commandstats": spread(server_counted),
         "badges_per_second": {s: spread(v) for s, v in rates.items()},
         "raw_badges_per_second": rates,
         "ratio_agent_vs_saq": spread(vs_saq),
@@ -294,8 +293,8 @@ def report(res: dict[str, Any]) -> str:
             ["system", "round trips", "commands", "commands by name"],
             rows,
         ),
-        f"agent, server-counted EVALSHA+BLMOVE per badge over the timed runs (INFO commandstats, incl. heartbeats): "
-        f"{fmt_spread(res['agent_evalsha_blmove_per_badge_commandstats'])}",
+        f"agent, server-counted FCALL+BLMOVE per badge over the timed runs (INFO commandstats, incl. heartbeats): "
+        f"{fmt_spread(res['agent_fcall_blmove_per_badge_commandstats'])}",
         "",
     ]
     bps = res["badges_per_second"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +125,14 @@ class Driver(abc.ABC):
     #: True when ``render`` is trivial and may run on the event loop (the simulated printer); real badges are
     #: drawn in a worker thread.
     render_is_cheap: bool = False
+
+    #: How a badge is drawn for a label (``draw(badge, label)`` -> a mode "1" image) when the venue has badge
+    #: layouts; the agent sets it (layouts/book.py). None: the built-in design. Drivers that draw nothing ignore it.
+    draw: Callable[[Badge, Any], Any] | None = None
+
+    #: Why the loaded stock cannot take the venue's badges (a layout with no variant for it), or None; set by the
+    #: agent, read by a driver at every probe and before every badge (a media fault, as a wrong roll is).
+    media_fault: Callable[[], str | None] | None = None
 
     async def __aenter__(self) -> Driver:
         await self.open()

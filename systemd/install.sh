@@ -28,9 +28,15 @@ for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
+  # apt may be busy (a Pi's first boot runs unattended-upgrades): wait for it, saying so (scripts/apt-wait).
+  wait=${APT_WAIT:-600}
+  if ! scripts/apt-wait "$wait"; then
+    echo "install.sh: apt stayed busy for $wait s; run install.sh again once it is done (or set APT_WAIT)" >&2
+    exit 1
+  fi
   echo "install.sh: installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt-get -o DPkg::Lock::Timeout="$wait" update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="$wait" install -y -qq "${missing[@]}" >/dev/null
 fi
 
 if ! getent group "$USER_NAME" >/dev/null; then

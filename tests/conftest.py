@@ -12,8 +12,36 @@ import yaml
 from redis.asyncio import Redis
 
 from agent.redis_server import RedisServer
+from tests.netns import inside_netns, run_in_netns
 
 _venues = itertools.count()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "netns(addresses=[...]): the test runs in a network namespace of its own, a venue network on 10.99.0.0/24"
+        " (with these addresses of it on lo)",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A ``netns`` test is run again by a pytest inside a fresh network namespace (tests/netns.py), where its
+    default paths (the machine's own /24, mDNS on every interface) see only what the test made; its outcome is
+    this test's outcome."""
+    marker = pyfuncitem.get_closest_marker("netns")
+    if marker is None or inside_netns():
+        return None
+    node = pyfuncitem.nodeid
+    inner = run_in_netns(
+        f'exec python -m pytest -q -p no:cacheprovider "{node}"',
+        addresses=marker.kwargs.get("addresses", ()),
+        timeout=110,
+    )
+    if inner.returncode != 0:
+        pytest.fail(f"{node} failed in its network namespace:\n{inner.stdout}{inner.stderr}", pytrace=False)
+    return True
 
 
 @pytest.fixture(scope="session")

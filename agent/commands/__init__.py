@@ -24,6 +24,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("sim", "sim"),
     "board": ("board", "board"),
     "acl": ("acl", "acl"),
+    "functions": ("functions", "functions"),
     # staff operations and the intake service (agent/intake/)
     "reprint": ("staff", "reprint"),
     "cancel": ("staff", "cancel"),
@@ -33,6 +34,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "preview": ("printing", "preview"),
     "test-print": ("printing", "test_print"),
     "setup": ("setup", "setup"),
+    # the venue's badge layouts (layouts/)
+    "layout": ("layout", "layout"),
 }
 
 

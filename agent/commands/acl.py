@@ -1,13 +1,19 @@
-"""``badge-agent acl``: the least-privilege Redis user for one agent, or for a venue's desks and kiosks.
+"""``badge-agent acl``: the least-privilege Redis user of one agent, or of one role (desks and kiosks, the intake).
 
-A venue's network is shared with exhibitors and guests, and one Cluster may serve many venues: each agent gets its
-venue's keys (``badge:{venue}:*``) and nothing else, and only the commands it sends. Redis checks ACLs on every
-command a Lua script calls too, so the command list is read from the scripts themselves (``TIME`` included) and a
-new ``redis.call`` in a script cannot be forgotten here.
+A venue's network is shared with exhibitors and guests, and one Cluster may serve many venues: each user gets its
+venue's keys (``badge:{venue}:*``) and nothing else, and only the commands it sends. Scripts run as functions of the
+protocol's library (agent/protocol/library.py), so a user gets ``FCALL`` of exactly the functions it calls
+(``+fcall|<function>``) and no ``EVAL``: no credential can run a script of its own (one that writes once and loops
+forever would make Redis answer BUSY to every venue until ``SHUTDOWN NOSAVE``). Redis checks every command a
+function runs against the caller's ACL too, so the commands are read from the scripts themselves (``TIME``
+included) and a new ``redis.call`` in a script cannot be forgotten here.
 
-The kiosk user may enqueue and read status, nothing more: it has no ``LMOVE``/``BLMOVE``/``LREM`` and may write only
-job hashes, the pool, pinned queues and their index, events and counters, so it can neither claim nor confirm a badge
-(running the ``take`` or ``confirm`` script as the kiosk user ends in NOPERM before anything is written).
+A role (``ROLES``: the kiosk, the intake; a new kind of client adds its own) writes only through typed selectors:
+each command that writes is allowed only on the keys of its type (``HSET`` on job hashes and counters, ``LPUSH``
+on the pool and pinned queues, ``DEL`` on ``done`` markers, ...), so no role user can leave a key of the wrong type
+for a printer to meet. What cannot be narrowed: the commands a role's functions run are the user's own (Redis has no
+"only inside this function"), so the intake may still ``HSET`` any field of a job hash or ``DEL`` a ``done`` marker
+by hand; ``begin`` dead-letters a job whose record contradicts the protocol rather than print it (docs/redis.md).
 
 The password never appears: it is read from (or created in, mode 0600) ``--password-file`` and the line carries only
 its SHA-256 (``#<hex>``), as ``ACL SETUSER`` allows.
@@ -19,87 +25,162 @@ import hashlib
 import os
 import re
 import secrets
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from agent.cli import fail
 from agent.protocol.keys import PRINTER_RE, VENUE_RE, Keys
-from agent.protocol.scripts import SCRIPT_NAMES, script_source
+from agent.protocol.library import Library, default_library
+from agent.protocol.scripts import LOAD_COMMAND
 
 _CALL = re.compile(r"redis\.p?call\(\s*['\"]([A-Za-z]+)['\"]")
 
-#: What every client sends: scripts (EVALSHA, and SCRIPT LOAD/EXISTS when a cache is empty), PING for health, INFO
-#: replication when Sentinels disagree during a failover, CLUSTER SLOTS for a Cluster's slot map and COMMAND
-#: (redis-py's Cluster client reads the command table). agent/connection.py turns redis-py's CLIENT SETINFO off, so
-#: it need not be granted. No SELECT: key patterns do not name a database, so a user allowed to switch could reach
-#: another db's badge keys; a venue under these users lives in db 0 (the only one a Cluster has).
-BASE = ("ping", "eval", "evalsha", "script|load", "script|exists", "info", "time", "cluster|slots", "command")
+#: What every client sends: PING for health, INFO replication when Sentinels disagree during a failover, CLUSTER
+#: SLOTS for a Cluster's slot map and COMMAND (redis-py's Cluster client reads the command table); TIME, which
+#: every function calls. agent/connection.py turns redis-py's CLIENT SETINFO off, so it need not be granted. No
+#: SELECT: key patterns do not name a database, so a user allowed to switch could reach another db's badge keys; a
+#: venue under these users lives in db 0 (the only one a Cluster has). No EVAL, EVALSHA or SCRIPT: functions only.
+BASE = ("ping", "info", "time", "cluster|slots", "command")
 #: ``status``, ``job``, ``events``: reads only.
 READS = (
-    "hget", "hgetall", "hkeys", "get", "exists", "llen", "lrange", "lindex",
+    "hget", "hgetall", "hkeys", "hmget", "get", "exists", "llen", "lrange", "lindex",
     "zrange", "zscore", "xrange", "xrevrange", "xread",
 )  # fmt: skip
-#: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events.
-AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec")
+#: Reads functions make besides those (allowed on every key of the venue, as READS are).
+SCRIPT_READS = ("lpos", "type", "zrangebyscore")
+#: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events; and
+#: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to.
+AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "unsubscribe")
+
+#: A key's Redis type -> the commands that write it (and cannot change its type). DEL only deletes.
+TYPE_WRITES: dict[str, frozenset[str]] = {
+    "hash": frozenset({"hset", "hincrby", "hdel"}),
+    "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove"}),
+    "zset": frozenset({"zadd", "zrem"}),
+    "stream": frozenset({"xadd"}),
+    "string": frozenset({"set", "del"}),
+}
+
+#: The type of each venue key a role may write (the key table of docs/redis.md).
+KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
+    "job": (lambda k: k.job("*"), "hash"),
+    "done": (lambda k: k.done("*"), "string"),
+    "pool": (lambda k: k.pool, "list"),
+    "queue": (lambda k: k.queue("*"), "list"),
+    "dlq": (lambda k: k.dlq, "list"),
+    "pinned": (lambda k: k.pinned, "zset"),
+    "events": (lambda k: k.events, "stream"),
+    "stats": (lambda k: k.stats, "hash"),
+}
 
 
-def script_commands(*names: str) -> set[str]:
-    """Every command the named scripts call (all scripts when none are named)."""
+def script_commands(*names: str, library: Library | None = None) -> set[str]:
+    """Every command the named scripts call (all scripts of the library when none are named)."""
+    library = library or default_library()
     found: set[str] = set()
-    for name in names or SCRIPT_NAMES:
-        found.update(cmd.lower() for cmd in _CALL.findall(script_source(name)))
+    for name in names or library.scripts:
+        found.update(cmd.lower() for cmd in _CALL.findall(library.sources[name]))
     return found
 
 
-def agent_commands() -> list[str]:
-    return sorted(script_commands() | set(BASE) | set(READS) | set(AGENT_DIRECT))
+@dataclass(frozen=True)
+class Role:
+    """One kind of client that is not an agent: the functions it calls, what else it sends, the keys it writes."""
+
+    name: str
+    help: str
+    #: scripts of the library it calls (``FCALL``)
+    functions: tuple[str, ...]
+    #: the venue keys (``KEY_TYPES``) it writes, through its functions or itself
+    writes: tuple[str, ...]
+    #: commands it sends itself besides BASE and READS (each one a write of a key type in ``writes``)
+    direct: tuple[str, ...] = ()
+
+    def user(self, venue: str) -> str:
+        return f"badge-{venue}-{self.name}"
+
+    def commands(self, library: Library | None = None) -> set[str]:
+        return script_commands(*self.functions, library=library) | set(self.direct)
 
 
-def kiosk_commands() -> list[str]:
-    return sorted(script_commands("enqueue") | set(BASE) | set(READS))
+#: Every role a venue's users are made for. The attendee-list tools or a pretix sync get a Role of their own here,
+#: naming their functions and the keys they write: ``badge-agent acl --role NAME`` then prints their user.
+ROLES: dict[str, Role] = {
+    role.name: role
+    for role in (
+        Role(
+            "kiosk",
+            "check-in desks and kiosks: enqueue and read status only",
+            functions=("enqueue",),
+            writes=("job", "pool", "queue", "pinned", "events", "stats"),
+        ),
+        Role(
+            "intake",
+            "the intake service: enqueue, reprint, cancel, reads",
+            functions=("enqueue", "reprint", "cancel"),
+            # reprint starts a new round: it deletes the job's done marker and takes it out of the DLQ
+            writes=("job", "done", "pool", "queue", "dlq", "pinned", "events", "stats"),
+            direct=("hset",),  # who created a job (agent/intake/app.py)
+        ),
+    )
+}
 
 
-#: What the intake service sends outside scripts (agent/intake/app.py): reads, and who created a job.
-INTAKE_DIRECT = ("hmget", "hset")
+def agent_commands(library: Library | None = None) -> list[str]:
+    return sorted(script_commands(library=library) | set(BASE) | set(READS) | set(AGENT_DIRECT))
 
 
-def intake_commands() -> list[str]:
-    """The intake service (``--intake``): enqueue, the staff scripts (reprint, cancel) and reads."""
-    return sorted(script_commands("enqueue", "reprint", "cancel") | set(BASE) | set(READS) | set(INTAKE_DIRECT))
+def _fcalls(names: Iterable[str], library: Library) -> list[str]:
+    return [f"+fcall|{library.function(name)}" for name in (*names, "version")]
 
 
-def intake_user(venue: str) -> str:
-    return f"badge-{venue}-intake"
+def role_rules(role: Role, venue: str, library: Library | None = None) -> list[str]:
+    """A role's permissions: reads and its functions on the root, and one selector per key type it writes, which
+    allows that type's writing commands on those keys alone."""
+    library = library or default_library()
+    k = Keys(venue)
+    used = role.commands(library)
+    reads = set(BASE) | set(READS) | set(SCRIPT_READS)
+    by_type: dict[str, list[str]] = {}
+    for key in role.writes:
+        pattern, kind = KEY_TYPES[key]
+        by_type.setdefault(kind, []).append(pattern(k))
+    selectors: list[str] = []
+    covered: set[str] = set()
+    for kind, patterns in by_type.items():
+        commands = sorted(used & TYPE_WRITES[kind])
+        covered.update(commands)
+        if commands:
+            selectors.append("(" + " ".join([*(f"+{c}" for c in commands), *(f"~{p}" for p in patterns)]) + ")")
+    stray = used - reads - covered
+    if stray:
+        raise ValueError(f"role {role.name}: no key type it writes allows {', '.join(sorted(stray))}")
+    # FCALL's own check: it may pass the keys its functions write; the root reads the rest of the venue.
+    patterns = [f"%RW~{p}" for patterns in by_type.values() for p in patterns] + [f"%R~{k.prefix}*"]
+    root = [f"+{c}" for c in sorted(reads & (used | set(BASE) | set(READS)))] + _fcalls(role.functions, library)
+    return [*patterns, "resetchannels", f"&{k.prefix}*", "-@all", *root, *selectors]
+
+
+def agent_rules(venue: str, library: Library | None = None) -> list[str]:
+    """An agent's permissions: its venue's keys, the commands it sends, and every function of the library."""
+    library = library or default_library()
+    k = Keys(venue)
+    commands = [f"+{c}" for c in agent_commands(library)]
+    return [f"~{k.prefix}*", "resetchannels", f"&{k.prefix}*", "-@all", *commands, *_fcalls(library.scripts, library)]
 
 
 def agent_user(venue: str, printer: str) -> str:
     return f"badge-{venue}-{printer}"
 
 
-def kiosk_user(venue: str) -> str:
-    return f"badge-{venue}-kiosk"
-
-
-def setuser_rules(venue: str, password_sha256: str, kiosk: bool, intake: bool = False) -> list[str]:
-    """The rules after ``ACL SETUSER <name>`` (also valid in an ACL file after ``user <name>``)."""
-    k = Keys(venue)
+def setuser_rules(venue: str, password_sha256: str, role: Role | None, library: Library | None = None) -> list[str]:
+    """The rules after ``ACL SETUSER <name>`` (also valid in an ACL file after ``user <name>``): an agent's when
+    ``role`` is None."""
     rules = ["reset", "on", f"#{password_sha256}"]
-    if intake:
-        # Enqueue's keys, plus what reprint and cancel write: a job's done gate (a new round) and the DLQ.
-        writable = [k.job("*"), k.done("*"), k.pool, k.queue("*"), k.pinned, k.events, k.stats, k.dlq]
-        rules += [f"%RW~{pattern}" for pattern in writable] + [f"%R~{k.prefix}*"]
-        commands = intake_commands()
-    elif kiosk:
-        # Write only where enqueueing writes; read the rest of the venue (Redis >= 7 key selectors).
-        writable = [k.job("*"), k.pool, k.queue("*"), k.pinned, k.events, k.stats]
-        rules += [f"%RW~{pattern}" for pattern in writable] + [f"%R~{k.prefix}*"]
-        commands = kiosk_commands()
-    else:
-        rules.append(f"~{k.prefix}*")
-        commands = agent_commands()
-    rules += ["resetchannels", f"&{k.prefix}*", "-@all"] + [f"+{c}" for c in commands]
-    return rules
+    return rules + (agent_rules(venue, library) if role is None else role_rules(role, venue, library))
 
 
 def read_or_create_password(path: Path) -> str:
@@ -119,26 +200,39 @@ def read_or_create_password(path: Path) -> str:
 @click.command()
 @click.option("--venue", required=True, help="The venue (its keys are badge:{VENUE}:*).")
 @click.option("--printer", help="The agent's printer name (one user per agent).")
-@click.option("--kiosk", is_flag=True, help="The user for check-in desks and kiosks: enqueue and read status only.")
+@click.option(
+    "--role",
+    type=click.Choice(sorted(ROLES)),
+    help="A user for one role: " + "; ".join(f"{role.name}: {role.help}" for role in ROLES.values()) + ".",
+)
+@click.option("--kiosk", is_flag=True, help="Same as --role kiosk.")
+@click.option("--intake", is_flag=True, help="Same as --role intake.")
 @click.option(
     "--password-file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="The user's password; created (random, mode 0600) when missing. Point redis.password_file at it.",
 )
-@click.option("--intake", is_flag=True, help="The user for the intake service: enqueue, reprint, cancel, reads.")
 @click.option("--acl-file", "acl_file_format", is_flag=True, help="Print a line for an ACL file (user ...).")
 def acl(
-    venue: str, printer: str | None, kiosk: bool, intake: bool, password_file: Path | None, acl_file_format: bool
+    venue: str,
+    printer: str | None,
+    role: str | None,
+    kiosk: bool,
+    intake: bool,
+    password_file: Path | None,
+    acl_file_format: bool,
 ) -> None:
-    """Print the least-privilege ACL SETUSER line for one agent (--printer) or for desks/kiosks (--kiosk).
+    """Print the least-privilege ACL SETUSER line for one agent (--printer) or one role (--role, --kiosk, --intake).
 
     Run it on the venue's Redis (on every node of a Cluster, and on every server under Sentinel):
-    redis-cli ... $(badge-agent acl ...). Only the password's SHA-256 is printed.
+    redis-cli ... $(badge-agent acl ...). Only the password's SHA-256 is printed. The user calls functions of the
+    protocol's library, which an admin loads once (badge-agent functions load).
     """
     if not VENUE_RE.match(venue):
         fail("--venue: lowercase letters, digits and - (at most 63)")
-    if [kiosk, intake, printer is not None].count(True) != 1:
-        fail("give --printer NAME for an agent, --kiosk for desks and kiosks, or --intake for the intake service")
+    roles = [r for r in ("kiosk" if kiosk else None, "intake" if intake else None, role) if r is not None]
+    if len(roles) + (printer is not None) != 1:
+        fail("give --printer NAME for an agent, or one --role (--kiosk for desks and kiosks, --intake for the intake)")
     if printer is not None and not PRINTER_RE.match(printer):
         fail("--printer: lowercase letters, digits, - and _ (at most 63)")
     if password_file is None:
@@ -146,9 +240,12 @@ def acl(
         return
     secret = read_or_create_password(password_file)
     digest = hashlib.sha256(secret.encode("utf-8")).hexdigest()
-    if intake:
-        name = intake_user(venue)
-    else:
-        name = kiosk_user(venue) if kiosk or printer is None else agent_user(venue, printer)
-    rules = " ".join(setuser_rules(venue, digest, kiosk, intake))
+    chosen = ROLES[roles[0]] if roles else None
+    name = chosen.user(venue) if chosen is not None else agent_user(venue, printer or "")
+    rules = " ".join(setuser_rules(venue, digest, chosen))
     click.echo(f"user {name} {rules}" if acl_file_format else f"ACL SETUSER {name} {rules}")
+    click.echo(
+        f"badge-agent: this user calls the functions of library {default_library().name}: an admin loads it once "
+        f"per Redis with `{LOAD_COMMAND}` (docs/redis.md)",
+        err=True,
+    )

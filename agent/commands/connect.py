@@ -11,6 +11,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from agent.config import AgentConfig, SentinelConfig
 from agent.connection import explain, make_redis
 from agent.protocol.keys import Keys
+from agent.protocol.scripts import LibraryMissing, functions_run, library_loaded, load_library
 from drivers import DriverError, build_driver
 
 
@@ -22,6 +23,10 @@ async def check_redis(config: AgentConfig) -> str | None:
     try:
         await asyncio.wait_for(redis.ping(), within)
         await redis.exists(Keys(config.venue).queue(config.printer.name))
+        if await functions_run(redis) and not await library_loaded(redis):
+            await load_library(redis)  # as the agent would, where its user may; else LibraryMissing says who must
+    except LibraryMissing as exc:
+        return str(exc)
     except AuthenticationError as exc:
         return f"Redis refused the login (wrong user name or password): {exc}"
     except NoPermissionError as exc:

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from agent.logs import shown
 from drivers.detect.identify import Found
 from drivers.detect.network import RAW_PORT, hosts_of, own_subnets
 from drivers.detect.scan import detect_all
@@ -122,19 +123,49 @@ def detect(
         return
     if not found:
         click.echo("no printer answered")
+        click.echo(_nothing_found_hint(scanners, hosts, networks, no_usb, no_serial, no_mdns, timeout))
         return
     for n, f in enumerate(found, 1):
         click.echo(f"{n}. {describe(f)}")
 
 
+def _nothing_found_hint(
+    scanners: Scanners,
+    hosts: tuple[str, ...],
+    networks: tuple[str, ...],
+    no_usb: bool,
+    no_serial: bool,
+    no_mdns: bool,
+    timeout: float,
+) -> str:
+    """What was asked, and how to ask further: a printer on another network, or slow to answer, is not found."""
+    asked = list(hosts) + [f"{net} port {RAW_PORT}" for net in networks]
+    if not asked:
+        asked = [f"{net} port {RAW_PORT}" for net in scanners.subnets()] or ["no network (no address of its own)"]
+    lines = [f"asked: {', '.join(asked)}" + ("" if no_mdns else "; mDNS announcements")]
+    lines.append("  a network printer: --host HOST[:PORT] (its address, from its status page or the router)")
+    lines.append("  another network or VLAN: --network CIDR, e.g. --network 10.0.5.0/24")
+    if timeout < 2:
+        lines.append(f"  a slow printer: --timeout {max(2.0, timeout * 4):g}")
+    if not no_usb:
+        lines.append("  USB: is it plugged in and switched on? (lsusb lists it)")
+    if not no_serial:
+        lines.append("  serial: name the port with --serial /dev/ttyUSB0")
+    return "\n".join(lines)
+
+
 def describe(f: Found) -> str:
     """One printer on one line: link, address, language, model, then what else it told (firmware, serial number,
-    media) and the name it announces itself under."""
-    told = (_labelled("firmware", f.firmware), _labelled("serial", f.serial_number), f.media)
+    media) and the name it announces itself under.
+
+    Everything but the language is what a device or an mDNS announcement said: escaped (``\\x1b``) and cut, so a
+    hostile printer can neither drive the terminal (a title, colours, a cleared screen) nor forge a line.
+    """
+    told = (_labelled("firmware", f.firmware), _labelled("serial", f.serial_number), shown(f.media))
     extra = ", ".join(x for x in told if x)
-    line = f"{f.transport} {f.address}  {f.language}  {f.model}" + (f"  ({extra})" if extra else "")
-    return line + (f'  mDNS "{f.announced}"' if f.announced else "")
+    line = f"{f.transport} {shown(f.address)}  {f.language}  {shown(f.model)}" + (f"  ({extra})" if extra else "")
+    return line + (f'  mDNS "{shown(f.announced)}"' if f.announced else "")
 
 
 def _labelled(label: str, value: str) -> str:
-    return f"{label} {value}" if value else ""
+    return f"{label} {shown(value)}" if value else ""

@@ -45,6 +45,14 @@ BATCH = 200  # jobs per pipelined round trip
 @click.option("--role", default="", help="One job: role.")
 @click.option("--job-id", help="One job: job id (defaults to the attendee id).")
 @click.option("--printer", help="Pin the job(s) to one printer (lane affinity).")
+@click.option(
+    "--field",
+    "extra",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="One job: the event's own data for its badge layout (repeatable), e.g. --field ticket_type=Speaker.",
+)
+@click.option("--layout", help="One job: the badge layout to print with (else the venue's rules decide).")
 @click.option("--quiet", "-q", is_flag=True, help="Report only rejected and duplicate rows, and the totals.")
 def enqueue(
     target: Target,
@@ -61,17 +69,24 @@ def enqueue(
     role: str,
     job_id: str | None,
     printer: str | None,
+    extra: tuple[str, ...],
+    layout: str | None,
     quiet: bool,
 ) -> None:
     """Add badge jobs to the venue's pool. An existing job id is left alone and reported as a duplicate."""
     if file is None and attendee_id is None and name is None:
         fail("give --attendee-id and --name for one job, or --file FILE (- for stdin) for many")
-    if file is not None and (attendee_id or name):
-        fail("give either --file or the flags of one job, not both")
+    if file is not None and (attendee_id or name or extra or layout):
+        fail("give either --file or the flags of one job (--field and --layout among them), not both")
     if file is None:
-        rows: Iterator[tuple[int, dict[str, Any] | None, str]] = iter(
-            [(1, {"attendee_id": attendee_id, "name": name, "company": company, "role": role, "job_id": job_id}, "")]
-        )
+        one: dict[str, Any] = {
+            "attendee_id": attendee_id, "name": name, "company": company, "role": role, "job_id": job_id
+        }  # fmt: skip
+        if extra:
+            one["fields"] = _fields(extra)
+        if layout:
+            one["layout"] = layout
+        rows: Iterator[tuple[int, dict[str, Any] | None, str]] = iter([(1, one, "")])
         total = 1
         used = "utf-8"
     else:
@@ -104,6 +119,19 @@ def enqueue(
         click.echo(f"{verb} {counts['enqueued']}, duplicate {counts['duplicate']}, rejected {counts['rejected']}")
     if counts["rejected"]:
         sys.exit(1)
+
+
+def _fields(entries: tuple[str, ...]) -> dict[str, str]:
+    """``--field KEY=VALUE`` flags as a job's ``fields`` (checked with the job, like ``name``)."""
+    found: dict[str, str] = {}
+    for entry in entries:
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            fail(f"--field {entry!r}: expected KEY=VALUE, e.g. --field ticket_type=Speaker")
+        if key.strip() in found:
+            fail(f"--field {key.strip()!r} given twice")
+        found[key.strip()] = value
+    return found
 
 
 async def _enqueue_rows(

@@ -6,6 +6,7 @@ import getpass
 import socket
 
 import click
+from redis.exceptions import ResponseError
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.logs import shown
@@ -98,8 +99,11 @@ def dlq_list(target: Target) -> None:
             store = Store(redis, target.venue)
             out = []
             for job_id in await store.dlq():
-                error = await redis.hget(enc(store.keys.job(job_id)), "error")
-                out.append((job_id, dec(error)))
+                try:
+                    error = dec(await redis.hget(enc(store.keys.job(job_id)), "error"))
+                except ResponseError:  # the record is not a hash: its dead event says so (badge-agent events)
+                    error = "its job record is not a hash (written by hand or by a tool): see its dead event"
+                out.append((job_id, error))
             return out
         finally:
             await redis.aclose()

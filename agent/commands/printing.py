@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agent.cli import EXIT_UNAVAILABLE, fail
+from agent.cli import EXIT_PRINTER, fail
 from agent.config import AgentConfig, load_config
 from agent.errors import EXIT_CONFIG, ConfigError
 from drivers.base import Badge, DriverError, Outcome, RenderError
@@ -97,7 +97,7 @@ def test_print(config_path: str, timeout: float | None) -> None:
     outcome, reason = asyncio.run(print_test_badge(config, driver, timeout))
     click.echo(f"test badge: {outcome.value} ({reason})")
     if outcome is not Outcome.PRINTED:
-        raise SystemExit(EXIT_UNAVAILABLE)
+        raise SystemExit(EXIT_PRINTER)
 
 
 async def print_test_badge(config: AgentConfig, driver: Any, timeout: float | None) -> tuple[Outcome, str]:

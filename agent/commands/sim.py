@@ -39,5 +39,9 @@ def sim(
     from drivers.emulators.cli import serve
 
     setup_logging("warning")
+
+    def ready(where: str) -> None:
+        click.echo(f"{where}; Ctrl-C stops it")
+
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(kind, transport, host, port, print_time, control_file, print_log, name))
+        asyncio.run(serve(kind, transport, host, port, print_time, control_file, print_log, name, ready=ready))

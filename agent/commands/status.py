@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from typing import Any
 
 import click
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
@@ -16,6 +19,8 @@ from rich.text import Text
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.fleet import FleetView, events_after, fleet, job_detail, tail_events
 from agent.logs import quoted, safe_json, shown
+from agent.protocol.library import default_library
+from agent.protocol.scripts import LOAD_COMMAND, library_loaded
 from agent.vocabulary import MAY_EXIST_TWICE, PRINTED_TWICE, StaffCounts, job_lines
 
 STATE_STYLE = {
@@ -32,7 +37,9 @@ STATE_STYLE = {
 def fleet_table(view: FleetView) -> Group:
     table = Table(title=f"venue {view.venue}", title_justify="left", expand=False)
     for column in ("printer", "state", "location", "printing", "pinned", "printed", "heartbeat"):
-        table.add_column(column, justify="right" if column in ("pinned", "printed", "heartbeat") else "left")
+        # fold: a cell too wide for the terminal wraps onto the next line; none is cut short with an ellipsis.
+        numeric = column in ("pinned", "printed", "heartbeat")
+        table.add_column(column, justify="right" if numeric else "left", overflow="fold")
     for p in view.printers:
         state = Text(shown(p.state), style=STATE_STYLE.get(p.state, ""))
         if p.reasons:
@@ -68,10 +75,10 @@ def fleet_table(view: FleetView) -> Group:
 def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
     """The printers of a venue: state, location, badge in progress, pinned depth, printed, heartbeat age."""
 
-    async def once() -> FleetView:
+    async def once() -> tuple[FleetView, bool | None]:
         redis = target.client()
         try:
-            return await fleet(redis, target.venue)
+            return await fleet(redis, target.venue), await _library_loaded(redis)
         finally:
             await redis.aclose()
 
@@ -93,11 +100,40 @@ def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
         with contextlib.suppress(KeyboardInterrupt):
             run_async(watching())
         return
-    view = run_async(once())
+    view, loaded = run_async(once())
+    library = default_library().name
     if as_json:
-        click.echo(safe_json(view.as_dict(), indent=2))
-    else:
-        Console().print(fleet_table(view))
+        click.echo(safe_json({**view.as_dict(), "library": {"name": library, "loaded": loaded}}, indent=2))
+        return
+    console = _console(fleet_table(view))
+    console.print(fleet_table(view))
+    if loaded is False:
+        console.print(
+            Text(
+                f"Redis lacks function library {library}: no agent of this version can print; an admin runs "
+                f"`{LOAD_COMMAND}` (docs/redis.md)",
+                style="bold red",
+            )
+        )
+
+
+def _console(table: Group) -> Console:
+    """A terminal's own width (cells wrap to fit it); piped to a file or a program, the table's full width, so no
+    column is cut at the 80 characters rich assumes without a terminal (COLUMNS, when set, still rules)."""
+    console = Console()
+    if console.is_terminal or "COLUMNS" in os.environ:
+        return console
+    wide = Console(width=10_000)
+    return Console(width=max(80, wide.measure(table).maximum))
+
+
+async def _library_loaded(redis: Redis) -> bool | None:
+    """Whether the venue's Redis has this version's functions library; None when that cannot be told (Redis 6.2,
+    or a user without the library's probe function)."""
+    try:
+        return await library_loaded(redis)
+    except ResponseError:
+        return None
 
 
 @click.command()
@@ -124,11 +160,38 @@ def job(target: Target, job_id: str, as_json: bool) -> None:
     events = detail.pop("events")
     for line in job_lines(job_id, detail):
         click.echo(shown(line))
+    now_ms = time.time() * 1000
     for key in sorted(detail):
-        click.echo(f"{key:>20}  {shown(detail[key])}")
+        click.echo(f"{key:>20}  {_field(key, detail[key], now_ms)}")
     click.echo("events:")
     for e in events:
         click.echo("  " + format_event(e))
+
+
+def _field(key: str, value: Any, now_ms: float) -> str:
+    """A job field as staff read it: the ``*_ms`` times (epoch milliseconds) as local time and age."""
+    text = shown(value)
+    if key.endswith("_ms") and text.isdigit() and int(text):
+        return f"{when(int(text), now_ms)}  ({text})"
+    return text
+
+
+def when(ms: int, now_ms: float) -> str:
+    """Local date and time of an epoch-milliseconds stamp, and how long ago it was."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
+    return f"{stamp} ({_age((now_ms - ms) / 1000)})"
+
+
+def _age(seconds: float) -> str:
+    if seconds < 0:
+        return "in the future: check this machine's clock"
+    if seconds < 60:
+        return f"{seconds:.0f} s ago"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min ago"
+    if seconds < 86400:
+        return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:.0f} min ago"
+    return f"{seconds // 86400:.0f} days ago"
 
 
 def format_event(e: dict[str, str]) -> str:

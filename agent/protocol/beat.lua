@@ -5,8 +5,6 @@
 -- events stream's cap. The health stored is the agent's JSON plus what only Redis knows for sure: pinned depth,
 -- in-flight job, beat time.
 -- Returns {server_ms, was_declared_dead (0/1), depth, inflight id or "", operator order or ""}.
--- The health stored is the agent's JSON plus what only Redis knows for sure: pinned depth, in-flight job, beat time.
--- Returns {server_ms, was_declared_dead (0/1), depth, inflight id or "", operator order or ""}.
 local me = ARGV[1]
 local now = now_ms()
 local was_dead = 0
@@ -27,9 +25,8 @@ redis.call('ZADD', KEYS[1], now, me)
 redis.call('HSET', KEYS[5], me, ARGV[6])
 redis.call('SET', KEYS[2], cjson.encode(health), 'PX', ARGV[3])
 if was_dead == 1 then
-  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[4], '*', 'event', 'rejoined', 'printer', me,
-    'reason', 'agent was declared dead by its peers and is back')
+  event(KEYS[6], ARGV[4], 'event', 'rejoined', 'printer', me, 'reason', 'agent was declared dead by its peers and is back')
 elseif ARGV[5] == '1' then
-  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[4], '*', 'event', 'agent_up', 'printer', me)
+  event(KEYS[6], ARGV[4], 'event', 'agent_up', 'printer', me)
 end
 return {now, was_dead, depth, inflight, redis.call('GET', KEYS[7]) or ''}

@@ -21,7 +21,7 @@ local removed = redis.call('LREM', KEYS[2], 0, id)
 if removed == 0 and pinned ~= '' then
   removed = redis.call('LREM', KEYS[3], 0, id)
   if removed > 0 then
-    redis.call('ZREM', KEYS[4], pinned .. '|' .. id)
+    redis.call('ZREM', KEYS[4], pinned_member(pinned, id))
   end
 end
 if removed == 0 then
@@ -30,6 +30,5 @@ end
 local now = now_ms()
 redis.call('HSET', KEYS[1], 'state', 'cancelled', 'cancelled_by', ARGV[3], 'cancelled_ms', now)
 redis.call('HINCRBY', KEYS[6], 'cancelled', 1)
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[4], '*', 'event', 'cancelled', 'job_id', id, 'by', ARGV[3],
-  'printer', pinned)
+event(KEYS[5], ARGV[4], 'event', 'cancelled', 'job_id', id, 'by', ARGV[3], 'printer', pinned)
 return {'cancelled'}

@@ -1,17 +1,15 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
 -- KEYS inflight:<me> job:<id> done:<id> events pool stats
--- ARGV <id> <me> <location> <epoch> <maxlen>
+-- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout version>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
+-- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
 local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
-local function event(...)
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', ...)
-end
 -- A second copy came out: flag the job for staff, count it, and say where the first one is.
 local function duplicate(first_printer, reason)
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
   redis.call('HINCRBY', KEYS[6], 'duplicate_print', 1)
-  event('event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', first_printer,
+  event(KEYS[4], ARGV[5], 'event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', first_printer,
     'reason', reason, 'epoch', ARGV[4])
   return {'duplicate', first_printer}
 end
@@ -52,8 +50,13 @@ redis.call('HINCRBY', KEYS[6], 'printed', 1)
 if maybe ~= '' then
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1)
   redis.call('HINCRBY', KEYS[6], 'maybe_duplicate', 1)
-  event('event', 'maybe_duplicate', 'job_id', id, 'printer', me, 'location', loc,
+  event(KEYS[4], ARGV[5], 'event', 'maybe_duplicate', 'job_id', id, 'printer', me, 'location', loc,
     'reason', 'an earlier attempt may also have printed: look at ' .. maybe)
 end
-event('event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
+if ARGV[6] and ARGV[6] ~= '' then
+  event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4],
+    'layout', ARGV[6], 'layout_version', ARGV[7])
+else
+  event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
+end
 return {'printed', maybe}

@@ -6,10 +6,5 @@ local id, me, reason = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('LREM', KEYS[1], 0, id) == 0 then
   return {'not_owner'}
 end
-local now = now_ms()
-redis.call('LPUSH', KEYS[3], id)
-redis.call('HSET', KEYS[2], 'state', 'dead', 'error', reason, 'printer', me, 'dead_ms', now)
-redis.call('HINCRBY', KEYS[5], 'dead', 1)
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'event', 'dead', 'job_id', id, 'printer', me,
-  'reason', reason)
+to_dlq(KEYS[2], KEYS[3], KEYS[5], KEYS[4], ARGV[4], id, me, reason, now_ms())
 return {'dead'}

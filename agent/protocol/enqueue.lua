@@ -14,8 +14,8 @@ redis.call('HSET', KEYS[1], 'payload', ARGV[2], 'state', 'queued', 'printer', ''
 redis.call('LPUSH', KEYS[2], ARGV[1])
 if ARGV[3] ~= '' then
   -- Indexed by when it arrived, so idle peers find the oldest pinned job of the venue without reading every queue.
-  redis.call('ZADD', KEYS[5], now, ARGV[3] .. '|' .. ARGV[1])
+  redis.call('ZADD', KEYS[5], now, pinned_member(ARGV[3], ARGV[1]))
 end
 redis.call('HINCRBY', KEYS[4], 'enqueued', 1)
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'event', 'enqueued', 'job_id', ARGV[1], 'printer', ARGV[3])
+event(KEYS[3], ARGV[4], 'event', 'enqueued', 'job_id', ARGV[1], 'printer', ARGV[3])
 return {1, 'queued'}

@@ -5,7 +5,6 @@
 -- Returns the number of jobs moved.
 local moved = pinned_to_pool(KEYS[1], KEYS[2], KEYS[4], ARGV[1])
 if moved > 0 then
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', 'event', 'handed_back', 'printer', ARGV[1],
-    'count', moved, 'reason', ARGV[2])
+  event(KEYS[3], ARGV[3], 'event', 'handed_back', 'printer', ARGV[1], 'count', moved, 'reason', ARGV[2])
 end
 return moved

@@ -82,6 +82,30 @@ class Keys:
     def job(self, job_id: str) -> str:
         return f"{self.prefix}job:{job_id}"
 
+    @property
+    def layouts(self) -> str:
+        """Badge layouts by name: a JSON of each one's version, stocks and sources (layouts/store.py)."""
+        return self.prefix + "layouts"
+
+    @property
+    def layouts_version(self) -> str:
+        """A number that grows with every change of the venue's layouts or rules: what agents poll."""
+        return self.prefix + "layouts:version"
+
+    @property
+    def layouts_changed(self) -> str:
+        """The pub/sub channel a change of layouts is announced on, so agents need not wait for their poll."""
+        return self.prefix + "layouts:changed"
+
+    @property
+    def layout_rules(self) -> str:
+        """Which field value picks which layout: ``ticket_type=Speaker`` -> ``speaker``."""
+        return self.prefix + "layouts:rules"
+
+    def layout(self, name: str, stock: str) -> str:
+        """One variant of a layout, for one stock ("101.6x152.4"): its version, document and files."""
+        return self.prefix + "layout:" + name + ":" + stock
+
     def done(self, job_id: str) -> str:
         return f"{self.prefix}done:{job_id}"
 

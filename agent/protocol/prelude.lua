@@ -1,12 +1,36 @@
--- Steps several scripts share. scripts.py joins each function in front of every script that calls it, and only
--- those: a script carries (and `badge-agent acl` grants) only the commands it runs. Blocks are apart by a blank
--- line, and no function here calls another. Plain Lua (no Redis Functions): it must run on Redis 6.2 too, which the
--- demo's embedded server is.
+-- Steps several scripts share, written once. In the Redis Functions library (library.py) every function here is
+-- defined once, ahead of all scripts; for Redis 6.2 (the demo's embedded server, which runs plain EVAL) scripts.py
+-- joins each function in front of every script that calls it, and only those: a script carries (and
+-- `badge-agent acl` grants) only the commands it runs. Blocks are apart by a blank line; a function calls only
+-- functions above it.
 
 -- Redis server time in ms: every timestamp comes from the server, since venue Pis may have no real-time clock.
 local function now_ms()
   local t = redis.call('TIME')
   return t[1] * 1000 + math.floor(t[2] / 1000)
+end
+
+-- Append one event to the venue's audit stream, capped near <maxlen> entries; the rest are its field/value pairs.
+local function event(stream, maxlen, ...)
+  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', ...)
+end
+
+-- The pinned index's member for a job waiting in a printer's queue.
+local function pinned_member(printer, id)
+  return printer .. '|' .. id
+end
+
+-- Park a job that can never print: listed once in the DLQ, counted, and told in an event with the reason. The job
+-- record (<job>) is marked dead with the reason too, unless <job> is false (a record of the wrong type cannot be
+-- written; the event and the DLQ carry the reason). The rest are extra fields of the event.
+local function to_dlq(job, dlq, stats, events, maxlen, id, me, reason, now, ...)
+  redis.call('LREM', dlq, 0, id)
+  redis.call('LPUSH', dlq, id)
+  if job then
+    redis.call('HSET', job, 'state', 'dead', 'error', reason, 'printer', me, 'dead_ms', now)
+  end
+  redis.call('HINCRBY', stats, 'dead', 1)
+  event(events, maxlen, 'event', 'dead', 'job_id', id, 'printer', me, 'reason', reason, ...)
 end
 
 -- Move every job of a printer's pinned queue to the front of the pool and out of the pinned index, in one step.
@@ -16,7 +40,7 @@ local function pinned_to_pool(queue, pool, index, printer)
   local moved = 0
   local id = redis.call('LMOVE', queue, pool, 'LEFT', 'RIGHT')
   while id do
-    redis.call('ZREM', index, printer .. '|' .. id)
+    redis.call('ZREM', index, pinned_member(printer, id))
     moved = moved + 1
     id = redis.call('LMOVE', queue, pool, 'LEFT', 'RIGHT')
   end

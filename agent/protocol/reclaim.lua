@@ -24,9 +24,6 @@ if held ~= held_arg then
 end
 local location = redis.call('HGET', KEYS[8], victim) or ''
 local where = victim .. ' (' .. location .. ')'
-local function event(...)
-  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[5], '*', ...)
-end
 -- Pinned jobs first, so that the held job, pushed last, ends up the very next one taken.
 local pinned = pinned_to_pool(KEYS[3], KEYS[4], KEYS[9], victim)
 if held ~= '' then
@@ -47,13 +44,13 @@ if held ~= '' then
       redis.call('HINCRBY', KEYS[10], 'reclaims', 1)
     end
     redis.call('HINCRBY', KEYS[7], 'reclaimed', 1)
-    event('event', 'reclaimed', 'job_id', held, 'printer', victim, 'location', location, 'by', by,
+    event(KEYS[6], ARGV[5], 'event', 'reclaimed', 'job_id', held, 'printer', victim, 'location', location, 'by', by,
       'maybe_printed', maybe, 'reason', 'agent of ' .. where .. ' stopped beating')
   end
 end
 redis.call('ZREM', KEYS[1], victim)
 redis.call('SET', KEYS[5], cjson.encode({state = 'dead', location = location, reclaimed_by = by, reclaimed_ms = now,
   reasons = {'no heartbeat; work handed to peers'}}), 'PX', ARGV[6])
-event('event', 'agent_dead', 'printer', victim, 'location', location, 'by', by, 'handed_back', pinned,
+event(KEYS[6], ARGV[5], 'event', 'agent_dead', 'printer', victim, 'location', location, 'by', by, 'handed_back', pinned,
   'held', held, 'reason', 'no heartbeat for ' .. (last and (now - tonumber(last)) or '?') .. ' ms')
 return {'reclaimed', held, pinned}

@@ -5,9 +5,6 @@
 -- "unknown" marks the job maybe_printed and records where; "unsent" (nothing reached the printer) does not count
 -- as an attempt. Returns {"released"}, {"dead"}, {"done"} (was already printed) or {"not_owner"}.
 local id, me, loc, outcome, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local function event(...)
-  redis.call('XADD', KEYS[6], 'MAXLEN', '~', ARGV[7], '*', ...)
-end
 if not redis.call('LPOS', KEYS[1], id) then
   return {'not_owner'}
 end
@@ -28,15 +25,12 @@ end
 local attempts = tonumber(redis.call('HGET', KEYS[2], 'attempts') or '0')
 if outcome ~= 'unsent' and attempts >= tonumber(ARGV[6]) then
   local why = 'gave up after ' .. attempts .. ' attempts; last: ' .. reason
-  redis.call('LPUSH', KEYS[5], id)
-  redis.call('HSET', KEYS[2], 'state', 'dead', 'error', why, 'printer', me)
-  redis.call('HINCRBY', KEYS[7], 'dead', 1)
-  event('event', 'dead', 'job_id', id, 'printer', me, 'location', loc, 'reason', why)
+  to_dlq(KEYS[2], KEYS[5], KEYS[7], KEYS[6], ARGV[7], id, me, why, now_ms(), 'location', loc)
   return {'dead'}
 end
 -- Agents take from the right: RPUSH makes it the very next job any printer takes.
 redis.call('RPUSH', KEYS[4], id)
 redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'last_error', reason)
 redis.call('HINCRBY', KEYS[7], 'released', 1)
-event('event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome, 'reason', reason)
+event(KEYS[6], ARGV[7], 'event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome, 'reason', reason)
 return {'released'}

@@ -44,6 +44,6 @@ redis.call('HSET', KEYS[1], 'state', 'queued', 'printer', '', 'attempts', 0, 'ma
 -- Agents take from the right: RPUSH makes it the very next badge any printer takes (someone is waiting at a desk).
 redis.call('RPUSH', KEYS[3], id)
 redis.call('HINCRBY', KEYS[6], 'reprint', 1)
-redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[6], '*', 'event', 'reprint', 'job_id', id, 'by', ARGV[3],
+event(KEYS[5], ARGV[6], 'event', 'reprint', 'job_id', id, 'by', ARGV[3],
   'reason', ARGV[2], 'reprints', reprints, 'last_printer', job[3] or '')
 return {'reprint', reprints}

@@ -1,12 +1,14 @@
 -- requeue: an operator sends a dead-lettered job back to the front of the pool (after fixing its cause).
 -- KEYS dlq job:<id> pool events done:<id>
 -- ARGV <id> <by> <maxlen>
--- Returns {"requeued"}, {"not_in_dlq"}, or {"no_record"} (a garbage id: it stays in the DLQ, nothing to print).
+-- Returns {"requeued"}, {"not_in_dlq"}, or {"no_record"} (a garbage id, or a record that is not a hash: it stays in
+-- the DLQ, nothing to print).
 local id = ARGV[1]
 if not redis.call('LPOS', KEYS[1], id) then
   return {'not_in_dlq'}
 end
-if not redis.call('HGET', KEYS[2], 'payload') then
+local payload = redis.pcall('HGET', KEYS[2], 'payload')
+if not payload or type(payload) == 'table' then  -- none, or job:<id> is not a hash (begin dead-lettered it so)
   return {'no_record'}
 end
 redis.call('LREM', KEYS[1], 0, id)
@@ -14,6 +16,6 @@ redis.call('DEL', KEYS[5])
 local reason = redis.call('HGET', KEYS[2], 'error') or ''
 redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'attempts', 0, 'last_error', reason, 'error', '')
 redis.call('RPUSH', KEYS[3], id)
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'event', 'requeued', 'job_id', id, 'by', ARGV[2],
+event(KEYS[4], ARGV[3], 'event', 'requeued', 'job_id', id, 'by', ARGV[2],
   'reason', 'was dead: ' .. reason)
 return {'requeued'}

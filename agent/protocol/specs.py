@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from agent.protocol.codec import dec
+from agent.protocol.codec import dec, enc
 from agent.protocol.keys import EncodedKeys, PrinterKeys
 from agent.protocol.replies import (
     Beat,
@@ -147,12 +147,20 @@ class Confirm(Spec[Confirmed]):
     pull_loop = True
 
     def call(
-        self, k: EncodedKeys, me: PrinterKeys, job_id: bytes, location: bytes, epoch: int, maxlen: int
+        self,
+        k: EncodedKeys,
+        me: PrinterKeys,
+        job_id: bytes,
+        location: bytes,
+        epoch: int,
+        maxlen: int,
+        layout: tuple[str, int] | None = None,
     ) -> ScriptCall[Confirmed]:
+        drawn: list[Any] = [] if layout is None else [enc(layout[0]), str(layout[1]).encode()]
         return (
             self,
             [me.inflight, k.job(job_id), k.done(job_id), k.events, k.pool, k.stats],
-            [job_id, me.name, location, str(epoch).encode(), maxlen],
+            [job_id, me.name, location, str(epoch).encode(), maxlen, *drawn],
         )
 
     def parse(self, reply: Any) -> Confirmed:

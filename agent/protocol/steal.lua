@@ -6,7 +6,7 @@
 -- (no longer oldest in q:<owner>) or stale (not in q:<owner> at all: someone edited the queue by hand; the index entry
 -- is dropped, so one hand edit cannot make every idle look try it again).
 local id = ARGV[3]
-local member = ARGV[2] .. '|' .. id
+local member = pinned_member(ARGV[2], id)
 if redis.call('LLEN', KEYS[2]) > 0 then
   return {'no', 'busy'}
 end
@@ -27,6 +27,6 @@ if now - since < tonumber(ARGV[4]) then
 end
 redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT')
 redis.call('ZREM', KEYS[6], member)
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'event', 'stolen', 'job_id', id, 'printer', ARGV[1],
+event(KEYS[4], ARGV[5], 'event', 'stolen', 'job_id', id, 'printer', ARGV[1],
   'from', ARGV[2], 'reason', 'waited ' .. (now - since) .. ' ms for ' .. ARGV[2])
 return {'stolen', id}

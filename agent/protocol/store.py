@@ -10,7 +10,6 @@ import functools
 import json
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
@@ -18,6 +17,7 @@ from redis.asyncio import Redis
 from agent.protocol import replies, specs
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import EncodedKeys, Keys, split_pinned_member
+from agent.protocol.library import Library
 from agent.protocol.scripts import Scripts
 from agent.protocol.specs import ReleaseOutcome as ReleaseOutcome  # noqa: PLC0414 (re-exported: callers import it here)
 from agent.protocol.specs import ScriptCall
@@ -42,15 +42,15 @@ class Store:
         venue: str,
         events_maxlen: int = EVENTS_MAXLEN,
         dedicated: bool = False,
-        scripts_dir: Path | None = None,
+        library: Library | None = None,
     ) -> None:
         """``dedicated``: begin, confirm and take keep one connection for themselves (the agent's pull loop, which
-        makes them one after another; see ``scripts.Lane``). ``scripts_dir``: where the ``.lua`` files are read
-        from (None: this package; see ``Scripts``)."""
+        makes them one after another; see ``scripts.Lane``). ``library``: the functions library to call (the
+        installed one by default; ``library.build`` makes one of other .lua files)."""
         self.redis = redis
         self.keys = Keys(venue)
         self.encoded_keys = EncodedKeys(self.keys)
-        self.scripts = Scripts(redis, dedicated, scripts_dir)
+        self.scripts = Scripts(redis, dedicated, library)
         self.events_maxlen = events_maxlen
         # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
         # age on the server's clock (a Pi may have none) without asking the server for the time.
@@ -64,8 +64,8 @@ class Store:
 
     async def enqueue_many(self, jobs: Sequence[tuple[str, str, str | None]]) -> list[replies.Enqueued]:
         """``enqueue`` each (job id, payload, pinned printer) in one round trip, in order (the enqueue command)."""
-        if self.scripts.shebang is None:
-            # Learn which source the server takes, and load it on every master of a Cluster, before pipelining.
+        if self.scripts.functions is None:
+            # Learn whether the server runs functions, and have the library on every master of a Cluster, first.
             await self.scripts.prepare("enqueue")
         return await self.scripts.run_together([self.enqueue_call(*job) for job in jobs])
 
@@ -114,16 +114,23 @@ class Store:
             specs.BEGIN.call(k, k.printer(me), enc(job_id), _enc_name(location), self.events_maxlen)
         )
 
-    def _confirm_call(self, me: str, location: str, job_id: str, epoch: int) -> ScriptCall[replies.Confirmed]:
+    def _confirm_call(
+        self, me: str, location: str, job_id: str, epoch: int, layout: tuple[str, int] | None = None
+    ) -> ScriptCall[replies.Confirmed]:
         k = self.encoded_keys
-        return specs.CONFIRM.call(k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen)
+        return specs.CONFIRM.call(k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen, layout)
 
-    async def confirm(self, me: str, location: str, job_id: str, epoch: int) -> replies.Confirmed:
-        """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first)."""
-        return await self.scripts.run(self._confirm_call(me, location, job_id, epoch))
+    async def confirm(
+        self, me: str, location: str, job_id: str, epoch: int, layout: tuple[str, int] | None = None
+    ) -> replies.Confirmed:
+        """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first).
+
+        ``layout``: the badge layout and version it was drawn with, for the printed event (None: built-in design).
+        """
+        return await self.scripts.run(self._confirm_call(me, location, job_id, epoch, layout))
 
     async def confirm_then_take(
-        self, me: str, location: str, job_id: str, epoch: int
+        self, me: str, location: str, job_id: str, epoch: int, layout: tuple[str, int] | None = None
     ) -> tuple[replies.Confirmed, replies.Taken | None]:
         """``confirm`` this badge and ``take`` the next job in one round trip (two atomic steps, in this order).
 
@@ -132,10 +139,10 @@ class Store:
         """
         k = self.encoded_keys
         confirmed, taken = await self.scripts.run_pair(
-            self._confirm_call(me, location, job_id, epoch), specs.TAKE.call(k, k.printer(me))
+            self._confirm_call(me, location, job_id, epoch, layout), specs.TAKE.call(k, k.printer(me))
         )
         if taken is not None and taken == (replies.Source.HELD, job_id):
-            # The confirm had to be reloaded (NOSCRIPT) and ran after take, which saw this very job still held.
+            # The confirm had to run again (the library was loaded meanwhile) after take, which saw this job still held.
             taken = None
         return confirmed, taken
 

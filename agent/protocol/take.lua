@@ -17,7 +17,7 @@ if held then
 end
 local id = redis.call('LMOVE', KEYS[1], KEYS[3], 'RIGHT', 'LEFT')
 if id then
-  redis.call('ZREM', KEYS[5], ARGV[1] .. '|' .. id)
+  redis.call('ZREM', KEYS[5], pinned_member(ARGV[1], id))
   return {'q', id}
 end
 id = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')

@@ -13,7 +13,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
-from zeroconf import IPVersion, ServiceStateChange, Zeroconf
+from zeroconf import DNSQuestionType, InterfaceChoice, IPVersion, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from drivers.detect.network import RAW_PORT
@@ -51,18 +51,28 @@ async def browse(window: float = 1.0, interfaces: list[str] | None = None) -> li
             names.append((service_type, name))
 
     try:
-        zc = AsyncZeroconf(interfaces=interfaces or "all", ip_version=IPVersion.V4Only)
+        zc = AsyncZeroconf(
+            interfaces=InterfaceChoice.All if interfaces is None else interfaces, ip_version=IPVersion.V4Only
+        )
     except OSError as exc:
         log.warning("mDNS browse skipped: %s", exc)
         return []
     found: dict[tuple[str, int], Announced] = {}
     try:
-        browser = AsyncServiceBrowser(zc.zeroconf, list(SERVICE_TYPES), handlers=[seen])
+        # Every question asks for a multicast answer (QM). zeroconf's default first question asks for a unicast
+        # one (QU), which the kernel hands to just one of the sockets on port 5353: on a machine that runs another
+        # mDNS stack (avahi-daemon on Raspberry Pi OS, a second zeroconf) often not ours, and the printer is then
+        # seen only after the second question, a second later, past the window.
+        browser = AsyncServiceBrowser(
+            zc.zeroconf, list(SERVICE_TYPES), handlers=[seen], question_type=DNSQuestionType.QM
+        )
         await asyncio.sleep(window)
         await browser.async_cancel()
         infos = [AsyncServiceInfo(t, n) for t, n in names]
         # Resolving asks for the SRV and A records the browse answer did not carry; all at once, bounded.
-        await asyncio.gather(*(i.async_request(zc.zeroconf, max(window, 0.5) * 1000) for i in infos))
+        await asyncio.gather(
+            *(i.async_request(zc.zeroconf, max(window, 0.5) * 1000, DNSQuestionType.QM) for i in infos)
+        )
         raw_hosts = {a for i in infos if i.type == RAW_SERVICE for a in i.parsed_addresses(IPVersion.V4Only)}
         for info in sorted(infos, key=lambda i: i.type != RAW_SERVICE):
             for address in info.parsed_addresses(IPVersion.V4Only):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from drivers.emulators import EMULATORS
@@ -28,6 +29,7 @@ async def serve(
     print_log: Path | None = None,
     name: str | None = None,
     read_back: bool = True,
+    ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve one emulated printer until the task is cancelled.
 
@@ -38,7 +40,9 @@ async def serve(
         control_file: JSON ``{"fault": ...}`` read at run time; faults: see ``drivers.emulators.FAULTS``.
         print_log: JSON lines, one per badge that came out (or half came out).
         read_back: decode each label for the log (attendee id, texts); off, the log says only when it came out.
+        ready: told where the printer can be reached, once it can (``badge-agent sim`` prints it); else logged.
     """
+    say = ready or log.info
     if kind not in EMULATORS:
         raise ValueError(f"unknown printer kind {kind!r}; choose from {', '.join(EMULATORS)}")
     printer = EMULATORS[kind](
@@ -53,10 +57,10 @@ async def serve(
     if transport == "tcp":
         front = TcpFront(printer, host, port)
         bound = await front.start()
-        log.warning("%s printer listening on %s:%d", kind, *bound)
+        say(f"{kind} printer listening on {bound[0]}:{bound[1]}")
     elif transport == "serial":
         front = PtyFront(printer)
-        log.warning("%s printer on serial device %s", kind, await front.start())
+        say(f"{kind} printer on serial device {await front.start()} (the agent's driver.device)")
     else:
         raise ValueError(f"the emulator serves 'tcp' or 'serial', not {transport!r} (USB is emulated in tests)")
     try:

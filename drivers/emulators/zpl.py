@@ -28,13 +28,23 @@ _HQES_BITS = {
 class ZplPrinter(EmulatedPrinter):
     kind = "zpl"
 
-    def __init__(self, *args: Any, label_counter: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, label_counter: bool = True, counter_after_status: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.label_counter = label_counter  # Link-OS printers answer SGD (the counter among it); older ones do not
+        #: False: like some firmware, an SGD query that follows ``~HS`` in the same write goes unanswered (asked
+        #: alone, it is answered).
+        self.counter_after_status = counter_after_status
+        self._status_in_write = False
+        self.counters_dropped = 0  # SGD queries left unanswered because ~HS came first in the same write
         self.labels_printed = 0
         #: The loaded stock as the printer measured it, in dots (a 4x6 in label at 203 dpi); tests change it.
         self.print_width = 812
         self.label_length = 1218
+        # What ~HI and SGD device.unique_id report; tests set hostile values to check what detect shows of them.
+        self.model = "ZT410-203dpi"
+        self.firmware = "V75.20.01Z"
         self.serial_number = "52J162300042"
         self.reset_parser()
 
@@ -43,6 +53,7 @@ class ZplPrinter(EmulatedPrinter):
         self._format: bytearray | None = None
 
     def feed(self, data: bytes) -> None:
+        self._status_in_write = False
         buf = self._pending + data
         i = 0
         while i < len(buf):
@@ -96,8 +107,11 @@ class ZplPrinter(EmulatedPrinter):
     def _tilde(self, cmd: bytes) -> None:
         if cmd == b"~HS":
             self.send(zs.format_host_status(self.host_status()))
+            self._status_in_write = True
         elif cmd == b"~HI":  # host identification, as a ZT410 answers it; detect reads model and firmware
-            self.send(b"\x02ZT410-203dpi,V75.20.01Z,8,8176KB\x03\r\n")  # model,firmware,dots/mm,memory
+            self.send(
+                f"\x02{self.model},{self.firmware},8,8176KB\x03\r\n".encode("latin-1")
+            )  # model,firmware,dots/mm,memory
         elif cmd == b"~HQES":
             fault = self.fault
             self.send(zs.format_hqes(_HQES_BITS.get(fault or "", 0), 0))
@@ -106,6 +120,9 @@ class ZplPrinter(EmulatedPrinter):
 
     def _sgd(self, line: bytes) -> None:
         if not self.label_counter:
+            return
+        if self._status_in_write and not self.counter_after_status:
+            self.counters_dropped += 1
             return
         values = {
             b"odometer.total_label_count": self.labels_printed,

@@ -111,7 +111,15 @@ class LanguageDriver(Driver):
                 status = await self._read_status()
             except DriverError as exc:
                 return DeviceStatus(DeviceState.OFFLINE, (str(exc),))
-            return status or DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,))
+            return self._with_media_fault(status or DeviceStatus(DeviceState.UNKNOWN, (NO_ANSWER,)))
+
+    def _with_media_fault(self, status: DeviceStatus) -> DeviceStatus:
+        """A printer whose stock the venue's badges cannot be drawn for is out of the right media, as a wrong roll is:
+        it takes no work until that changes."""
+        reason = self.media_fault() if self.media_fault is not None else None
+        if reason is None or status.faulted:
+            return status
+        return DeviceStatus(DeviceState.MEDIA_OUT, (reason,), status.detail)
 
     async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
         """Check the printer can take a badge, send it, and watch until the outcome is known (lock held throughout).
@@ -131,6 +139,10 @@ class LanguageDriver(Driver):
                 return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", offline, sent=False)
             if refusal is not None:
                 return refusal
+            media = self.media_fault() if self.media_fault is not None else None
+            if media is not None:
+                status = DeviceStatus(DeviceState.MEDIA_OUT, (media,))
+                return PrintResult(Outcome.FAILED, f"nothing sent: {media}", status, sent=False)
             try:
                 await self.transport.write(self._job_bytes(data))
             except DriverError as exc:
@@ -167,6 +179,6 @@ class LanguageDriver(Driver):
         """Ask for and parse the status; ``None`` when the printer stayed silent. The lock is held."""
 
     def render(self, badge: Badge) -> bytes:
-        return render_for(self.language, badge, self.label, self.template_text)
+        return render_for(self.language, badge, self.label, self.template_text, draw=self.draw)
 
     template_text: str | None = None

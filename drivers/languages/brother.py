@@ -33,7 +33,7 @@ class BrotherDriver(LanguageDriver):
         self.model = model or brother_media.DEFAULT_MODEL
 
     def render(self, badge: Badge) -> bytes:
-        return render_for(self.language, badge, self.label, model=self.model)
+        return render_for(self.language, badge, self.label, model=self.model, draw=self.draw)
 
     def _judge(self, st: bs.BrotherStatus) -> DeviceStatus:
         """The status, with a roll other than the configured stock as a media fault: the badge waits in the queue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 from drivers.base import Badge, RenderError
@@ -22,7 +23,13 @@ def _render(module: str, name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def _image(badge: Badge, label: LabelConfig) -> Any:
+#: Draws one badge for a label as a mode "1" image: a badge layout's drawing (layouts/); None: the built-in design.
+Draw = Callable[[Badge, LabelConfig], Any]
+
+
+def _image(badge: Badge, label: LabelConfig, draw: Draw | None) -> Any:
+    if draw is not None:
+        return draw(badge, label)
     return _render("drivers.render", "render_badge")(badge, label)
 
 
@@ -31,13 +38,14 @@ def job_marker(badge: Badge) -> bytes:
     return b"^FXjob:" + re.sub(r"[^A-Za-z0-9._:@-]", "-", badge.job_id)[:64].encode("ascii") + b"^FS"
 
 
-def render_zpl(badge: Badge, label: LabelConfig, template: str | None) -> bytes:
+def render_zpl(badge: Badge, label: LabelConfig, template: str | None, draw: Draw | None = None) -> bytes:
     fields = {"name": badge.name, "company": badge.company, "role": badge.role}
-    if template is not None and all(zpl_text.font_covers(v) for v in fields.values()):
+    # A badge layout is always drawn by the agent: the native template is the built-in design's alternative.
+    if draw is None and template is not None and all(zpl_text.font_covers(v) for v in fields.values()):
         values = {**fields, "attendee_id": badge.attendee_id, "job_id": badge.job_id}
         body = zpl_text.fill_template(template, values)
     else:
-        body = bytes(_render("drivers.render.zpl", "encode_zpl")(_image(badge, label)))
+        body = bytes(_render("drivers.render.zpl", "encode_zpl")(_image(badge, label, draw)))
     start = body.upper().find(b"^XA")
     if start < 0:
         raise RenderError("ZPL encoder produced no ^XA")
@@ -45,20 +53,25 @@ def render_zpl(badge: Badge, label: LabelConfig, template: str | None) -> bytes:
 
 
 def render_for(
-    language: str, badge: Badge, label: LabelConfig, template: str | None = None, model: str | None = None
+    language: str,
+    badge: Badge,
+    label: LabelConfig,
+    template: str | None = None,
+    model: str | None = None,
+    draw: Draw | None = None,
 ) -> bytes:
     try:
         if language == "zpl":
-            return render_zpl(badge, label, template)
+            return render_zpl(badge, label, template, draw)
         if language == "brother_ql":
             from drivers.languages import brother_media
 
             model = model or brother_media.DEFAULT_MODEL
             stock = brother_media.check(model, label)
             encode = _render("drivers.render.brother", "encode_brother_raster")
-            return bytes(encode(_image(badge, label), model=model, label=stock))
+            return bytes(encode(_image(badge, label, draw), model=model, label=stock))
         if language == "escpos":
-            return bytes(_render("drivers.render.escpos", "encode_escpos_raster")(_image(badge, label)))
+            return bytes(_render("drivers.render.escpos", "encode_escpos_raster")(_image(badge, label, draw)))
     except ValueError as exc:
         raise RenderError(f"cannot encode the badge for {language}: {exc}") from exc
     raise RenderError(f"no renderer for language {language!r}")

@@ -15,6 +15,7 @@ Outcome policy (docs/printers.md):
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ from drivers.languages.pace import CompletionPace
 from drivers.languages.zpl_text import load_template
 from drivers.transports.base import Transport
 
+log = logging.getLogger(__name__)
+
 
 class ZplDriver(LanguageDriver):
     language = "zpl"
@@ -36,6 +39,9 @@ class ZplDriver(LanguageDriver):
         super().__init__(transport, **options)
         self.template_text = load_template(template) if template is not None else None
         self.has_label_counter = False
+        #: Some printers answer the label counter asked alone but drop it when it follows ``~HS`` in the same
+        #: write: every combined query would then wait out ``io_timeout``. Noticed once, they are asked apart.
+        self.counter_apart = False
         self._counter_before: int | None = None  # the label counter read just before the badge in progress
         self.pace = CompletionPace(self.poll_interval)
 
@@ -63,12 +69,28 @@ class ZplDriver(LanguageDriver):
         """
         if not self.has_label_counter:
             return await self._host_status(), None
+        if self.counter_apart:
+            # ~HS first, then the counter: as in one write, a label the status shows as out is already counted.
+            hs = await self._host_status()
+            return hs, (await self._counter() if hs is not None else None)
         reply = await self.transport.ask(
             zs.HOST_STATUS + zs.LABEL_COUNTER,
             lambda b: zs.host_status_complete(b) and _has_counter(b),
             self.io_timeout,
         )
-        return _host_status_in(reply), _counter_in(reply)
+        hs, counter = _host_status_in(reply), _counter_in(reply)
+        if hs is not None and counter is None:
+            # The status came and the counter did not: asked alone, does it answer? Then this printer drops a
+            # counter query that follows ~HS, and from now on the two are asked apart (two quick round trips
+            # instead of a wait of io_timeout at every query).
+            counter = await self._counter()
+            if counter is not None:
+                self.counter_apart = True
+                log.warning(
+                    "%s: answers its label counter only when asked alone; asking ~HS and the counter apart",
+                    self.printer_name or self.description,
+                )
+        return hs, counter
 
     async def _read_status(self) -> DeviceStatus | None:
         hs = await self._host_status()

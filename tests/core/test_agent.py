@@ -8,7 +8,6 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from hashlib import sha1
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from redis.asyncio import Redis
 from agent.config import load_config
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
-from agent.protocol.scripts import script_source
+from agent.protocol.library import default_library
 from agent.protocol.store import Store
 from agent.pull import Blocked, Lookahead, TakenAhead
 from agent.redis_server import RedisServer
@@ -106,7 +105,7 @@ async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
     await redis.lpush(k.pool, "badjson")
     await redis.hset(k.job("noname"), mapping={"payload": json.dumps({"attendee_id": "x"}), "state": "queued"})
     await redis.lpush(k.pool, "noname")
-    huge = json.dumps({"attendee_id": "huge", "name": "x" * 5000})  # past the size enqueue allows
+    huge = json.dumps({"attendee_id": "huge", "name": "x" * 17000})  # past the size enqueue allows
     await redis.hset(k.job("huge"), mapping={"payload": huge, "state": "queued"})
     await redis.lpush(k.pool, "huge")
     # A name with a character no font has: cannot be rendered, never retried.
@@ -122,7 +121,7 @@ async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
     assert "not valid JSON" in reasons["badjson"]
     assert "name is required" in reasons["noname"]
     assert "U+E0FFF" in reasons["norender"]
-    assert "larger than 4096" in reasons["huge"]
+    assert "larger than 16384" in reasons["huge"]
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
 
 
@@ -190,12 +189,12 @@ async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge
 ) -> None:
     """begin, then confirm with the next take riding in its round trip: 2 round trips, 3 commands a badge."""
     store = Store(redis, venue)
-    sha = {name: sha1(script_source(name).encode()).hexdigest() for name in ("beat", "sweep", "begin", "confirm")}
+    sha = {name: default_library().function(name) for name in ("beat", "sweep", "begin", "confirm")}
     control = SimControl(tmp_path / "desk-1.control.json")
     n = 20
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0) as agent:
         trips = RoundTrips(agent.redis)  # before the agent's first connection: it counts them all
-        # One badge first: a server meets each script once (NOSCRIPT, then SCRIPT LOAD); that is not the hot path,
+        # One badge first: a server may lack the library once (then FUNCTION LOAD); that is not the hot path,
         # and without this warm-up the count would depend on which tests ran before on the same server.
         await enqueue_many(store, 1, "warm-up")
         await wait_until(lambda: _eq(printed_count(redis, venue), 1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -154,3 +155,30 @@ async def test_cli_output_escapes_and_truncates_what_redis_holds(
     # --json stays exact: the escapes decode back to what Redis holds.
     decoded = [json.loads(line).get("job_id") for line in as_json.splitlines()]
     assert "evil\r\x1b[2J" in decoded and "L" * 1_000_000 in decoded
+
+
+async def test_status_shows_a_wide_fleet_whole_and_job_shows_local_times(
+    redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    location = "Hall B, registration desk next to the cloakroom, behind the sponsor wall"
+    names = [f"hall-b-registration-desk-{i}" for i in range(3)]
+    for name in names:
+        health = {"state": "device_down", "location": location, "printed": 0, "reasons": ["print head open"]}
+        await store.beat(name, health, 5000, first=True)
+    await store.enqueue("J-W", json.dumps({"job_id": "J-W", "attendee_id": "J-W", "name": "N"}), None)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # piped, no terminal: rich would assume 80
+    env |= {"BADGE_REDIS_URL": redis_server.url, "BADGE_VENUE": venue}
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "agent", *args], cwd=ROOT, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    table = run("status")
+    for name in names:
+        [row] = [line for line in table.splitlines() if name in line]
+        assert location in row and "print head open" in row, table
+    job = run("job", "J-W")
+    [enqueued] = [line for line in job.splitlines() if line.strip().startswith("enqueued_ms")]
+    assert re.search(r"enqueued_ms  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(\d+ s ago\)  \(\d{13}\)$", enqueued), job

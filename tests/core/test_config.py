@@ -310,3 +310,30 @@ def test_the_cli_refuses_a_malformed_redis_url() -> None:
     result = CliRunner().invoke(main, ["status", "--redis", "redis:/127.0.0.1:6390", "--venue", "v"])
     assert result.exit_code == 2 and "--redis: must start with redis://" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_journal_whose_directory_is_missing_or_not_a_directory_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "hall-a-1.journal"
+    assert problems(write(tmp_path, BASE + f"journal: {missing}\n")) == [
+        f"journal: directory {missing.parent} does not exist (badge-agent setup creates it; or: sudo install -d -m "
+        f"0750 -o badge-agent -g badge-agent {missing.parent})"
+    ]
+    (tmp_path / "a-file").write_text("")
+    assert problems(write(tmp_path, BASE + f"journal: {tmp_path / 'a-file' / 'j'}\n")) == [
+        f"journal: {tmp_path / 'a-file'} is not a directory"
+    ]
+
+
+def test_a_journal_directory_on_a_read_only_disk_is_named(tmp_path: Path) -> None:
+    """A failing SD card is remounted read-only: here a read-only bind mount of the journal's directory, in a mount
+    namespace of the test's own (root may write anything else, so the mode bits alone would not tell)."""
+    folder = tmp_path / "state"
+    folder.mkdir()
+    config = write(tmp_path, BASE + f"journal: {folder / 'hall-a-1.journal'}\n")
+    script = (
+        f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && "
+        f"exec {sys.executable} -m agent check-config {config}"
+    )
+    result = subprocess.run(["unshare", "-m", "sh", "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == EXIT_CONFIG, result.stdout + result.stderr
+    assert f"journal: {folder} cannot be written (read-only disk" in result.stderr, result.stderr

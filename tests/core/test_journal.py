@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from redis.asyncio import Redis
 
 from agent.journal import THIS_BOOT, Journal, Stage, record_line
+from agent.logs import KeyValueFormatter
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
@@ -162,7 +163,22 @@ async def test_a_journal_on_a_full_disk_says_so_once_and_goes_on_in_memory(caplo
     assert isinstance(journal.failure, OSError) and journal.failure.errno == errno.ENOSPC
     assert journal.printed_here("a") == 1  # kept in memory: a reconnect still confirms it rather than reprinting
     failures = [r for r in caplog.records if "cannot be written" in r.getMessage()]
-    assert len(failures) == 1 and "/dev/full" in failures[0].getMessage()
+    assert len(failures) == 1 and failures[0].fields["journal"] == "/dev/full"  # type: ignore[attr-defined]
+    journal.close()
+
+
+async def test_the_journal_failure_line_keeps_its_advice_however_long_the_path(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A log value is cut at 200 characters: the advice must not follow a long path and an error quoting it."""
+    path = tmp_path / ("d" * 60) / "hall-a-1.journal"  # its directory does not exist: the first record fails
+    journal = Journal(path, boot_id="boot-1")
+    await journal.append("a", 1, "sending", durable=True)
+    assert journal.failure is not None
+    [record] = [r for r in caplog.records if "cannot be written" in r.getMessage()]
+    line = KeyValueFormatter(with_time=False).format(record)
+    assert "running without crash cover" in line and "then restart" in line, line
+    assert f"journal={path}" in line and "No such file or directory" in line, line
     journal.close()
 
 

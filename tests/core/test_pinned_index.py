@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from hashlib import sha1
 from pathlib import Path
 
 from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys, pinned_member
-from agent.protocol.scripts import script_source
+from agent.protocol.library import default_library
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from bench.common import Monitor
@@ -148,7 +147,7 @@ async def test_an_idle_look_is_one_read_however_many_peers(redis: Redis, redis_s
     for peer in peers[:50]:  # pinned jobs waiting for their (busy) printers
         await enqueue_many(store, 2, f"{peer}-", printer=peer)
     await store.beat("idle", {"state": "ready", "location": "Hall A"}, 60_000, first=True)
-    await store.scripts.prepare()  # so no SCRIPT LOAD lands in the count
+    await store.scripts.prepare()  # so no FUNCTION LOAD lands in the count
     own = (await redis.client_info())["addr"]
 
     async def one_look(affinity_ms: int) -> tuple[str | None, list[str]]:
@@ -164,7 +163,7 @@ async def test_an_idle_look_is_one_read_however_many_peers(redis: Redis, redis_s
     await asyncio.sleep(0.1)
     stolen, commands = await one_look(50)
     assert stolen == "peer-0-0"
-    assert [c.split()[0] for c in commands] == ["zrange", "evalsha"], commands
+    assert [c.split()[0] for c in commands] == ["zrange", "fcall"], commands
     await assert_pinned_index_exact(redis, venue)
 
 
@@ -182,7 +181,7 @@ async def test_a_running_idle_agent_reads_no_peer_queue(
                 await store.beat(peer, {"state": "paused", "location": peer}, 60_000, first=False)
             await asyncio.sleep(0.1)
 
-    steal_sha = sha1(script_source("steal").encode()).hexdigest()
+    steal_sha = default_library().function("steal")
     beating = asyncio.create_task(peers_beating())
     try:
         # affinity_wait 5 s: a look every max(block 0.2 s, 5 s / 5) = 1 s, and the jobs stay too young to steal.

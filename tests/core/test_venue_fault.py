@@ -14,6 +14,8 @@ from redis.exceptions import ReadOnlyError, ResponseError
 
 from agent.liveness import problems
 from agent.protocol.keys import Keys
+from agent.protocol.library import default_library
+from agent.protocol.scripts import LibraryMissing
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.venue_fault import venue_fault_name
@@ -26,6 +28,7 @@ def test_only_errors_retrying_cannot_fix_are_venue_faults() -> None:
     )
     assert venue_fault_name(ResponseError("ERR user_script:12: WRONGTYPE Operation against ...")) == "wrong_type"
     assert venue_fault_name(ResponseError("NOPERM User x has no permissions")) == "no_permission"
+    assert venue_fault_name(LibraryMissing(default_library())) == "library_missing"
     for transient in (ReadOnlyError("READONLY You can't write"), ResponseError("LOADING"), RedisConnectionError()):
         assert venue_fault_name(transient) is None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import pytest
@@ -18,18 +17,14 @@ from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from tests.core.test_reprint_cancel import print_it
 from tests.intake.conftest import write_intake_config
-from tests.redis.helpers import badge_agent
+from tests.redis.helpers import create_user
 
 
 async def test_the_api_runs_under_the_intake_user(
     tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
 ) -> None:
     pw = tmp_path / "intake.pw"
-    result = badge_agent("acl", "--venue", venue, "--intake", "--password-file", str(pw))
-    assert result.returncode == 0, result.stderr
-    words = shlex.split(result.stdout.strip())
-    await redis.execute_command(*words)
-    user = words[2]
+    user = await create_user(redis, venue, pw, role="intake")
     assert user == f"badge-{venue}-intake"
     url = f"redis://{user}:{pw.read_text().strip()}@127.0.0.1:{redis_server.port}/0"
     config = load_intake_config(write_intake_config(tmp_path, venue, url))

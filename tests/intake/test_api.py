@@ -203,3 +203,25 @@ async def test_503_with_retry_after_when_redis_is_unreachable(tmp_path: Path, ve
     finally:
         await desk.client.close()
         await redis.aclose()
+
+
+async def test_a_job_carries_the_events_fields_and_layout_checked_like_name(
+    desk: Desk, redis: Redis, venue: str
+) -> None:
+    job = {
+        "attendee_id": "F-1",
+        "name": "Renée Laurent",
+        "fields": {"ticket_type": "Speaker", "pronouns": "she/her", "first_name": "Renée"},
+        "layout": "speaker",
+    }
+    made = await desk.client.post("/v1/jobs", json=job, headers=desk.auth("desk"))
+    assert made.status == 201, await made.text()
+    payload = json.loads(await redis.hget(Keys(venue).job("F-1"), "payload"))
+    assert payload["fields"] == job["fields"] and payload["layout"] == "speaker"
+    bad = {"attendee_id": "F-2", "name": "Ana", "fields": {"Ticket Type": "VIP", "pronouns": "x\x1by", "name": "A"}}
+    refused = await desk.client.post("/v1/jobs", json=bad, headers=desk.auth("desk"))
+    assert refused.status == 422
+    detail = (await refused.json())["detail"]
+    assert "'Ticket Type' is not a field name" in detail and "'name' is a job's own field" in detail
+    assert "control character" in detail
+    assert not await redis.exists(Keys(venue).job("F-2"))

@@ -33,6 +33,7 @@ from redis.retry import Retry
 from agent.config import load_config
 from agent.journal import Journal
 from agent.protocol.keys import Keys
+from agent.protocol.library import Library
 from agent.protocol.store import Store
 from agent.pull import Blocked, PullLoop
 from agent.runtime import Agent
@@ -132,7 +133,7 @@ class ModelAgent:
         venue: str,
         url: str,
         name: str,
-        scripts_dir: Path | None,
+        library: Library | None,
         boot_id: str,
     ) -> None:
         config = load_config(
@@ -166,14 +167,14 @@ class ModelAgent:
         once = Retry(NoBackoff(), 0)
         self.pop_redis = Redis.from_url(url, decode_responses=False, single_connection_client=True, retry=once)
         self.heart_redis = Redis.from_url(url, decode_responses=False, retry=once)
-        self.store = Store(self.redis, venue, dedicated=True, scripts_dir=scripts_dir)
+        self.store = Store(self.redis, venue, dedicated=True, library=library)
         lane = self.store.scripts.lane
         if lane is not None:
             # Its look at an idle socket goes by the wall clock: never, so a dropped connection always costs the loop
             # an error and a recovery (the harder case), whatever the pace of the model.
             lane.IDLE_CHECK = float("inf")
-        self.pop_store = Store(self.pop_redis, venue, scripts_dir=scripts_dir)
-        self.heart = Store(self.heart_redis, venue, scripts_dir=scripts_dir)
+        self.pop_store = Store(self.pop_redis, venue, library=library)
+        self.heart = Store(self.heart_redis, venue, library=library)
         agent.store = GatedStore(self.store, self)  # type: ignore[assignment]
         agent.journal = Journal(self.journal_path, boot_id=boot_id)
         agent.pull = PullLoop(agent)

@@ -27,6 +27,7 @@ from redis.retry import Retry
 
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
+from agent.protocol.library import Library, build
 from agent.protocol.replies import BeginKind
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
@@ -44,6 +45,10 @@ COUNTED = ("enqueued", "printed", "reprint", "cancelled", "duplicate_print", "ma
 class ModelWorld:
     """Where the model runs: one redis-server (restarted by the model), a directory, and the scripts to load."""
 
+    def __post_init__(self) -> None:
+        if self.scripts_dir is not None:
+            self.library = build([self.scripts_dir])
+
     server: RedisServer
     workdir: Path
     scripts_dir: Path | None = None
@@ -51,6 +56,7 @@ class ModelWorld:
     failures: list[str] = dataclasses.field(default_factory=list)  # each invariant broken, in the order seen
     steps: int = 0
     sequences: int = 0
+    library: Library | None = None  # the scripts, when not the installed ones (a mutant's copy)
     last_sequence_steps: int = 0  # steps of the latest sequence (after a failure: the shrunk counterexample's)
 
 
@@ -94,7 +100,7 @@ class ProtocolModel(RuleBasedStateMachine):
         self.admin = Redis.from_url(
             self.world.server.url, decode_responses=False, retry=retry, retry_on_error=[RedisConnectionError]
         )
-        self.desk = Store(self.admin, self.venue, scripts_dir=self.world.scripts_dir)
+        self.desk = Store(self.admin, self.venue, library=self.world.library)
         self.agents: dict[str, ModelAgent] = {}
         self.boots: dict[str, str] = {}
         self.acked: list[str] = []  # jobs the desks were told are queued, in order
@@ -121,7 +127,7 @@ class ProtocolModel(RuleBasedStateMachine):
         self.world.last_sequence_steps += 1
 
     def _new_agent(self, name: str) -> ModelAgent:
-        agent = ModelAgent(self.dir, self.venue, self.world.server.url, name, self.world.scripts_dir, self.boots[name])
+        agent = ModelAgent(self.dir, self.venue, self.world.server.url, name, self.world.library, self.boots[name])
         agent.start(self.loop)
         self.agents[name] = agent
         return agent

@@ -71,7 +71,7 @@ MUTANTS = (
     Mutant(
         "enqueue-unindexed",
         "enqueue.lua",
-        "  redis.call('ZADD', KEYS[5], now, ARGV[3] .. '|' .. ARGV[1])\n",
+        "  redis.call('ZADD', KEYS[5], now, pinned_member(ARGV[3], ARGV[1]))\n",
         "",
         "a pinned job is missing from the pinned index",
     ),

@@ -5,7 +5,7 @@
 
 Each job runs its share of the examples against its own redis-server, with the seed printed so a failure can be
 replayed (``--seed``). ``--mutants`` copies the ``.lua`` files to a temporary directory, breaks one thing in the copy,
-points the scripts' loader at that directory (``Store(scripts_dir=...)``), and shows the model fails; the tree is
+builds the library from that directory (``library.build``, given to ``Store``), and shows the model fails; the tree is
 never touched.
 """
 

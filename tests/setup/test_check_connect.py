@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 from agent.redis_server import RedisServer, free_port
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
+from tests.redis.helpers import create_user
 
 CONFIG = """
 venue: {venue}
@@ -51,9 +52,16 @@ async def test_each_failure_is_named(tmp_path: Path, redis_server: RedisServer, 
         assert code == 69 and "Redis refused the login (wrong user name or password)" in out, out
         code, out = await _check(tmp_path, venue, f"redis://{user}:right@{host_port}/0", pport)
         assert code == 69 and "Redis ACL refused this agent's user its venue keys" in out, out
+        # An agent's own user cannot load the functions library: the check names the command an admin runs.
+        agent = await create_user(redis, venue, tmp_path / "agent.pw", "hall-b-2")
+        await redis.function_flush()
+        secret = (tmp_path / "agent.pw").read_text().strip()
+        code, out = await _check(tmp_path, venue, f"redis://{agent}:{secret}@{host_port}/0", pport)
+        await redis.execute_command("ACL", "DELUSER", agent)
+        assert code == 69 and "run `badge-agent functions load` as a Redis admin" in out, out
         printer.set_fault("no_answer")
         code, out = await _check(tmp_path, venue, good, pport)
-        assert code == 69 and "printer unknown (no status reply" in out and "Redis" not in out, out
+        assert code == 74 and "printer unknown (no status reply" in out and "Redis" not in out, out
     finally:
         await redis.execute_command("ACL", "DELUSER", user)
         await front.stop()

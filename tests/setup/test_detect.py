@@ -168,7 +168,9 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
         ]
         assert found[0]["driver"]["vendor_id"] == "0a5f" and found[1]["driver"]["device"] == path
         text: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--no-usb", "--no-serial"], obj=scan)
-        assert text.output == "no printer answered\n"
+        assert text.output.startswith("no printer answered\nasked: 127.0.0.1:9\n"), text.output
+        assert "--host HOST[:PORT]" in text.output and "--network CIDR" in text.output
+        assert "--serial /dev/ttyUSB0" not in text.output  # serial ports were left alone: no advice about them
         named: Result = await asyncio.to_thread(
             CliRunner().invoke, main, [*args, "--no-usb", "--no-serial", "--serial", path], obj=scan
         )
@@ -200,3 +202,29 @@ async def test_detect_finds_a_serial_printer_at_its_own_baud_rate() -> None:
     finally:
         await front.stop()
         await printer.stop()
+
+
+async def test_detect_text_output_escapes_what_a_hostile_printer_reports() -> None:
+    """Model, firmware and serial number come from the device: shown escaped, never acted on by the terminal."""
+    zebra = EMULATORS["zpl"]("hostile", print_time=0.05)
+    zebra.model = "ZT410\x1b]0;owned\x07\r\n2. tcp 10.0.0.9:9100  zpl  forged"  # a title, then a forged line
+    zebra.firmware = "V1\x1b[2J\x9b1m"  # clear the screen (ESC, and the 8-bit CSI a terminal may take)
+    zebra.serial_number = "52J\x1b[31mRED\nline"
+    await zebra.start()
+    front = TcpFront(zebra)
+    host, port = await front.start()
+    args = ["detect", "--host", f"{host}:{port}", "--no-usb", "--no-serial", "--no-mdns"]
+    try:
+        text: Result = await asyncio.to_thread(CliRunner().invoke, main, args, obj=LOOPBACK)
+        listed: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--json"], obj=LOOPBACK)
+    finally:
+        await front.stop()
+        await zebra.stop()
+    assert text.exit_code == 0, text.output
+    assert text.output.count("\n") == 1 and text.output.startswith("1. tcp "), repr(text.output)
+    assert not any(ch in text.output for ch in "\x1b\x07\r\x9b"), repr(text.output)
+    assert "ZT410\\x1b]0;owned\\x07\\x0d\\x0a2. tcp" in text.output, text.output
+    assert "firmware V1\\x1b[2J" in text.output and "serial 52J\\x1b[31mRED\\x0aline" in text.output
+    [found] = json.loads(listed.output)  # the JSON keeps the values exactly, escaped by JSON itself
+    assert found["model"].startswith("ZT410\x1b]0;owned") and found["serial_number"] == zebra.serial_number
+    assert "\x1b" not in listed.output

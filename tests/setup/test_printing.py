@@ -39,7 +39,7 @@ async def test_test_print_confirms_the_badge_and_a_wrong_roll_is_named(tmp_path:
     try:
         printer.roll = (29, False, 0)
         code, out = await _cli("test-print", "-c", str(config), "--timeout", "5")
-        assert code == 69 and "loaded 29 mm endless, config expects 62 mm endless" in out, out
+        assert code == 74 and "loaded 29 mm endless, config expects 62 mm endless" in out, out
         assert printer.log == []
         printer.roll = (62, False, 0)
         code, out = await _cli("test-print", "-c", str(config), "--timeout", "5")

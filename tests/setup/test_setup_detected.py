@@ -1,19 +1,16 @@
 """setup --detected N takes the Nth printer detect lists (USB, serial, then network, mDNS-announced ones included),
-writes its config without a question, test-prints on it, and `badge-agent run` prints a badge with that config."""
+writes its config without a question, test-prints on it, and `badge-agent run` prints a badge with that config.
+On a venue network of the test's own (tests/netns.py), where mDNS runs on every interface as at a venue."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import random
-import socket
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 from redis.asyncio import Redis
-from zeroconf import IPVersion
-from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
 from agent.cli import main
 from agent.commands.detect import Scanners
@@ -26,8 +23,12 @@ from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
 from tests.core.test_agent import enqueue_many, wait_until
 from tests.core.test_process import agent_process
+from tests.mdns import RESPONDER_PAUSE, announce, responder, service_info
+
+ZEBRA = "10.99.0.31"
 
 
+@pytest.mark.netns(addresses=[ZEBRA])
 async def test_setup_detected_picks_the_nth_printer_and_run_prints_with_its_config(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
@@ -37,40 +38,30 @@ async def test_setup_detected_picks_the_nth_printer_and_run_prints_with_its_conf
     for printer in (receipt, brother, zebra):
         await printer.start()
     pty = PtyFront(brother)
-    tcp = TcpFront(zebra)
-    announcer = AsyncZeroconf(interfaces=["127.0.0.1"], ip_version=IPVersion.V4Only)
+    tcp = TcpFront(zebra, ZEBRA, 0)  # not on 9100: found by its announcement alone
+    announcer = responder()
     try:
         path = await pty.start()
         host, port = await tcp.start()
-        tag = f"{os.getpid()}-{random.randrange(10**6)}"
-        await announcer.async_register_service(
-            AsyncServiceInfo(
-                "_pdl-datastream._tcp.local.",
-                f"Zebra {tag}._pdl-datastream._tcp.local.",
-                addresses=[socket.inet_aton(host)],
-                port=port,
-                server=f"zebra-{tag}.local.",
-            )
-        )
+        await announce(announcer, service_info("_pdl-datastream._tcp", "Zebra ZT410", host, port))
         scanners = Scanners(
             usb_backend=EmulatedUsbBackend(receipt, asyncio.get_running_loop(), vendor_id=0x04B8),
             serial_ports=lambda: [path],
-            subnets=list,
-            mdns_interfaces=["127.0.0.1"],
         )
         out = tmp_path / "hall-c-1.yaml"
         args = ["setup", "--yes", "--venue", venue, "--name", "hall-c-1", "--location", "Hall C"]
         args += ["--redis", redis_server.url, "--out", str(out)]
-        # Other test runs may announce printers on loopback too: this run's Zebra is the 3rd only if none did.
         listed: Result = await asyncio.to_thread(CliRunner().invoke, main, ["detect", "--json"], obj=scanners)
-        number = 1 + next(n for n, line in enumerate(yaml.safe_load(listed.output)) if tag in line["announced"])
-        assert number >= 3, listed.output
+        assert [(f["transport"], f["announced"]) for f in yaml.safe_load(listed.output)] == [
+            ("usb", ""),
+            ("serial", ""),
+            ("tcp", "Zebra ZT410"),
+        ], listed.output
 
-        result: Result = await asyncio.to_thread(
-            CliRunner().invoke, main, [*args, "--detected", str(number)], obj=scanners
-        )
+        await asyncio.sleep(RESPONDER_PAUSE)
+        result: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--detected", "3"], obj=scanners)
         assert result.exit_code == 0, result.output
-        assert f"printer {number}: tcp {host}:{port}  zpl  ZT410-203dpi" in result.output
+        assert f"printer 3: tcp {host}:{port}  zpl  ZT410-203dpi" in result.output
         assert "test badge: printed" in result.output
         config = load_config(out)
         assert (config.printer.driver.language, config.printer.driver.host, config.printer.driver.port) == (
@@ -91,7 +82,13 @@ async def test_setup_detected_picks_the_nth_printer_and_run_prints_with_its_conf
         assert [e["attendee_id"] for e in zebra.printed()][-1] == "detected-0" and len(zebra.printed()) == 2
 
         result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--detected", "9", "--force"], obj=scanners)
-        assert result.exit_code == 2 and "--detected 9: detect found" in result.output, result.output
+        assert result.exit_code == 2 and "--detected 9: detect found 3 printer(s)" in result.output, result.output
+        # --no-mdns counts as `detect --no-mdns` lists: the Zebra, found only by its announcement, is not there.
+        quiet = [*args, "--detected", "3", "--force", "--no-mdns"]
+        result = await asyncio.to_thread(CliRunner().invoke, main, quiet, obj=scanners)
+        assert result.exit_code == 2 and "--detected 3: detect found 2 printer(s)" in result.output, result.output
+        result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--host", host, "--no-mdns"], obj=scanners)
+        assert result.exit_code == 2 and "--no-mdns goes with --detected N" in result.output, result.output
     finally:
         await announcer.async_unregister_all_services()
         await announcer.async_close()

@@ -13,6 +13,7 @@ import pytest
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from agent.commands import setup as setup_code
 from agent.errors import EXIT_CONFIG
 from agent.redis_server import find_redis_server, free_port
 
@@ -82,8 +83,10 @@ def test_unit_agrees_with_the_agent_the_udev_rules_and_the_install_script() -> N
     assert groups == {settings["Group"]} == {settings["User"]}
     # The journal path setup writes (install.sh runs setup) lives in the unit's state directory.
     assert settings["StateDirectory"] == "badge-agent"
-    setup = (ROOT / "agent" / "commands" / "setup.py").read_text()
-    assert 'f"/var/lib/badge-agent/{name}.journal"' in setup and 'Path("/etc/badge-agent")' in setup
+    # setup makes that directory as the unit would (same path, mode and owner) and writes the config it reads.
+    assert Path("/var/lib") / settings["StateDirectory"] == setup_code.STATE_DIR
+    assert settings["StateDirectoryMode"] == "0750" and settings["User"] == setup_code.SERVICE_USER
+    assert Path("/etc/badge-agent") == setup_code.CONFIG_DIR and setup_code.UNIT == "badge-agent@.service"
     install = (ROOT / "systemd" / "install.sh").read_text()
     assert 'badge-agent" setup --name "$printer"' in install and "/etc/badge-agent" in install
     assert subprocess.run(["bash", "-n", str(ROOT / "systemd" / "install.sh")], check=False).returncode == 0

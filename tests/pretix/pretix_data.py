@@ -1,0 +1,267 @@
+"""Test data written through pretix's own models. Runs inside pretix's virtualenv, never in ours.
+
+    python pretix_data.py seed                      an organizer, event, products, check-in list, orders, layouts,
+                                                    an API token; prints them as JSON
+    python pretix_data.py rename POSITION_ID NAME   an attendee's name changed (as the organizer would in the back end)
+    python pretix_data.py order NAME [PRODUCT]      a new paid order of one position; prints its code, id, secret
+    python pretix_data.py cancel ORDER_CODE         the order cancelled, through pretix's own cancel service
+    python pretix_data.py token [PERMISSION...]     a new API token of the same team, or of a new one with only these
+                                                    permissions on the event
+    python pretix_data.py revoke TOKEN              the API token revoked
+    python pretix_data.py checkins POSITION_ID      the position's check-ins (list, type, nonce) as JSON
+    python pretix_data.py bulk N                    N more paid orders of one position each (for benchmarks)
+    python pretix_data.py serve                     the same commands, one JSON list a line on stdin, answers as
+                                                    JSON lines (what the tests use: pretix loads once)
+
+PRETIX_CONFIG_FILE and DJANGO_SETTINGS_MODULE come from the caller (tests/pretix/server.py).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import traceback
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import django
+
+django.setup()
+
+from django.core.files.base import ContentFile  # noqa: E402
+from django.db import transaction  # noqa: E402
+from django.utils.timezone import now  # noqa: E402
+from django_scopes import scopes_disabled  # noqa: E402
+from pretix.base.models import (  # noqa: E402
+    Event,
+    InvoiceAddress,
+    Item,
+    Order,
+    OrderPosition,
+    Organizer,
+    Team,
+    TeamAPIToken,
+)
+from pretix.base.services.orders import _cancel_order  # noqa: E402
+from pretix.plugins.badges.models import BadgeItem, BadgeLayout  # noqa: E402
+from pretix.plugins.badges.templates import _simple_template  # noqa: E402
+from reportlab.lib.units import mm  # noqa: E402
+from reportlab.pdfgen import canvas  # noqa: E402
+
+ORGANIZER = "badgeorg"
+EVENT = "conf2026"
+
+#: (attendee name or None, product, company, invoice name): the seeded orders, one position each.
+ATTENDEES: list[tuple[str | None, str, str | None, str | None]] = [
+    ("Renée Müller", "Regular", "Acme GmbH", None),
+    ("Ahmed Al-Sayed", "Speaker", None, None),
+    ("山田 太郎", "Regular", "株式会社テスト", None),
+    ("שרה כהן", "Regular", None, None),
+    (None, "Regular", None, "Invoice Person"),  # no attendee name: the order's invoice name stands in
+    (None, "Regular", None, None),  # no name at all: the help desk
+]
+
+
+def _badge_background(width_mm: float, height_mm: float) -> bytes:
+    """A one-page PDF with a filled band at the top, so a test can see the background was drawn."""
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=(width_mm * mm, height_mm * mm))
+    pdf.rect(0, (height_mm - 20) * mm, width_mm * mm, 20 * mm, stroke=0, fill=1)
+    pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
+def _order(event: Event, item: Item, name: str | None, company: str | None, invoice_name: str | None) -> Order:
+    organizer = event.organizer
+    order = Order.objects.create(
+        event=event,
+        status=Order.STATUS_PAID,
+        email="attendee@example.invalid",
+        locale="en",
+        total=item.default_price,
+        sales_channel=organizer.sales_channels.get(identifier="web"),
+    )
+    if invoice_name:
+        InvoiceAddress.objects.create(order=order, name_parts={"_legacy": invoice_name})
+    OrderPosition.objects.create(
+        order=order,
+        item=item,
+        price=item.default_price,
+        positionid=1,
+        attendee_name_parts={"_legacy": name} if name else {},
+        company=company,
+    )
+    order.create_transactions()  # pretix's accounting rows for a new order, in the same database transaction
+    return order
+
+
+def _position_json(order: Order) -> dict[str, Any]:
+    pos = order.positions.get()
+    return {"order": order.code, "id": pos.pk, "secret": pos.secret, "name": pos.attendee_name}
+
+
+def seed() -> dict[str, Any]:
+    organizer = Organizer.objects.create(name="Badge Org", slug=ORGANIZER)
+    event = Event.objects.create(
+        organizer=organizer,
+        name="Conference 2026",
+        slug=EVENT,
+        currency="EUR",
+        date_from=now() + timedelta(days=7),
+        live=True,
+        plugins="pretix.plugins.badges,pretix.plugins.banktransfer",
+    )
+    event.set_defaults()
+    regular = event.items.create(name="Regular", default_price=Decimal("100.00"), admission=True)
+    speaker = event.items.create(name="Speaker", default_price=Decimal("0.00"), admission=True)
+    entrance = event.checkin_lists.create(name="Entrance", all_products=True)
+    speakers_only = event.checkin_lists.create(name="Speaker lounge", all_products=False)
+    speakers_only.limit_products.add(speaker)
+    # A second event the token may also see, so a test can tell "wrong event" from "no permission".
+    Event.objects.create(organizer=organizer, name="Other", slug="other", currency="EUR", date_from=now())
+
+    team = Team.objects.create(organizer=organizer, name="Badge printing", all_events=True, all_event_permissions=True)
+    token = team.tokens.create(name="badge-agent tests")
+
+    pronouns = event.questions.create(question="Pronouns", identifier="PRONOUNS", type="S", required=False)
+    pronouns.items.add(regular, speaker)
+
+    items = {"Regular": regular, "Speaker": speaker}
+    positions = []
+    for name, product, company, invoice_name in ATTENDEES:
+        order = _order(event, items[product], name, company, invoice_name)
+        if name == "Renée Müller":
+            order.positions.get().answers.create(question=pronouns, answer="she/her")
+        positions.append(
+            {**_position_json(order), "product": product, "company": company, "invoice_name": invoice_name}
+        )
+
+    # Badge layouts: a default one with the pretix designer's simple template, and one for speakers with a
+    # background PDF, assigned to the Speaker product.
+    default_layout = BadgeLayout.objects.create(
+        event=event, name="Default", default=True, layout=json.dumps(_simple_template(148 * mm, 105 * mm))
+    )
+    speaker_layout = BadgeLayout.objects.create(
+        event=event, name="Speaker", default=False, layout=json.dumps(_simple_template(90 * mm, 54 * mm))
+    )
+    speaker_layout.background.save("speaker.pdf", ContentFile(_badge_background(90, 54)))
+    BadgeItem.objects.create(item=speaker, layout=speaker_layout)
+
+    return {
+        "organizer": ORGANIZER,
+        "event": EVENT,
+        "token": token.token,
+        "token_id": token.pk,
+        "items": {"Regular": regular.pk, "Speaker": speaker.pk},
+        "checkin_lists": {"Entrance": entrance.pk, "Speaker lounge": speakers_only.pk},
+        "layouts": {"Default": default_layout.pk, "Speaker": speaker_layout.pk},
+        "positions": positions,
+    }
+
+
+def _event() -> Event:
+    return Event.objects.get(organizer__slug=ORGANIZER, slug=EVENT)
+
+
+def rename(position_id: str, name: str) -> dict[str, Any]:
+    pos = OrderPosition.objects.get(pk=int(position_id))
+    pos.attendee_name_parts = {"_legacy": name}
+    pos.save()
+    pos.order.touch()  # as pretix's own order-change views do: the order's last_modified says "changed"
+    return {"id": pos.pk, "name": pos.attendee_name}
+
+
+def new_order(name: str, product: str = "Regular") -> dict[str, Any]:
+    event = _event()
+    order = _order(event, event.items.get(name=product), name, None, None)
+    return _position_json(order)
+
+
+def cancel(code: str) -> dict[str, Any]:
+    order = Order.objects.get(event=_event(), code=code)
+    _cancel_order(order.pk, send_mail=False)
+    order.refresh_from_db()
+    return {"order": order.code, "status": order.status}
+
+
+def new_token(*permissions: str) -> dict[str, Any]:
+    """Another token of the seeded team; with permissions (e.g. event.orders:read), of a new team that has only
+    those on the event."""
+    if not permissions:
+        team = Team.objects.get(organizer__slug=ORGANIZER, name="Badge printing")
+    else:
+        team = Team.objects.create(
+            organizer=Organizer.objects.get(slug=ORGANIZER),
+            name=f"Only {' '.join(permissions)}",
+            limit_event_permissions=dict.fromkeys(permissions, True),
+        )
+        team.limit_events.add(_event())
+    return {"token": team.tokens.create(name="another").token}
+
+
+def revoke(token: str) -> dict[str, Any]:
+    api_token = TeamAPIToken.objects.get(token=token)
+    api_token.active = False
+    api_token.save()
+    return {"revoked": api_token.pk}
+
+
+def checkins(position_id: str) -> list[dict[str, Any]]:
+    pos = OrderPosition.all.get(pk=int(position_id))
+    return [
+        {"list": c.list_id, "type": c.type, "nonce": c.nonce, "successful": c.successful}
+        for c in pos.all_checkins.order_by("pk")
+    ]
+
+
+def bulk(count: str) -> dict[str, Any]:
+    event = _event()
+    regular = event.items.get(name="Regular")
+    for i in range(int(count)):
+        _order(event, regular, f"Bulk Attendee {i:05d}", "Bulk Co", None)
+    return {"created": int(count)}
+
+
+COMMANDS = {
+    "seed": seed,
+    "rename": rename,
+    "order": new_order,
+    "cancel": cancel,
+    "token": new_token,
+    "revoke": revoke,
+    "checkins": checkins,
+    "bulk": bulk,
+}
+
+
+def run(command: str, *args: str) -> Any:
+    with scopes_disabled(), transaction.atomic():
+        return COMMANDS[command](*args)
+
+
+def serve() -> None:
+    """Commands one a line on stdin (a JSON list: the command and its arguments), each answered with one JSON line
+    on stdout: {"ok": result} or {"error": traceback}. Django and pretix load once, not once a command."""
+    answers = sys.stdout
+    sys.stdout = sys.stderr  # anything else printed must not be taken for an answer
+    for line in sys.stdin:
+        try:
+            answer = {"ok": run(*json.loads(line))}
+        except Exception:  # noqa: BLE001 - the test that asked fails with it
+            answer = {"error": traceback.format_exc()}
+        answers.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        answers.flush()
+
+
+def main() -> None:
+    if sys.argv[1:] == ["serve"]:
+        serve()
+    else:
+        print(json.dumps(run(*sys.argv[1:]), ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
