@@ -26,13 +26,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
 from agent.jobs import parse_job
-from agent.protocol.keys import Keys
+from agent.protocol.keys import Keys, split_pinned_member
 from agent.protocol.library import Library, build
 from agent.protocol.replies import BeginKind
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from drivers.base import Outcome
-from tests.core.helpers import pinned_index_problems
+from tests.core.helpers import pinned_index_mismatch
 from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, verdict
 
 JOB_IDS = tuple(f"j{i}" for i in range(6))
@@ -482,6 +482,7 @@ class ProtocolModel(RuleBasedStateMachine):
                     pipe.get(k.done(job))
                 pipe.hgetall(k.stats)
                 pipe.xrange(k.events)
+                pipe.zrange(k.pinned, 0, -1, withscores=True)
                 replies = await pipe.execute()
             lists = {name: [r.decode() for r in ids] for name, ids in zip(names, replies, strict=False)}
             rest = replies[len(names) :]
@@ -491,9 +492,9 @@ class ProtocolModel(RuleBasedStateMachine):
                 if raw:
                     jobs[job] = {a.decode(): b.decode() for a, b in raw.items()}
                     jobs[job]["_done"] = done.decode() if done is not None else ""
-            stats = {a.decode(): int(b) for a, b in rest[-2].items()}
-            events = [{a.decode(): b.decode() for a, b in f.items()} for _, f in rest[-1]]
-            return {"lists": lists, "jobs": jobs, "stats": stats, "events": events}
+            stats = {a.decode(): int(b) for a, b in rest[-3].items()}
+            events = [{a.decode(): b.decode() for a, b in f.items()} for _, f in rest[-2]]
+            return {"lists": lists, "jobs": jobs, "stats": stats, "events": events, "pinned": rest[-1]}
 
         return self._run(read())
 
@@ -517,7 +518,18 @@ class ProtocolModel(RuleBasedStateMachine):
         assert not self.violations, self.violations
         self._reprints_counted(stats, events)
         self._stats_equal_events(stats, events)
-        problems = self._run(pinned_index_problems(self.admin, self.venue))
+        self._pinned_index_exact(lists, jobs, seen["pinned"])
+
+    def _pinned_index_exact(
+        self, lists: dict[str, list[str]], jobs: dict[str, dict[str, str]], index: list[tuple[bytes, float]]
+    ) -> None:
+        queues = {name[2:]: [i.encode() for i in ids] for name, ids in lists.items() if name.startswith("q:")}
+        problems = pinned_index_mismatch([member for member, _ in index], queues)
+        for member, score in index:
+            _, job_id = split_pinned_member(member.decode())
+            enqueued = jobs.get(job_id, {}).get("enqueued_ms")
+            if enqueued is None or int(enqueued) != score:
+                problems.append(f"{member.decode()} scored {score}, enqueued_ms {enqueued!r}")
         assert problems == [], problems
 
     def _one_place(self, lists: dict[str, list[str]], jobs: dict[str, dict[str, str]]) -> None:

@@ -13,7 +13,7 @@ from agent.redis_server import RedisServer
 from tests.model import machine
 
 CI = settings(
-    max_examples=60,
+    max_examples=50,
     stateful_step_count=40,
     derandomize=True,
     deadline=None,
