@@ -379,6 +379,22 @@ class ProtocolModel(RuleBasedStateMachine):
         self._note(f"reclaim ({result.kind})")
         self._settle_all()
 
+    def _in_hand_gates(self) -> list[str]:
+        return sorted(n for n, a in self.agents.items() if a.gate is not None and a.gate.job_id is not None)
+
+    @precondition(lambda self: bool(self._in_hand_gates()))
+    @rule(data=st.data())
+    def reclaimed_in_hand(self, data: st.DataObject) -> None:
+        """The worst moment for a freeze: a printer holding a job (about to begin, print, confirm or release it) stops
+        beating, and a peer reclaims its work before it goes on."""
+        victim = data.draw(st.sampled_from(self._in_hand_gates()))
+        self.agents[victim].lose_lease()
+        self.stale.add(victim)
+        by = data.draw(st.sampled_from(sorted(set(self.agents) - {victim})))
+        result = self._run(self.agents[by].heart.reclaim(victim, by, 0))
+        self._note(f"reclaimed while in hand ({result.kind})")
+        self._settle_all()
+
     def crash(self, data: st.DataObject, journal_kept: bool) -> None:
         """The agent dies wherever it is and starts again, with its journal file, or on a new disk and boot."""
         name = data.draw(st.sampled_from(sorted(self.agents)))
