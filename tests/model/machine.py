@@ -111,6 +111,7 @@ class ProtocolModel(RuleBasedStateMachine):
         self.stale: set[str] = set()  # printers whose lease is gone: peers may reclaim them
         self.snapshot: Snapshot | None = None
         self.failovers = 0
+        self.done_seen: dict[str, tuple[str, str, int]] = {}  # job -> (done by, round, failovers) last seen
 
     # -- plumbing ------------------------------------------------------------------------------------------------
 
@@ -579,6 +580,13 @@ class ProtocolModel(RuleBasedStateMachine):
     def _done_only_after_a_confirmed_print(self, jobs: dict[str, dict[str, str]]) -> None:
         for job_id, job in jobs.items():
             done = job["_done"]
+            # The gate is written once a round: a second confirm of the round is a duplicate, never a new "done".
+            round_epoch = job.get("round_epoch") or "0"
+            before = self.done_seen.get(job_id)
+            if done and before is not None and before[1] == round_epoch and before[2] == self.failovers:
+                assert before[0] == done, f"{job_id}: done rewritten from {before[0]} to {done} within one round"
+            if done:
+                self.done_seen[job_id] = (done, round_epoch, self.failovers)
             assert (job["state"] == "printed") == bool(done), f"{job_id}: state {job['state']}, done by {done!r}"
             if done:
                 printers = {c.printer for c in self._round_copies(job_id, job)}
