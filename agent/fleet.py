@@ -34,6 +34,8 @@ class FleetView:
     dlq: int
     printers: list[PrinterView]
     counts: dict[str, int]
+    #: The attendee list's counts (expected, checked in, per ticket type), None when the venue has no list.
+    attendees: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +46,7 @@ class FleetView:
             "counts": self.counts,
             "staff": StaffCounts.from_stats(self.counts).as_dict(),
             "printers": [p.__dict__ for p in self.printers],
+            "attendees": self.attendees,
         }
 
 
@@ -104,7 +107,16 @@ async def fleet(redis: Redis, venue: str) -> FleetView:
     counts = {dec(key): _num(value) for key, value in stats.items()}
     counts["queued"] = int(pool) + queued_pinned
     counts["printing"] = inflight_count
-    return FleetView(venue, now, int(pool), int(dlq), printers, counts)
+    return FleetView(venue, now, int(pool), int(dlq), printers, counts, await attendee_counts(redis, venue))
+
+
+async def attendee_counts(redis: Redis, venue: str) -> dict[str, Any] | None:
+    """The attendee list's counts, read only; None without a list."""
+    from attendees.store import AttendeeStore  # only venues with a list pay for it
+
+    if not await AttendeeStore.exists(redis, venue):
+        return None
+    return (await AttendeeStore(redis, venue).counts(fold=False)).as_dict()
 
 
 async def job_detail(redis: Redis, venue: str, job_id: str, max_events: int = 2000) -> dict[str, Any] | None:

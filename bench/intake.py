@@ -39,7 +39,9 @@ from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import TcpFront
 
 
-def intake_process(folder: Path, venue: str, url: str) -> tuple[subprocess.Popen[bytes], str, str]:
+def intake_process(
+    folder: Path, venue: str, url: str, role: str = "kiosk", limits: dict[str, float] | None = None
+) -> tuple[subprocess.Popen[bytes], str, str]:
     port = free_port()
     config = folder / "intake.yaml"
     config.write_text(
@@ -49,11 +51,11 @@ def intake_process(folder: Path, venue: str, url: str) -> tuple[subprocess.Popen
                 "redis": {"url": url},
                 "listen": f"127.0.0.1:{port}",
                 "tokens": str(folder / "tokens.json"),
-                "limits": {"rate": 1e5, "burst": 100_000},
+                "limits": limits or {"rate": 1e5, "burst": 100_000},
             }
         )
     )
-    secret = TokenFile(folder / "tokens.json").add("bench", "kiosk")
+    secret = TokenFile(folder / "tokens.json").add("bench", role)
     log = (folder / "intake.log").open("ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent", "intake", "-c", str(config)],

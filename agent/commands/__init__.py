@@ -29,6 +29,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "reprint": ("staff", "reprint"),
     "cancel": ("staff", "cancel"),
     "intake": ("intake", "intake"),
+    # the attendee list (attendees/)
+    "attendees": ("attendees", "attendees"),
     # setting up a printer at the venue
     "detect": ("detect", "detect"),
     "preview": ("printing", "preview"),

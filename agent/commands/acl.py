@@ -49,8 +49,9 @@ READS = (
     "hget", "hgetall", "hkeys", "hmget", "get", "exists", "llen", "lrange", "lindex",
     "zrange", "zscore", "xrange", "xrevrange", "xread",
 )  # fmt: skip
-#: Reads functions make besides those (allowed on every key of the venue, as READS are).
-SCRIPT_READS = ("lpos", "type", "zrangebyscore")
+#: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
+#: reads ranges of its terms and its postings (attendees/store.py) itself.
+SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget")
 #: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events; and
 #: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to.
 AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "unsubscribe")
@@ -61,7 +62,7 @@ TYPE_WRITES: dict[str, frozenset[str]] = {
     "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove"}),
     "zset": frozenset({"zadd", "zrem"}),
     "stream": frozenset({"xadd"}),
-    "string": frozenset({"set", "del"}),
+    "string": frozenset({"set", "del", "append"}),
 }
 
 #: The type of each venue key a role may write (the key table of docs/redis.md).
@@ -74,7 +75,25 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "pinned": (lambda k: k.pinned, "zset"),
     "events": (lambda k: k.events, "stream"),
     "stats": (lambda k: k.stats, "hash"),
+    # the attendee list (attendees/keys.py)
+    "attendee": (lambda k: f"{k.prefix}att:*", "hash"),
+    "attendee_terms": (lambda k: f"{k.prefix}attendees:terms", "zset"),
+    "attendee_postings": (lambda k: f"{k.prefix}attendees:p:*", "string"),
+    "attendee_exact": (lambda k: f"{k.prefix}attendees:exact", "hash"),
+    "attendee_refs": (lambda k: f"{k.prefix}attendees:refs", "hash"),
+    "attendee_counts": (lambda k: f"{k.prefix}attendees:counts", "hash"),
+    "attendee_badging": (lambda k: f"{k.prefix}attendees:badging", "hash"),
+    "attendee_secret": (lambda k: f"{k.prefix}attendees:key", "string"),
 }
+#: The attendee list's functions and keys, which the intake's attendee routes call and write.
+ATTENDEE_FUNCTIONS = (
+    "attendee_put", "attendee_badge", "attendee_edit", "attendee_status", "attendee_checkin", "attendee_payload",
+    "attendee_search",
+)  # fmt: skip
+ATTENDEE_WRITES = (
+    "attendee", "attendee_terms", "attendee_postings", "attendee_exact", "attendee_refs", "attendee_counts",
+    "attendee_badging", "attendee_secret",
+)  # fmt: skip
 
 
 def script_commands(*names: str, library: Library | None = None) -> set[str]:
@@ -98,6 +117,9 @@ class Role:
     writes: tuple[str, ...]
     #: commands it sends itself besides BASE and READS (each one a write of a key type in ``writes``)
     direct: tuple[str, ...] = ()
+    #: (key, commands): a key written by fewer of its type's commands than the role uses on that type (``done``
+    #: markers are only deleted, while the attendee list's strings are set and appended to)
+    only: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def user(self, venue: str) -> str:
         return f"badge-{venue}-{self.name}"
@@ -119,11 +141,14 @@ ROLES: dict[str, Role] = {
         ),
         Role(
             "intake",
-            "the intake service: enqueue, reprint, cancel, reads",
-            functions=("enqueue", "reprint", "cancel"),
+            "the intake service: enqueue, reprint, cancel, the attendee list, reads",
+            functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS),
             # reprint starts a new round: it deletes the job's done marker and takes it out of the DLQ
-            writes=("job", "done", "pool", "queue", "dlq", "pinned", "events", "stats"),
-            direct=("hset",),  # who created a job (agent/intake/app.py)
+            writes=("job", "done", "pool", "queue", "dlq", "pinned", "events", "stats", *ATTENDEE_WRITES),
+            # who created a job (agent/intake/app.py); the attendee list's job-id secret, made once (SET NX); the
+            # search's ranges of terms and the locations of printing badges (attendees/store.py)
+            direct=("hset", "set", "zrangebylex", "mget"),
+            only=(("done", ("del",)),),
         ),
     )
 }
@@ -138,20 +163,21 @@ def _fcalls(names: Iterable[str], library: Library) -> list[str]:
 
 
 def role_rules(role: Role, venue: str, library: Library | None = None) -> list[str]:
-    """A role's permissions: reads and its functions on the root, and one selector per key type it writes, which
-    allows that type's writing commands on those keys alone."""
+    """A role's permissions: reads and its functions on the root, and one selector per set of writing commands,
+    which allows those commands on the keys of the type they write alone (``Role.only`` narrows one key's)."""
     library = library or default_library()
     k = Keys(venue)
     used = role.commands(library)
     reads = set(BASE) | set(READS) | set(SCRIPT_READS)
-    by_type: dict[str, list[str]] = {}
+    limits = dict(role.only)
+    by_type: dict[tuple[str, ...], list[str]] = {}  # the writing commands allowed -> the keys they are allowed on
     for key in role.writes:
         pattern, kind = KEY_TYPES[key]
-        by_type.setdefault(kind, []).append(pattern(k))
+        allowed = used & TYPE_WRITES[kind] & set(limits.get(key, TYPE_WRITES[kind]))
+        by_type.setdefault(tuple(sorted(allowed)), []).append(pattern(k))
     selectors: list[str] = []
     covered: set[str] = set()
-    for kind, patterns in by_type.items():
-        commands = sorted(used & TYPE_WRITES[kind])
+    for commands, patterns in by_type.items():
         covered.update(commands)
         if commands:
             selectors.append("(" + " ".join([*(f"+{c}" for c in commands), *(f"~{p}" for p in patterns)]) + ")")

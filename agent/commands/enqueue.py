@@ -13,12 +13,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from agent.cli import Target, fail, fleet_options, run_async
+from agent.commands.files import badge_says, file_options, open_export
 from agent.errors import JobError, UserError
-from agent.jobs import Job, ignored_fields, parse_job, read_rows, sniff_format
+from agent.jobs import Job, ignored_fields, parse_job
 from agent.logs import shown
 from agent.protocol.replies import Enqueued
 from agent.protocol.store import Store
-from agent.registration_files import PRESETS, ColumnMap, decode_export, mapped_rows
+from attendees.specs import Badged, BadgeKind
+from attendees.store import AttendeeStore
 
 BATCH = 200  # jobs per pipelined round trip
 
@@ -26,17 +28,8 @@ BATCH = 200  # jobs per pipelined round trip
 @click.command()
 @fleet_options
 @click.option("--file", "-f", "file", type=click.File("rb"), help="JSON lines or CSV; - for stdin.")
-@click.option("--format", "fmt", type=click.Choice(["auto", "jsonl", "csv"]), default="auto", show_default=True)
-@click.option(
-    "--encoding", help="The file's encoding (default: UTF-8 with or without BOM, UTF-16 by BOM, else cp1252)."
-)
-@click.option(
-    "--map",
-    "maps",
-    multiple=True,
-    help="FIELD=COLUMN or FIELD='{Column} {Other}' (repeatable), e.g. name='{First Name} {Last Name}'.",
-)
-@click.option("--preset", type=click.Choice(sorted(PRESETS)), help="The column mapping of a registration export.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "jsonl", "csv", "xlsx"]), default="auto", show_default=True)
+@file_options
 @click.option("--dry-run", is_flag=True, help="Show what would be enqueued; change nothing (Redis is not contacted).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary (counts, rejected rows) instead.")
 @click.option("--attendee-id", help="One job: the attendee id (goes into the QR code).")
@@ -59,6 +52,7 @@ def enqueue(
     file: BinaryIO | None,
     fmt: str,
     encoding: str | None,
+    delimiter: str | None,
     maps: tuple[str, ...],
     preset: str | None,
     dry_run: bool,
@@ -90,20 +84,8 @@ def enqueue(
         total = 1
         used = "utf-8"
     else:
-        try:
-            text, used = decode_export(file.read(), encoding)
-            mapping = ColumnMap.parse(list(maps), preset) if maps or preset else None
-        except UserError as exc:
-            fail(f"{getattr(file, 'name', '-')}: {exc}")
-            return
-        chosen = sniff_format(getattr(file, "name", "-"), text[:200]) if fmt == "auto" else fmt
-        lines = text.splitlines(keepends=True)
-        total = max(0, len([line for line in lines if line.strip()]) - (1 if chosen == "csv" else 0))
-        rows = read_rows(lines, chosen)
-        if mapping is not None:
-            rows = mapped_rows(rows, mapping)
-        if used not in ("utf-8", "utf-8-sig") and encoding is None and not as_json:
-            click.echo(f"note: the file is not UTF-8; read as {used} (give --encoding if that is wrong)", err=True)
+        export = open_export(file, fmt, encoding, delimiter, maps, preset, quiet=as_json)
+        rows, total, used = export.rows, export.total, export.encoding
     show_bar = file is not None and not as_json
     try:
         counts = run_async(_enqueue_rows(target, rows, total, printer, quiet, show_bar, dry_run, not as_json))
@@ -169,6 +151,8 @@ async def _enqueue_rows(
         if not entries:
             return
         batch = [(n, job) for n, job in entries if isinstance(job, Job)]
+        listed = {} if dry_run or attendee_list is None else await attendee_list.badge_listed(batch, "enqueue")
+        batch = [(n, job) for n, job in batch if n not in listed]
         if dry_run:
             replies = [Enqueued(True, "") for _ in batch]
         else:
@@ -178,17 +162,36 @@ async def _enqueue_rows(
             if isinstance(job, str):
                 reject(number, job)
                 continue
+            if number in listed:
+                listed_row(number, *listed[number])
+                continue
             added, state = outcome[number]
             if added:
                 counts["enqueued"] += 1
                 accepted.append(job)
-                if not quiet:
+                if dry_run:
+                    report(number, f"would enqueue {job.job_id}: {badge_says(job)}")
+                elif not quiet:
                     pin = f" (pinned to {job.printer})" if job.printer else ""
-                    report(number, ("would enqueue " if dry_run else "enqueued ") + job.job_id + pin)
+                    report(number, "enqueued " + job.job_id + pin)
             else:
                 counts["duplicate"] += 1
                 report(number, f"duplicate {job.job_id}: already known (state {state}), left unchanged")
         progress.advance(task, len(entries))
+
+    def listed_row(number: int, job_id: str, reply: Badged) -> None:
+        """A row of a listed attendee: their one badge job (made now, or already there), never a second."""
+        if reply.kind is BadgeKind.QUEUED:
+            counts["enqueued"] += 1
+            if not quiet:
+                report(number, f"enqueued {job_id} (the attendee list's badge for this ticket)")
+        elif reply.kind is BadgeKind.EXISTS:
+            counts["duplicate"] += 1
+            report(number, f"duplicate {job_id}: this ticket's badge exists (state {reply.state}), left unchanged")
+        elif reply.kind is BadgeKind.CANCELLED:
+            reject(number, "the ticket is cancelled on the attendee list: no badge")
+        else:
+            reject(number, "the attendee kept changing while the badge was made; enqueue again")
 
     async def send(batch: list[tuple[int, Job]]) -> list[Enqueued]:
         if not batch:
@@ -198,6 +201,9 @@ async def _enqueue_rows(
     progress = Progress(
         TextColumn("enqueue"), BarColumn(), MofNCompleteColumn(), console=err, disable=not show_bar, transient=False
     )
+    attendee_list: AttendeeStore | None = None
+    if not dry_run and await AttendeeStore.exists(redis, target.venue):
+        attendee_list = AttendeeStore(redis, target.venue, store)
     try:
         with progress:
             task = progress.add_task("enqueue", total=total)

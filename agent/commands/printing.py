@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import csv
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
 from agent.cli import EXIT_PRINTER, fail
+from agent.commands.files import file_options, open_export
 from agent.config import AgentConfig, load_config
-from agent.errors import EXIT_CONFIG, ConfigError
+from agent.errors import EXIT_CONFIG, ConfigError, JobError
+from agent.jobs import parse_job
+from agent.logs import shown
 from drivers.base import Badge, DriverError, Outcome, RenderError
 
 _DECODERS = {
@@ -56,9 +58,23 @@ def test_badge(config: AgentConfig) -> Badge:
 @click.option("--name", default=None, help="The attendee name to draw.")
 @click.option("--company", default="", help="Company line.")
 @click.option("--role", default="", help="Role line.")
-@click.option("--file", "csv_file", type=click.Path(dir_okay=False, exists=True), help="A jobs CSV (name column).")
-@click.option("-o", "--out", default="preview.png", show_default=True, help="PNG to write (one per CSV row: -N).")
-def preview(config_path: str, name: str | None, company: str, role: str, csv_file: str | None, out: str) -> None:
+@click.option(
+    "--file", "file", type=click.File("rb"), help="An attendee file (CSV, JSON lines, XLSX) as enqueue reads it."
+)
+@file_options
+@click.option("-o", "--out", default="preview.png", show_default=True, help="PNG to write (one per row: -N).")
+def preview(
+    config_path: str,
+    name: str | None,
+    company: str,
+    role: str,
+    file: BinaryIO | None,
+    encoding: str | None,
+    delimiter: str | None,
+    maps: tuple[str, ...],
+    preset: str | None,
+    out: str,
+) -> None:
     """Write the exact bitmap the agent would send for a badge, read back from the printer bytes."""
     import importlib
 
@@ -68,21 +84,33 @@ def preview(config_path: str, name: str | None, company: str, role: str, csv_fil
         fail(f"{config_path}: preview needs a printer language (zpl, brother_ql, escpos), not 'sim'", EXIT_CONFIG)
     module, attr = _DECODERS[config.printer.driver.language]
     decode = getattr(importlib.import_module(module), attr)
-    if csv_file is not None:
-        with open(csv_file, newline="", encoding="utf-8") as fh:
-            rows = [(r.get("name", ""), r.get("company", ""), r.get("role", "")) for r in csv.DictReader(fh)]
+    badges: list[tuple[str, Badge]] = []
+    if file is not None:
+        export = open_export(file, "auto", encoding, delimiter, maps, preset)
+        for number, row, error in export.rows:
+            try:
+                if row is None:
+                    raise JobError(error)
+                job = parse_job({"attendee_id": f"PREVIEW-{number}", **row})
+            except JobError as exc:
+                click.echo(f"row {number}: skipped: {shown(str(exc), 300)}", err=True)
+                continue
+            badges.append((f"row {number}", job.badge()))
     elif name is not None:
-        rows = [(name, company, role)]
+        badges.append(
+            ("badge", Badge(job_id="preview-1", attendee_id="PREVIEW-1", name=name, company=company, role=role))
+        )
     else:
-        fail("say what to draw: --name NAME or --file jobs.csv")
+        fail("say what to draw: --name NAME or --file FILE")
+    if not badges:
+        fail("no row of the file makes a badge")
     stem = Path(out)
-    for n, (who, comp, what) in enumerate(rows, 1):
-        badge = Badge(job_id=f"preview-{n}", attendee_id=f"PREVIEW-{n}", name=who, company=comp, role=what)
+    for n, (where, badge) in enumerate(badges, 1):
         try:
             pages = decode(driver.render(badge))
         except RenderError as exc:
-            fail(f"badge {n} ({who}): {exc}", EXIT_CONFIG)
-        target = stem if len(rows) == 1 else stem.with_name(f"{stem.stem}-{n}{stem.suffix}")
+            fail(f"{where} ({shown(badge.name, 100)}): {exc}", EXIT_CONFIG)
+        target = stem if len(badges) == 1 else stem.with_name(f"{stem.stem}-{n}{stem.suffix}")
         pages[0].save(target)
         click.echo(f"{target}: {pages[0].width}x{pages[0].height} dots")
 

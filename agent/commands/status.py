@@ -56,6 +56,8 @@ def fleet_table(view: FleetView) -> Group:
         f"reclaimed {c.get('reclaimed', 0)} · {staff.line()}"
     )
     parts: list[Any] = [table, line]
+    if view.attendees is not None:
+        parts.append(Text(shown(attendee_line(view.attendees), 2000)))
     if staff.to_find:
         parts.append(
             Text(
@@ -65,6 +67,16 @@ def fleet_table(view: FleetView) -> Group:
             )
         )
     return Group(*parts)
+
+
+def attendee_line(counts: dict[str, Any]) -> str:
+    """``attendees: checked in 120 of 450 expected · Speaker 12/20 · Visitor 108/430 · cancelled 3``."""
+    types = " · ".join(
+        f"{'(no type)' if name == '-' else name} {c['checked_in']}/{c['expected']}"
+        for name, c in counts["by_ticket_type"].items()
+    )
+    line = f"attendees: checked in {counts['checked_in']} of {counts['expected']} expected"
+    return line + (f" · {types}" if types else "") + f" · cancelled {counts['cancelled']}"
 
 
 @click.command()

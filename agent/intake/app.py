@@ -124,8 +124,9 @@ def make_middleware(intake: Intake) -> Any:
         route = _route_name(request)
         key = (route, resp.status)
         intake.requests[key] = intake.requests.get(key, 0) + 1
-        # The path and status only: never a header (the token rides in Authorization).
-        log.info("%s %s %d %.1f ms", request.method, request.path, resp.status, (time.monotonic() - started) * 1000)
+        # The route and status only: never a header (the token rides in Authorization), never the path (it holds
+        # ticket codes: /v1/attendees/{code}).
+        log.info("%s %s %d %.1f ms", request.method, route, resp.status, (time.monotonic() - started) * 1000)
         return resp
 
     return middleware
@@ -180,6 +181,9 @@ def _job_id(request: web.Request) -> str:
 async def create(request: web.Request) -> web.Response:
     token = authorize(request, CREATE)
     intake: Intake = request.app[INTAKE]
+    from attendees.routes import refuse_unlisted  # imported here: the attendee routes build on this module
+
+    await refuse_unlisted(request, token)
     body = await _json_body(request)
     batch = isinstance(body, dict) and "jobs" in body
     items = body["jobs"] if batch else [body]
@@ -204,12 +208,19 @@ async def create(request: web.Request) -> web.Response:
     if errors:
         detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors)
         raise Problem(422, detail, errors=errors)
+    from attendees.routes import badge_if_listed  # a listed ticket's job is its attendee's one badge
+
     out = []
     for job in jobs:
-        added, _ = await intake.store.enqueue(job.job_id, job.payload(), job.printer)
-        if added:
-            await intake.redis.hset(enc(intake.store.keys.job(job.job_id)), "created_by", token.name)
-        view = await intake.job_view(job.job_id) or {"job_id": job.job_id}
+        listed = await badge_if_listed(request, token, job)
+        if listed is None:
+            added, _ = await intake.store.enqueue(job.job_id, job.payload(), job.printer)
+            if added:
+                await intake.redis.hset(enc(intake.store.keys.job(job.job_id)), "created_by", token.name)
+            job_id = job.job_id
+        else:
+            added, job_id = listed
+        view = await intake.job_view(job_id) or {"job_id": job_id}
         out.append({**_public(view), "duplicate": not added})
     created = any(not v["duplicate"] for v in out)
     return web.json_response({"jobs": out} if batch else out[0], status=201 if created else 200)
@@ -341,6 +352,9 @@ async def metrics(request: web.Request) -> web.Response:
     for name, value in sorted(view.counts.items()):
         lines.append(f'badge_venue_jobs{{what="{name}"}} {value}')
     lines += staff_metric_lines(StaffCounts.from_stats(view.counts))
+    from attendees.routes import metric_lines  # the attendee list's counts, folded as they are read
+
+    lines += await metric_lines(request)
     lines += [
         "# HELP badge_intake_requests Requests answered, by route and status.",
         "# TYPE badge_intake_requests counter",
@@ -360,6 +374,10 @@ async def kiosk_page(request: web.Request) -> web.Response:
 
 async def kiosk_asset(request: web.Request) -> web.Response:
     name = request.match_info["name"]
+    if name == "settings.json":  # what the page does with an attendee list, from the config and the venue
+        from attendees.routes import kiosk_settings
+
+        return await kiosk_settings(request)
     if name not in KIOSK_FILES:
         raise Problem(404, f"no kiosk file {name!r}")
     custom = request.app[INTAKE].config.kiosk.strings
@@ -384,4 +402,7 @@ def make_app(config: IntakeConfig, redis: Redis) -> web.Application:
     app.router.add_get("/metrics", metrics, allow_head=False)
     app.router.add_get("/kiosk", kiosk_page, allow_head=False)
     app.router.add_get("/kiosk/{name}", kiosk_asset, allow_head=False)
+    from attendees.routes import add_routes  # the attendee list's routes, in their own module
+
+    add_routes(app, intake)
     return app

@@ -11,6 +11,7 @@ from msgspec import Meta
 from agent import validate
 from agent.config import RedisConfig, _host_port, _Strict, _venue_name, read_config_mapping
 from agent.errors import ConfigError
+from agent.protocol.keys import PRINTER_RE
 
 
 class LimitsConfig(_Strict, kw_only=True):
@@ -23,11 +24,36 @@ class LimitsConfig(_Strict, kw_only=True):
     burst: Annotated[int, Meta(ge=1, le=100_000)] = 100
     #: Reprints a job may have before ``"force": true`` is needed.
     reprint_cap: Annotated[int, Meta(ge=0, le=100)] = 2
+    #: Attendee lookups, searches and badge requests per second one token may make (a bucket of ``lookup_burst``):
+    #: a ticket code is a credential, and codes must not be tried fast.
+    lookup_rate: Annotated[float, Meta(gt=0, le=10_000)] = 5.0
+    lookup_burst: Annotated[int, Meta(ge=1, le=10_000)] = 30
 
 
 class KioskConfig(_Strict, kw_only=True):
     #: A JavaScript file that sets ``window.KIOSK_STRINGS`` (a translation of agent/intake/kiosk/strings.js).
     strings: Path | None = None
+    #: With an attendee list loaded, a kiosk prints only listed tickets; true lets it type a name for any code.
+    allow_unlisted: bool = False
+    #: Seconds the kiosk shows an answer before it clears itself for the next attendee.
+    reset_after: Annotated[float, Meta(ge=3, le=600)] = 20.0
+
+
+def _printer_names(values: list[str]) -> list[str]:
+    for value in values:
+        if not PRINTER_RE.match(value):
+            raise ValueError(f"{value!r} is not a printer name (lowercase letters, digits, - and _)")
+    return values
+
+
+class ZoneConfig(_Strict, kw_only=True):
+    """A named set of printers (``Hall A``'s two) and the kiosk and desk tokens near them: those tokens' attendee
+    badges are pinned to the zone printer that can print with the least waiting, and go to the pool (anywhere) only
+    when none of them can print."""
+
+    printers: Annotated[list[str], Meta(min_length=1, extra={"check": _printer_names})]
+    #: Token names (``intake token add NAME``) bound to this zone.
+    tokens: list[str] = msgspec.field(default_factory=list)
 
 
 class IntakeConfig(_Strict, kw_only=True):
@@ -38,6 +64,11 @@ class IntakeConfig(_Strict, kw_only=True):
     tokens: Path
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
     kiosk: KioskConfig = msgspec.field(default_factory=KioskConfig)
+    zones: dict[str, ZoneConfig] = msgspec.field(default_factory=dict)
+
+    def zone_of(self, token: str) -> ZoneConfig | None:
+        """The zone a token is bound to, or None."""
+        return next((zone for zone in self.zones.values() if token in zone.tokens), None)
 
 
 def load_intake_config(path: str | Path) -> IntakeConfig:

@@ -40,6 +40,15 @@ TEXT = {"type": "string"}
 
 
 def spec() -> dict[str, Any]:
+    doc = _jobs_spec()
+    from attendees import openapi as attendee_api  # the attendee routes document themselves
+
+    doc["components"]["schemas"].update(attendee_api.schemas())
+    doc["paths"].update(attendee_api.paths())
+    return doc
+
+
+def _jobs_spec() -> dict[str, Any]:
     job_in = {
         "type": "object",
         "required": ["attendee_id", "name"],
@@ -250,13 +259,13 @@ def spec() -> dict[str, Any]:
             },
             "/kiosk/{name}": {
                 "get": {
-                    "summary": "the kiosk page's script, style and strings",
+                    "summary": "the kiosk page's script, style, strings and settings (list loaded, names typed)",
                     "parameters": [
                         {
                             "name": "name",
                             "in": "path",
                             "required": True,
-                            "schema": {"enum": ["kiosk.js", "kiosk.css", "strings.js"]},
+                            "schema": {"enum": ["kiosk.js", "kiosk.css", "strings.js", "settings.json"]},
                         }
                     ],
                     "responses": {"200": {"description": "file"}, "404": _problem("no such file")},

@@ -1,6 +1,6 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
 -- KEYS inflight:<me> job:<id> done:<id> events pool stats
--- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout version>]
+-- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
 -- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.

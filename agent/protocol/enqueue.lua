@@ -7,15 +7,5 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if state then
   return {0, state}
 end
-local now = now_ms()
-redis.call('HSET', KEYS[1], 'payload', ARGV[2], 'state', 'queued', 'printer', '', 'pinned', ARGV[3],
-  'attempts', 0, 'epoch', 0, 'enqueued_ms', now, 'reclaims', 0, 'maybe_printed', 0, 'maybe_duplicate', 0)
--- New jobs go in on the left; agents take from the right: oldest first.
-redis.call('LPUSH', KEYS[2], ARGV[1])
-if ARGV[3] ~= '' then
-  -- Indexed by when it arrived, so idle peers find the oldest pinned job of the venue without reading every queue.
-  redis.call('ZADD', KEYS[5], now, pinned_member(ARGV[3], ARGV[1]))
-end
-redis.call('HINCRBY', KEYS[4], 'enqueued', 1)
-event(KEYS[3], ARGV[4], 'event', 'enqueued', 'job_id', ARGV[1], 'printer', ARGV[3])
+add_job(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], now_ms())
 return {1, 'queued'}

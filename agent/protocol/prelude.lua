@@ -46,3 +46,19 @@ local function pinned_to_pool(queue, pool, index, printer)
   end
   return moved
 end
+
+-- Add a new badge job (its id known to be free): the job hash, the pool or the pinned queue (and the pinned index),
+-- the counter and the event, at server time <now>. Shared by enqueue and by the attendee list's "badge for
+-- attendee" step, so a job made from the list is the same record as any other.
+local function add_job(job, queue, events, stats, pinned, id, payload, printer, maxlen, now)
+  redis.call('HSET', job, 'payload', payload, 'state', 'queued', 'printer', '', 'pinned', printer,
+    'attempts', 0, 'epoch', 0, 'enqueued_ms', now, 'reclaims', 0, 'maybe_printed', 0, 'maybe_duplicate', 0)
+  -- New jobs go in on the left; agents take from the right: oldest first.
+  redis.call('LPUSH', queue, id)
+  if printer ~= '' then
+    -- Indexed by when it arrived, so idle peers find the oldest pinned job of the venue without reading every queue.
+    redis.call('ZADD', pinned, now, pinned_member(printer, id))
+  end
+  redis.call('HINCRBY', stats, 'enqueued', 1)
+  event(events, maxlen, 'event', 'enqueued', 'job_id', id, 'printer', printer)
+end

@@ -184,8 +184,11 @@ async def test_a_running_idle_agent_reads_no_peer_queue(
     steal_sha = default_library().function("steal")
     beating = asyncio.create_task(peers_beating())
     try:
-        # affinity_wait 5 s: a look every max(block 0.2 s, 5 s / 5) = 1 s, and the jobs stay too young to steal.
-        async with running_agent(tmp_path, venue, redis_server.url, name="idle", timing__affinity_wait=5.0) as agent:
+        # affinity_wait 5 s: a look every max(block 0.2 s, 5 s / 5) = 1 s, and the jobs stay too young to steal; peers
+        # are dead only after 30 missed beats, so a slow machine beating 100 of them one by one declares none dead.
+        async with running_agent(
+            tmp_path, venue, redis_server.url, name="idle", timing__affinity_wait=5.0, timing__dead_after_misses=30
+        ) as agent:
             await wait_until(lambda: redis.zscore(k.hb, "idle"))
             for peer in peers:
                 await enqueue_many(store, 1, f"{peer}-", printer=peer)

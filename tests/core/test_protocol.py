@@ -7,6 +7,7 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from agent.jobs import parse_job
 from agent.protocol import specs
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import EncodedKeys, Keys, PrinterKeys
+from agent.protocol.library import build
 from agent.protocol.scripts import SCRIPT_NAMES, Lane, plain_source
 from agent.protocol.specs import ScriptCall
 from agent.protocol.store import Store
@@ -308,7 +310,10 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
         ],
         "take": [specs.TAKE.call(k, me)],
         "begin": [specs.BEGIN.call(k, me, job, b"<location>", 1)],
-        "confirm": [specs.CONFIRM.call(k, me, job, b"<location>", 7, 1)],
+        "confirm": [
+            specs.CONFIRM.call(k, me, job, b"<location>", 7, 1),
+            specs.CONFIRM.call(k, me, job, b"<location>", 7, 1, ("<layout>", 3)),
+        ],
         "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1)],
         "dead_letter": [specs.DEAD_LETTER.call(k, me, job, b"<reason>", 1)],
         "beat": [specs.BEAT.call(k, me, b"<health>", 1, 1, True, b"<location>")],
@@ -331,13 +336,19 @@ def _header(source: str, field: str) -> list[str]:
     return line.split()[2:]
 
 
-@pytest.mark.parametrize("name", SCRIPT_NAMES)
+#: The protocol's own scripts (the library also holds other packages', each tested with its specs).
+PROTOCOL_SCRIPTS = build([resources.files("agent.protocol")]).scripts
+
+
+@pytest.mark.parametrize("name", PROTOCOL_SCRIPTS)
 def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -> None:
     # The .lua header's one-line reminder of KEYS and ARGV is what specs.py sends: a reordered key in either fails.
     source = plain_source(name)
     keys, argv = _header(source, "KEYS"), _header(source, "ARGV")
     optional = next((i for i, token in enumerate(keys) if token.startswith("[")), len(keys))  # "[a b]": a tail
     keys = [token.strip("[]") for token in keys]
+    optional_argv = next((i for i, token in enumerate(argv) if token.startswith("[")), len(argv))
+    argv = [token.strip("[]") for token in argv]
     used = {int(n) for n in re.findall(r"KEYS\[(\d+)\]", source)}
     assert max(used) <= len(keys) and max(int(n) for n in re.findall(r"ARGV\[(\d+)\]", source)) <= len(argv)
     calls = _placeholder_calls()[name]
@@ -348,8 +359,9 @@ def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -
         assert len(named) == len(expected), (named, expected)
         for key, token in zip(named, expected, strict=True):
             assert key in token.split("|"), (name, named, keys)  # "a|b": either, by the arguments
-        assert len(call_args) == len(argv), (name, call_args, argv)
-        for arg, token in zip(call_args, argv, strict=True):
+        expected_argv = argv if len(call_args) == len(argv) else argv[:optional_argv]
+        assert len(call_args) == len(expected_argv), (name, call_args, argv)
+        for arg, token in zip(call_args, expected_argv, strict=True):
             if isinstance(arg, bytes) and arg.startswith(b"<"):
                 assert arg.decode() == token, (name, call_args, argv)
     assert {len(call_keys) for _, call_keys, _ in calls} >= (
@@ -358,8 +370,8 @@ def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -
 
 
 def test_every_script_has_a_spec() -> None:
-    assert set(_placeholder_calls()) == set(SCRIPT_NAMES)
-    assert len(SCRIPT_NAMES) == len(set(SCRIPT_NAMES))
+    assert set(_placeholder_calls()) == set(PROTOCOL_SCRIPTS)
+    assert set(PROTOCOL_SCRIPTS) <= set(SCRIPT_NAMES) and len(SCRIPT_NAMES) == len(set(SCRIPT_NAMES))
 
 
 @contextlib.asynccontextmanager

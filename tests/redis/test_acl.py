@@ -76,6 +76,8 @@ async def test_agents_run_their_whole_flow_under_generated_users(tmp_path: Path,
         }
         with agent_process(configs["p1"]) as p1, agent_process(configs["p2"]) as p2:
             await wait_until(lambda: _at_least(printed_count(admin, venue), 3), timeout=20)
+            # Killed while it holds a badge (0.4 s a print): whatever the machine's load, there is a job to reclaim.
+            await wait_until(lambda: admin.llen(Keys(venue).inflight("p2")), timeout=20)
             # p2 dies holding work: p1 sweeps, reclaims its held and pinned jobs (and steals) under its own user.
             p2.send_signal(signal.SIGKILL)
             p2.wait()

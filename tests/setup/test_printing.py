@@ -66,3 +66,18 @@ async def test_preview_writes_the_raster_the_printer_would_get(tmp_path: Path) -
     config.write_text(wide.replace("QL-1100", "QL-700"), encoding="utf-8")
     code, text = await _cli("preview", "-c", str(config), "--name", "Ada", "-o", str(out))
     assert code == 78 and "QL-700 cannot print 102 mm labels" in text, text
+
+
+async def test_preview_of_a_cp1252_export_through_the_reader_enqueue_uses(tmp_path: Path) -> None:
+    from tests.core.test_enqueue_import import PRETIX
+
+    config = tmp_path / "a.yaml"
+    config.write_text(CONFIG.format(host="127.0.0.1", port=9), encoding="utf-8")
+    export = tmp_path / "pretix.csv"
+    export.write_bytes(PRETIX.encode("cp1252"))  # Excel in Europe: cp1252 and ";"
+    out = tmp_path / "badge.png"
+    code, text = await _cli("preview", "-c", str(config), "--file", str(export), "--preset", "pretix", "-o", str(out))
+    assert code == 0 and "Traceback" not in text, text
+    # Two badges; the third row has no name and is named as skipped.
+    assert (tmp_path / "badge-1.png").exists() and (tmp_path / "badge-2.png").exists()
+    assert "row 4: skipped: name is required" in text

@@ -1,0 +1,28 @@
+-- attendee_badge: the badge for one attendee of the list, created exactly once whoever asks (kiosk, desk, import).
+-- KEYS att:<code> job:<job_id> q:<pinned>|pool events stats pinned attendees:badging
+-- ARGV <code> <version> <job_id> <payload> <pinned> <maxlen> <created_by>
+-- <version>, <job_id>: the record the payload was made from; a record changed since answers {"stale"} (the caller
+-- reads again). The job is the attendee's whatever state it is in: a second scan answers with it, never a second
+-- badge (that is a staff reprint).
+-- Returns {"queued"} when created now, {"exists", <state>}, {"cancelled"}, {"unknown"} or {"stale"}.
+local a = redis.call('HMGET', KEYS[1], 'v', 'st', 'j', 't')
+if not a[1] then
+  return {'unknown'}
+end
+if a[2] ~= 'valid' then
+  return {'cancelled'}
+end
+if a[3] ~= ARGV[3] then
+  return {'stale'}
+end
+local state = redis.call('HGET', KEYS[2], 'state')
+if state then
+  return {'exists', state}
+end
+if a[1] ~= ARGV[2] then
+  return {'stale'}
+end
+add_job(KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms())
+redis.call('HSET', KEYS[2], 'created_by', ARGV[7])
+redis.call('HSET', KEYS[7], ARGV[3], a[4])
+return {'queued'}

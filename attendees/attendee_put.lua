@@ -1,0 +1,66 @@
+-- attendee_put: add or refresh one attendee of the list (an import row, a walk-in, a sync), never its badge.
+-- KEYS att:<code> attendees:terms attendees:counts job:<job_id> attendees:badging attendees:exact attendees:refs attendees:p:<term>...
+-- ARGV <code> <version> <generation> <name> <company> <role> <fields> <order_code> <email> <source> <status> <job_id> <ticket_type> <terms> <old_terms>
+-- <version>: the record's version the caller read ("" for none): anything else answers {"stale"} and changes
+-- nothing (the caller reads again). <terms>: the search terms of what is shown (a local edit wins), space-separated
+-- (prelude.lua); <old_terms>: those the caller read on the record (its version checked). KEYS from 8 on: the postings
+-- key of each word term of <old_terms>, then of <terms> (term_keys). A new attendee gets a short ref (base 36 of a
+-- counter) that the index names it by.
+-- <ticket_type>: "-" for none. An existing attendee keeps its job id (the badge that may exist).
+-- Returns {"added"}, {"updated", <edited fields whose source value changed, comma-separated>}, {"unchanged"} or
+-- {"stale"}.
+local code = ARGV[1]
+local cur = redis.call('HMGET', KEYS[1], 'v', 'n', 'c', 'r', 'f', 'o', 'e', 's', 'st', 't', 'ix', 'en', 'ec', 'ef', 'i')
+if (cur[1] or '') ~= ARGV[2] then
+  return {'stale'}
+end
+local function count(status, ticket_type, delta)
+  if status == 'valid' then
+    redis.call('HINCRBY', KEYS[3], 'expected', delta)
+    redis.call('HINCRBY', KEYS[3], 'expected:' .. ticket_type, delta)
+  else
+    redis.call('HINCRBY', KEYS[3], 'cancelled', delta)
+  end
+end
+if (cur[11] or '') ~= ARGV[15] then
+  return {'stale'}
+end
+local keys = term_keys(KEYS, {ARGV[15], ARGV[14]}, 8)
+if not cur[1] then
+  local n = redis.call('HINCRBY', KEYS[3], 'seq', 1)
+  local ref = ''
+  repeat
+    local d = n % 36
+    ref = string.sub('0123456789abcdefghijklmnopqrstuvwxyz', d + 1, d + 1) .. ref
+    n = math.floor(n / 36)
+  until n == 0
+  redis.call('HSET', KEYS[1], 'n', ARGV[4], 'c', ARGV[5], 'r', ARGV[6], 'f', ARGV[7], 'o', ARGV[8], 'e', ARGV[9],
+    's', ARGV[10], 'st', ARGV[11], 'j', ARGV[12], 't', ARGV[13], 'ix', ARGV[14], 'g', ARGV[3], 'v', 1, 'i', ref)
+  redis.call('HSET', KEYS[7], ref, code)
+  reindex(KEYS[2], KEYS[6], keys, '', ARGV[14], ref, true)
+  count(ARGV[11], ARGV[13], 1)
+  if redis.call('EXISTS', KEYS[4]) == 1 then
+    -- Its badge was enqueued before the list was loaded: counted as checked in once it is printed.
+    redis.call('HSET', KEYS[5], ARGV[12], ARGV[13])
+  end
+  return {'added'}
+end
+if cur[2] == ARGV[4] and cur[3] == ARGV[5] and cur[4] == ARGV[6] and cur[5] == ARGV[7] and cur[6] == ARGV[8]
+    and cur[7] == ARGV[9] and cur[8] == ARGV[10] and cur[9] == ARGV[11] and cur[10] == ARGV[13]
+    and cur[11] == ARGV[14] then
+  redis.call('HSET', KEYS[1], 'g', ARGV[3])
+  return {'unchanged'}
+end
+local kept = {}
+if cur[12] and cur[2] ~= ARGV[4] then table.insert(kept, 'name') end
+if cur[13] and cur[3] ~= ARGV[5] then table.insert(kept, 'company') end
+if cur[14] and cur[5] ~= ARGV[7] then table.insert(kept, 'fields') end
+if cur[9] ~= ARGV[11] or cur[10] ~= ARGV[13] then
+  count(cur[9], cur[10], -1)
+  count(ARGV[11], ARGV[13], 1)
+end
+reindex(KEYS[2], KEYS[6], keys, cur[11], ARGV[14], cur[15], false)
+redis.call('HSET', KEYS[1], 'n', ARGV[4], 'c', ARGV[5], 'r', ARGV[6], 'f', ARGV[7], 'o', ARGV[8], 'e', ARGV[9],
+  's', ARGV[10], 'st', ARGV[11], 't', ARGV[13], 'ix', ARGV[14], 'g', ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+return {'updated', table.concat(kept, ',')}

@@ -1,0 +1,70 @@
+-- Steps the attendee list's scripts share: helpers of the venue's function library, beside the protocol's
+-- (agent/protocol/library.py). A function calls only functions above it.
+--
+-- The search index. A word term (a word of a name or company) is kept once in <terms> (sorted set, score 0) for
+-- prefix ranges, and its postings, the short refs of the attendees that have it (" r1 r2 "), in a string key of its
+-- own that grows by APPEND: a word thousands share (a company everyone works for) costs no more to add to than a
+-- rare one. An order code ("#abc12") or an e-mail ("=ada@example.org") is found whole: its postings are a field of
+-- the <exact> hash, and it is not in <terms>.
+
+-- The key of each word term of the space-separated lists, in the order the caller passed them in <given> (the
+-- script's KEYS) from <first> on.
+local function term_keys(given, lists, first)
+  local keys, n = {}, first
+  for _, list in ipairs(lists) do
+    for term in string.gmatch(list, '%S+') do
+      local mark = string.sub(term, 1, 1)
+      if mark ~= '#' and mark ~= '=' then
+        keys[term] = given[n]
+        n = n + 1
+      end
+    end
+  end
+  return keys
+end
+
+-- Add attendee <ref> to each term of <add> that <had> lacks; remove it from each term of <had> that <add> lacks.
+-- <keys>: term_keys of both lists. <fresh>: the ref is new, so no postings hold it yet (no look before appending).
+local function reindex(terms, exact, keys, had, add, ref, fresh)
+  local before, after = {}, {}
+  for term in string.gmatch(had, '%S+') do before[term] = true end
+  for term in string.gmatch(add, '%S+') do after[term] = true end
+  for term in pairs(before) do
+    if not after[term] then
+      local key = keys[term]
+      local list = key and redis.call('GET', key) or redis.call('HGET', exact, term)
+      local s, e = string.find(list or '', ' ' .. ref .. ' ', 1, true)
+      if s then
+        list = string.sub(list, 1, s) .. string.sub(list, e + 1)
+        if list == ' ' and key then
+          redis.call('DEL', key)
+          redis.call('ZREM', terms, term)
+        elseif list == ' ' then
+          redis.call('HDEL', exact, term)
+        elseif key then
+          redis.call('SET', key, list)
+        else
+          redis.call('HSET', exact, term, list)
+        end
+      end
+    end
+  end
+  for term in pairs(after) do
+    if not before[term] then
+      local key = keys[term]
+      if key then
+        if redis.call('EXISTS', key) == 0 then
+          redis.call('SET', key, ' ' .. ref .. ' ')
+          redis.call('ZADD', terms, 0, term)
+        elseif fresh or not string.find(redis.call('GET', key), ' ' .. ref .. ' ', 1, true) then
+          redis.call('APPEND', key, ref .. ' ')
+        end
+      else
+        local list = redis.call('HGET', exact, term) or ' '
+        if not string.find(list, ' ' .. ref .. ' ', 1, true) then
+          redis.call('HSET', exact, term, list .. ref .. ' ')
+        end
+      end
+    end
+  end
+end

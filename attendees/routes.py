@@ -1,0 +1,362 @@
+"""The intake's attendee routes (docs/intake.md, "Attendee list"): look up, search, badge, walk-in, correct.
+
+A ticket code is a credential: a kiosk token may look up one full code and never search or list; every lookup is
+rate-limited per token (``limits.lookup_rate``); no handler here logs a code (the request log names the route, not
+the path). Registered on the intake's app by ``add_routes``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from agent.errors import JobError
+from agent.fleet import fleet
+from agent.intake.app import INTAKE, Intake, _json_body, authorize
+from agent.intake.problem import Problem, field_error
+from agent.intake.ratelimit import RateLimit
+from agent.intake.tokens import Token
+from agent.jobs import Job, parse_job
+from agent.state import AgentState
+from attendees.keys import CODE_RE
+from attendees.specs import BadgeKind, PutKind
+from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
+from attendees.views import describe, kiosk_view
+
+log = logging.getLogger("badge_agent.intake.attendees")
+
+LOOKUP = ("kiosk", "desk", "staff", "viewer")
+SEARCH = ("desk", "staff", "viewer")
+BADGE = ("kiosk", "desk", "staff")
+WALK_IN = ("desk", "staff")
+CORRECT = ("staff",)
+MAX_QUERY = 200
+UNKNOWN = "This ticket is not on the list. Please go to the help desk."
+CANCELLED = "This ticket has been cancelled. Please go to the help desk."
+
+ATTENDEES = web.AppKey("attendees", AttendeeStore)
+LOOKUPS = web.AppKey("attendee_lookups", RateLimit)
+
+
+def add_routes(app: web.Application, intake: Intake) -> None:
+    app[ATTENDEES] = AttendeeStore(intake.redis, intake.config.venue, intake.store)
+    limits = intake.config.limits
+    app[LOOKUPS] = RateLimit(limits.lookup_rate, limits.lookup_burst)
+    app.router.add_get("/v1/attendees", search, allow_head=False)
+    app.router.add_post("/v1/attendees", walk_in)
+    app.router.add_get("/v1/attendees/{code}", lookup, allow_head=False)
+    app.router.add_patch("/v1/attendees/{code}", correct)
+    app.router.add_post("/v1/attendees/{code}/badge", badge)
+    app.router.add_get("/desk", desk_page, allow_head=False)
+    app.router.add_get("/desk/{name}", desk_asset, allow_head=False)
+
+
+def _authorize_lookup(request: web.Request, roles: tuple[str, ...]) -> Token:
+    """The token, past its role and both rates: every request's, and the lookups' (codes cannot be tried fast)."""
+    token = authorize(request, roles)
+    wait = request.app[LOOKUPS].take(token.name)
+    if wait:
+        rate = request.app[INTAKE].config.limits.lookup_rate
+        raise Problem(
+            429,
+            f"over this token's attendee lookups ({rate:g}/s)",
+            headers={"Retry-After": str(wait)},
+            retry_after=wait,
+        )
+    return token
+
+
+def _code(request: web.Request) -> str:
+    code = request.match_info["code"]
+    if not CODE_RE.fullmatch(code):
+        raise field_error(422, "code", "a ticket code is 1-128 printable characters without spaces")
+    return code
+
+
+def _view(token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]:
+    return kiosk_view(attendee, state) if token.role == "kiosk" else describe(attendee, state)
+
+
+async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]:
+    store = request.app[ATTENDEES]
+    attendee = await store.get(code)
+    if attendee is None:
+        raise Problem(404, UNKNOWN)
+    (state,) = await store.badge_states([attendee])
+    return attendee, state
+
+
+async def lookup(request: web.Request) -> web.Response:
+    token = _authorize_lookup(request, LOOKUP)
+    attendee, state = await _found(request, _code(request))
+    body = _view(token, attendee, state)
+    if attendee.status == "cancelled":
+        body["message"] = CANCELLED
+    return web.json_response(body)
+
+
+async def search(request: web.Request) -> web.Response:
+    _authorize_lookup(request, SEARCH)
+    query = request.query.get("q", "")
+    if len(query) > MAX_QUERY:
+        raise field_error(422, "q", f"at most {MAX_QUERY} characters")
+    store = request.app[ATTENDEES]
+    found = await store.search(query)
+    states = await store.badge_states(found)
+    return web.json_response({"attendees": [describe(a, s) for a, s in zip(found, states, strict=True)]})
+
+
+async def _printer(request: web.Request, token: Token) -> str | None:
+    """A pin a desk or staff may ask for (``{"printer": NAME}``); a kiosk's badges go where the venue sends them."""
+    if not request.can_read_body:
+        return None
+    body = await _json_body(request)
+    if not isinstance(body, dict):
+        raise Problem(422, "the body must be a JSON object (or empty)")
+    printer = body.get("printer")
+    if printer is None:
+        return None
+    if token.role == "kiosk":
+        raise Problem(403, "a kiosk token cannot choose the printer", role=token.role)
+    if not isinstance(printer, str):
+        raise field_error(422, "printer", "must be a printer name")
+    return printer
+
+
+#: Printer states in which a zone printer takes its pinned badges (agent/state.py): anything else hands them on.
+PRINTING_STATES = (AgentState.READY, AgentState.PRINTING)
+#: A printer whose last heartbeat is older than this is not counted on (the agents' default dead-after window).
+BEAT_WITHIN_S = 3.0
+
+
+async def zone_printer(request: web.Request, token: Token) -> str | None:
+    """For a token bound to a zone: the zone's printer that can print (beating, ready or printing) with the fewest
+    badges ahead (pinned queue plus the one in hand); None when the token has no zone or none of its printers can
+    print (then the badge goes to the pool, for any printer of the venue). A pinned badge still goes elsewhere if
+    its printer stops (handed back to the pool) or stays busy past the agents' affinity_wait (an idle peer steals
+    it)."""
+    intake = request.app[INTAKE]
+    zone = intake.config.zone_of(token.name)
+    if zone is None:
+        return None
+    view = await fleet(intake.redis, intake.config.venue)
+    able = [
+        p
+        for p in view.printers
+        if p.name in zone.printers
+        and p.state in PRINTING_STATES
+        and p.beat_age is not None
+        and p.beat_age < BEAT_WITHIN_S
+    ]
+    if not able:
+        return None
+    best = min(able, key=lambda p: (p.depth + (1 if p.inflight else 0), p.name))
+    return best.name
+
+
+async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
+    store = request.app[ATTENDEES]
+    printer = printer or await zone_printer(request, token)
+    reply, _ = await store.badge(code, token.name, printer)  # created_by: the token, as POST /v1/jobs records it
+    if reply.kind is BadgeKind.UNKNOWN:
+        raise Problem(404, UNKNOWN)
+    if reply.kind is BadgeKind.CANCELLED:
+        raise Problem(409, CANCELLED, status_of_ticket="cancelled")
+    if reply.kind is BadgeKind.STALE:
+        raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
+    attendee, state = await _found(request, code)
+    body = {**_view(token, attendee, state), "duplicate": reply.kind is BadgeKind.EXISTS}
+    return web.json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
+
+
+async def badge(request: web.Request) -> web.Response:
+    """Print this attendee's badge from the list: created once; any later request answers with that badge."""
+    token = _authorize_lookup(request, BADGE)
+    code = _code(request)
+    try:
+        printer = await _printer(request, token)
+        return await _print(request, token, code, printer)
+    except JobError as exc:
+        raise Problem(422, str(exc)) from None
+
+
+def _text(body: dict[str, Any], key: str) -> str:
+    value = body.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise field_error(422, key, "must be text")
+    return value.strip()
+
+
+async def walk_in(request: web.Request) -> web.Response:
+    """A walk-in: added to the list (``source: walk-in``), then printed like anyone on it (``"print": false``: not)."""
+    token = _authorize_lookup(request, WALK_IN)
+    store = request.app[ATTENDEES]
+    body = await _json_body(request)
+    if not isinstance(body, dict):
+        raise Problem(422, "the body must be a JSON object with a name")
+    code = _text(body, "code") or f"walkin-{secrets.token_urlsafe(12)}"
+    if not CODE_RE.fullmatch(code):
+        raise field_error(422, "code", "a ticket code is 1-128 printable characters without spaces")
+    try:
+        job = parse_job(
+            {
+                "attendee_id": code,
+                "job_id": await store.job_id_for(code),
+                "name": body.get("name"),
+                "company": body.get("company"),
+                "role": body.get("role"),
+                "fields": body.get("fields"),
+            }
+        )
+    except JobError as exc:
+        raise Problem(422, str(exc)) from None
+    record = record_for(job, _text(body, "order_code")[:64], _text(body, "email")[:254], "walk-in", "valid")
+    (put,) = await store.put_many([(code, record)])
+    if put.kind is not PutKind.ADDED:
+        raise Problem(409, "this code is on the list already: look it up instead", code_taken=True)
+    if body.get("print", True) is False:
+        attendee, state = await _found(request, code)
+        return web.json_response(describe(attendee, state), status=201)
+    printer = body.get("printer")
+    if printer is not None and not isinstance(printer, str):
+        raise field_error(422, "printer", "must be a printer name")
+    return await _print(request, token, code, printer)
+
+
+async def correct(request: web.Request) -> web.Response:
+    """Staff: correct name, company or fields (kept as a local edit beside the source's values), or set the ticket's
+    status (``cancelled`` withdraws a badge still waiting). The badge job's payload follows a correction, so a reprint
+    prints it."""
+    token = authorize(request, CORRECT)
+    store = request.app[ATTENDEES]
+    code = _code(request)
+    body = await _json_body(request)
+    if not isinstance(body, dict) or not body:
+        raise Problem(422, "the body must be a JSON object: name, company, fields or status")
+    unknown = sorted(set(body) - {"name", "company", "fields", "status"})
+    if unknown:
+        raise field_error(422, unknown[0], "cannot be corrected here (name, company, fields, status)")
+    if await store.get(code) is None:
+        raise Problem(404, UNKNOWN)
+    changes = {key: body[key] for key in ("name", "company", "fields") if key in body}
+    if changes:
+        for key in ("name", "company"):
+            if key in changes and not isinstance(changes[key], str | None):
+                raise field_error(422, key, "must be text")
+        if "fields" in changes and not isinstance(changes["fields"], dict | None):
+            raise field_error(422, "fields", "must be an object of text values")
+        try:
+            attendee = await store.edit(code, changes)
+        except JobError as exc:
+            raise Problem(422, str(exc)) from None
+        if attendee is None:
+            raise Problem(404, UNKNOWN)
+        await store.refresh_payload(attendee)
+    if "status" in body:
+        status = body["status"]
+        if status not in ("valid", "cancelled"):
+            raise field_error(422, "status", "valid or cancelled")
+        await store.set_status(code, status, f"token:{token.name}")
+    attendee, state = await _found(request, code)
+    log.info("attendee corrected by token %s: %s", token.name, ", ".join(sorted(body)))
+    return web.json_response(describe(attendee, state))
+
+
+async def refuse_unlisted(request: web.Request, token: Token) -> None:
+    """With a list loaded, a kiosk does not make badges for names typed on it (``kiosk.allow_unlisted`` says
+    otherwise): it scans tickets, looked up on the list."""
+    intake = request.app[INTAKE]
+    if token.role != "kiosk" or intake.config.kiosk.allow_unlisted:
+        return
+    if await AttendeeStore.exists(intake.redis, intake.config.venue):
+        raise Problem(
+            403,
+            "this venue checks in from its attendee list: scan the ticket (POST /v1/attendees/{code}/badge)",
+            role=token.role,
+        )
+
+
+async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple[bool, str] | None:
+    """For ``POST /v1/jobs``: a job whose attendee id is a listed ticket code is that attendee's one badge (made now,
+    or the one that exists), never a second job. Returns (made now, the attendee's job id), or None for a code not
+    on the list (or no list). A cancelled ticket answers 409."""
+    intake = request.app[INTAKE]
+    store = request.app[ATTENDEES]
+    if not await AttendeeStore.exists(intake.redis, intake.config.venue):
+        return None
+    if not CODE_RE.fullmatch(job.attendee_id) or not await intake.redis.exists(store.keys.attendee(job.attendee_id)):
+        return None
+    reply, attendee = await store.badge(job.attendee_id, token.name, job.printer or await zone_printer(request, token))
+    if reply.kind is BadgeKind.CANCELLED:
+        raise Problem(409, CANCELLED, status_of_ticket="cancelled")
+    if reply.kind is BadgeKind.STALE:
+        raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
+    if reply.kind is BadgeKind.UNKNOWN or attendee is None:
+        return None  # taken off the list in between: a job like any other
+    return reply.kind is BadgeKind.QUEUED, attendee.job_id
+
+
+async def kiosk_settings(request: web.Request) -> web.Response:
+    """What the kiosk page does: scan against the list (``list``), let names be typed (``names``: no list, or
+    ``kiosk.allow_unlisted``), and how long an answer stays before it clears itself (``reset_after``)."""
+    intake = request.app[INTAKE]
+    kiosk = intake.config.kiosk
+    listed = await AttendeeStore.exists(intake.redis, intake.config.venue)
+    return web.json_response(
+        {"list": listed, "names": kiosk.allow_unlisted or not listed, "reset_after": kiosk.reset_after}
+    )
+
+
+DESK_FILES = {"index.html": "text/html", "desk.js": "text/javascript", "desk.css": "text/css"}
+
+
+async def desk_page(request: web.Request) -> web.Response:
+    """The help desk's page (a desk or staff token in the address's fragment: ``/desk#token=...``)."""
+    return await _desk_file("index.html")
+
+
+async def desk_asset(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in DESK_FILES or name == "index.html":
+        raise Problem(404, f"no desk file {name!r}")
+    return await _desk_file(name)
+
+
+async def _desk_file(name: str) -> web.Response:
+    text = resources.files("attendees").joinpath(f"desk/{name}").read_text(encoding="utf-8")
+    return web.Response(text=text, content_type=DESK_FILES[name])
+
+
+async def metric_lines(request: web.Request) -> list[str]:
+    """The attendee list's counts for the intake's /metrics (the venue's one exporter of them): expected and
+    checked in, in all and per ticket type; nothing without a list."""
+    intake = request.app[INTAKE]
+    if not await AttendeeStore.exists(intake.redis, intake.config.venue):
+        return []
+    counts = await request.app[ATTENDEES].counts()
+    lines = [
+        "# HELP badge_attendees Attendees of the venue's list: expected (valid tickets), checked_in (first badge "
+        "printed), cancelled.",
+        "# TYPE badge_attendees gauge",
+        f'badge_attendees{{what="expected"}} {counts.expected}',
+        f'badge_attendees{{what="checked_in"}} {counts.checked_in}',
+        f'badge_attendees{{what="cancelled"}} {counts.cancelled}',
+        "# HELP badge_attendees_by_ticket_type Expected and checked in, per ticket type.",
+        "# TYPE badge_attendees_by_ticket_type gauge",
+    ]
+    for ticket_type, (expected, checked_in) in sorted(counts.by_type.items()):
+        label = _label(ticket_type)
+        lines.append(f'badge_attendees_by_ticket_type{{ticket_type="{label}",what="expected"}} {expected}')
+        lines.append(f'badge_attendees_by_ticket_type{{ticket_type="{label}",what="checked_in"}} {checked_in}')
+    return lines
+
+
+def _label(value: str) -> str:
+    """A Prometheus label value: backslash, quote and newline escaped (ticket types come from a file)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

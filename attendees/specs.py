@@ -1,0 +1,198 @@
+"""One spec per Lua script of the attendee list, as agent/protocol/specs.py does for the protocol's: the only place
+each script's KEYS and ARGV are put in order, and where its reply becomes a type. The scripts (``attendee_*.lua``)
+are functions of the venue's library (agent/protocol/library.py names this package), with the protocol's helpers
+(``add_job``, ``now_ms``) and this package's (prelude.lua) beside them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from agent.protocol.codec import dec, enc
+from agent.protocol.keys import EncodedKeys, PrinterKeys
+from agent.protocol.specs import ScriptCall, Spec
+from attendees.keys import AttendeeKeys
+
+
+class PutKind(StrEnum):
+    ADDED = "added"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    STALE = "stale"
+
+
+class Put(NamedTuple):
+    kind: PutKind
+    #: updated: the fields whose local edit was kept while the source's value changed.
+    kept_edits: tuple[str, ...] = ()
+
+
+class Record(NamedTuple):
+    """What ``put`` writes: the attendee as the source (or a walk-in) says."""
+
+    name: str
+    company: str
+    role: str
+    fields: str  # JSON object, or ""
+    order_code: str
+    email: str
+    source: str
+    status: str
+    job_id: str
+    ticket_type: str
+    terms: str
+
+
+def _word_keys(k: AttendeeKeys, *lists: str) -> list[bytes]:
+    """The postings key of each word term of the lists, in order (prelude.lua's term_keys reads them so)."""
+    return [enc(k.posting(term)) for terms in lists for term in terms.split() if term[0] not in "#="]
+
+
+class PutSpec(Spec[Any]):
+    name = "attendee_put"
+
+    def call(
+        self,
+        k: AttendeeKeys,
+        venue_keys: EncodedKeys,
+        code: str,
+        version: str,
+        generation: str,
+        record: Record,
+        old_terms: str,
+    ) -> ScriptCall[Put]:
+        """``old_terms``: the terms on the record as read (at ``version``)."""
+        keys = [
+            enc(k.attendee(code)), enc(k.terms), enc(k.counts), venue_keys.job(enc(record.job_id)), enc(k.badging),
+            enc(k.exact), enc(k.refs), *_word_keys(k, old_terms, record.terms),
+        ]  # fmt: skip
+        return (self, keys, [enc(code), enc(version), enc(generation), *(enc(v) for v in record), enc(old_terms)])
+
+    def parse(self, reply: Any) -> Put:
+        kind = PutKind(dec(reply[0]))
+        kept = tuple(x for x in dec(reply[1]).split(",") if x) if len(reply) > 1 else ()
+        return Put(kind, kept)
+
+
+class BadgeKind(StrEnum):
+    QUEUED = "queued"
+    EXISTS = "exists"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+    STALE = "stale"
+
+
+class Badged(NamedTuple):
+    kind: BadgeKind
+    state: str = ""  # exists: the job's state
+
+
+class BadgeSpec(Spec[Any]):
+    name = "attendee_badge"
+
+    def call(
+        self,
+        k: AttendeeKeys,
+        venue_keys: EncodedKeys,
+        code: str,
+        version: str,
+        job_id: str,
+        payload: str,
+        pinned: PrinterKeys | None,
+        maxlen: int,
+        created_by: str,
+    ) -> ScriptCall[Badged]:
+        queue, printer = (pinned.queue, pinned.name) if pinned is not None else (venue_keys.pool, b"")
+        job = enc(job_id)
+        keys = [
+            enc(k.attendee(code)), venue_keys.job(job), queue, venue_keys.events, venue_keys.stats,
+            venue_keys.pinned, enc(k.badging),
+        ]  # fmt: skip
+        return (self, keys, [enc(code), enc(version), job, enc(payload), printer, maxlen, enc(created_by)])
+
+    def parse(self, reply: Any) -> Badged:
+        return Badged(BadgeKind(dec(reply[0])), dec(reply[1]) if len(reply) > 1 else "")
+
+
+class EditSpec(Spec[Any]):
+    name = "attendee_edit"
+
+    def call(
+        self,
+        k: AttendeeKeys,
+        code: str,
+        version: str,
+        name: str,
+        company: str,
+        fields: str,
+        terms: str,
+        old_terms: str,
+    ) -> ScriptCall[str]:
+        args: list[bytes | int] = [
+            enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms), enc(old_terms),
+        ]  # fmt: skip
+        keys = [enc(k.attendee(code)), enc(k.terms), enc(k.exact), *_word_keys(k, old_terms, terms)]
+        return (self, keys, args)
+
+    def parse(self, reply: Any) -> str:
+        return dec(reply[0])  # edited, unknown or stale
+
+
+class StatusSpec(Spec[Any]):
+    name = "attendee_status"
+
+    def call(self, k: AttendeeKeys, code: str, status: str) -> ScriptCall[tuple[str, str]]:
+        return (self, [enc(k.attendee(code)), enc(k.counts)], [enc(status)])
+
+    def parse(self, reply: Any) -> tuple[str, str]:
+        return dec(reply[0]), dec(reply[1]) if len(reply) > 1 else ""  # (changed | same | unknown, job id)
+
+
+class CheckinSpec(Spec[Any]):
+    name = "attendee_checkin"
+
+    def call(self, k: AttendeeKeys, venue_keys: EncodedKeys, job_ids: list[str]) -> ScriptCall[int]:
+        ids = [enc(j) for j in job_ids]
+        keys = [enc(k.counts), enc(k.badging), *(venue_keys.done(j) for j in ids)]
+        return (self, keys, list[bytes | int](ids))
+
+    def parse(self, reply: Any) -> int:
+        return int(reply)
+
+
+class PayloadSpec(Spec[Any]):
+    name = "attendee_payload"
+
+    def call(self, venue_keys: EncodedKeys, job_id: str, payload: str) -> ScriptCall[str]:
+        return (self, [venue_keys.job(enc(job_id))], [enc(payload)])
+
+    def parse(self, reply: Any) -> str:
+        return dec(reply)
+
+
+class SearchSpec(Spec[Any]):
+    name = "attendee_search"
+
+    def call(self, k: AttendeeKeys, words: list[tuple[str, list[bytes]]], max_codes: int) -> ScriptCall[list[str]]:
+        """``words``: each word of the search with the word terms of its prefix range (as read from the terms)."""
+        keys = [enc(k.exact), enc(k.refs)]
+        args: list[bytes | int] = [max_codes]
+        prefix = enc(k.posting(""))
+        for word, terms in words:
+            keys += [prefix + term for term in terms]  # the terms as Redis answered them: bytes, no round trip
+            args += [enc(word), len(terms)]
+        return (self, keys, args)
+
+    def parse(self, reply: Any) -> list[str]:
+        return [dec(code) for code in reply or [] if code is not None]
+
+
+PUT = PutSpec()
+BADGE = BadgeSpec()
+EDIT = EditSpec()
+STATUS = StatusSpec()
+CHECKIN = CheckinSpec()
+PAYLOAD = PayloadSpec()
+SEARCH = SearchSpec()
+SPECS: tuple[Spec[Any], ...] = (PUT, BADGE, EDIT, STATUS, CHECKIN, PAYLOAD, SEARCH)

@@ -1,0 +1,515 @@
+"""The attendee list in the venue's Redis: read, search, refresh, badge, correct, cancel, count, purge.
+
+Every write is one script (put, badge, edit, status, checkin: one atomic step each). A write that depends on what
+the caller read (the terms of a name, the payload of a badge) carries the record's version; a record changed in
+between answers "stale" and the step is made again from a fresh read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+
+from agent.jobs import Job, parse_job
+from agent.protocol.codec import dec, enc
+from agent.protocol.replies import CancelKind
+from agent.protocol.store import Store
+from attendees import specs
+from attendees.keys import AttendeeKeys
+from attendees.terms import index_terms, query_words
+
+#: Fields of an attendee hash, in the order ``_FIELDS`` reads them.
+_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "ix")
+#: The job hash fields a badge state is made of.
+_JOB_FIELDS = ("state", "printer", "printed_ms", "printed_at", "reprints")
+SEARCH_LIMIT = 50
+#: Distinct terms of one word's prefix range a search looks at (``ma`` may start thousands of names).
+SEARCH_TERMS = 500
+#: Retries of a step whose record changed between the read and the script.
+STALE_RETRIES = 5
+NO_TYPE = "-"
+
+
+@dataclass(frozen=True)
+class Attendee:
+    code: str
+    name: str
+    company: str
+    role: str
+    fields: dict[str, str]
+    order_code: str
+    email: str
+    source: str
+    status: str
+    job_id: str
+    ticket_type: str
+    version: str
+    #: Staff corrections ("name", "company", "fields"), shown instead of the source's values.
+    edits: dict[str, Any] = field(default_factory=dict)
+    #: The search terms the record is indexed under now.
+    indexed: str = ""
+
+    @property
+    def shown_name(self) -> str:
+        return str(self.edits.get("name") or self.name)
+
+    @property
+    def shown_company(self) -> str:
+        return str(self.edits.get("company") or self.company)
+
+    @property
+    def shown_fields(self) -> dict[str, str]:
+        edited = self.edits.get("fields")
+        return dict(edited) if isinstance(edited, dict) else dict(self.fields)
+
+    def terms(self) -> str:
+        return " ".join(index_terms(self.shown_name, self.shown_company, self.order_code, self.email))
+
+    def job(self, printer: str | None = None) -> Job:
+        """The attendee's badge job, with what the list shows (a staff correction included)."""
+        return parse_job(
+            {
+                "job_id": self.job_id,
+                "attendee_id": self.code,
+                "name": self.shown_name,
+                "company": self.shown_company,
+                "role": self.role,
+                "fields": self.shown_fields,
+                "printer": printer,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class BadgeState:
+    """Where an attendee's badge is: ``none`` (never asked for), or its job's state, printer and place."""
+
+    state: str
+    printer: str = ""
+    location: str = ""
+    printed_ms: int = 0
+    reprints: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "printer": self.printer,
+            "location": self.location,
+            "printed_ms": self.printed_ms or None,
+            "reprints": self.reprints,
+        }
+
+
+@dataclass(frozen=True)
+class Counts:
+    expected: int
+    checked_in: int
+    cancelled: int
+    #: ticket type -> (expected, checked in); "-" for attendees without one.
+    by_type: dict[str, tuple[int, int]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "expected": self.expected,
+            "checked_in": self.checked_in,
+            "cancelled": self.cancelled,
+            "by_ticket_type": {t: {"expected": e, "checked_in": c} for t, (e, c) in sorted(self.by_type.items())},
+        }
+
+
+def _attendee(code: str, raw: dict[Any, Any]) -> Attendee | None:
+    """An attendee from its hash as HGETALL answers it (no field names to send: a search reads fifty at once)."""
+    if not raw:
+        return None
+    values = {field: None for field in _FIELDS} | {dec(k): dec(v) for k, v in raw.items()}
+    edits: dict[str, Any] = {}
+    if values["en"]:
+        edits["name"] = values["en"]
+    if values["ec"]:
+        edits["company"] = values["ec"]
+    if values["ef"]:
+        edits["fields"] = json.loads(values["ef"])
+    return Attendee(
+        code=code,
+        name=values["n"] or "",
+        company=values["c"] or "",
+        role=values["r"] or "",
+        fields=json.loads(values["f"]) if values["f"] else {},
+        order_code=values["o"] or "",
+        email=values["e"] or "",
+        source=values["s"] or "",
+        status=values["st"] or "valid",
+        job_id=values["j"] or "",
+        ticket_type=values["t"] or NO_TYPE,
+        version=values["v"] or "",
+        edits=edits,
+        indexed=values["ix"] or "",
+    )
+
+
+class AttendeeStore:
+    """One venue's attendee list on one Redis client (``decode_responses=False``)."""
+
+    def __init__(self, redis: Redis, venue: str, venue_store: Store | None = None) -> None:
+        self.redis = redis
+        self.keys = AttendeeKeys(venue)
+        self.venue = venue_store or Store(redis, venue)
+        self.scripts = self.venue.scripts  # the venue's function library holds the list's scripts too
+        self._secret: bytes | None = None
+
+    @staticmethod
+    async def exists(redis: Redis, venue: str) -> bool:
+        """Whether the venue has an attendee list (it has counts from its first import on)."""
+        return bool(await redis.exists(enc(AttendeeKeys(venue).counts)))
+
+    # -- reading -------------------------------------------------------------------------------------------------
+
+    async def get(self, code: str) -> Attendee | None:
+        # One command, not a pipeline of one: a kiosk's lookup is the list's most frequent request.
+        return _attendee(code, await self.redis.hgetall(enc(self.keys.attendee(code))))
+
+    async def get_many(self, codes: Sequence[str]) -> list[Attendee | None]:
+        if not codes:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for code in codes:
+                pipe.hgetall(enc(self.keys.attendee(code)))
+            raws = await pipe.execute()
+        return [_attendee(code, raw) for code, raw in zip(codes, raws, strict=True)]
+
+    async def badge_states(self, attendees: Sequence[Attendee]) -> list[BadgeState]:
+        """Each attendee's badge, in one round trip (two when a badge is queued or printing: where it is)."""
+        k = self.venue.encoded_keys
+        if len(attendees) == 1:  # a lookup: one command, not a pipeline of one
+            raws = [await self.redis.hmget(k.job(enc(attendees[0].job_id)), list(_JOB_FIELDS))]
+        else:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for attendee in attendees:
+                    pipe.hmget(k.job(enc(attendee.job_id)), list(_JOB_FIELDS))
+                raws = await pipe.execute()
+        rows = [dict(zip(_JOB_FIELDS, (dec(v) if v is not None else None for v in raw), strict=True)) for raw in raws]
+        printers = sorted({r["printer"] for r in rows if r["state"] and r["state"] != "printed" and r["printer"]})
+        locations = await self._locations(printers)
+        states = []
+        for row in rows:
+            if row["state"] is None:
+                states.append(BadgeState("none"))
+                continue
+            printer = row["printer"] or ""
+            where = row["printed_at"] if row["state"] == "printed" and row["printed_at"] else locations.get(printer, "")
+            states.append(
+                BadgeState(row["state"], printer, where or "", int(row["printed_ms"] or 0), int(row["reprints"] or 0))
+            )
+        return states
+
+    async def _locations(self, printers: Sequence[str]) -> dict[str, str]:
+        if not printers:
+            return {}
+        raws = await self.redis.mget([enc(self.venue.keys.health(p)) for p in printers])
+        out = {}
+        for printer, raw in zip(printers, raws, strict=True):
+            try:
+                out[printer] = str(json.loads(raw).get("location", "")) if raw else ""
+            except (ValueError, AttributeError):
+                out[printer] = ""
+        return out
+
+    async def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[Attendee]:
+        """At most ``limit`` attendees each of whose shown name, company, order code or e-mail matches every word of
+        ``query`` (folded: case and accents ignored; a word's prefix; an order code or e-mail whole), by name.
+
+        One round trip reads each word's range of distinct terms, one script (attendee_search.lua) intersects the
+        attendees of those terms, one more reads the attendees found.
+        """
+        words = query_words(query)
+        if not words:
+            return []
+        words.sort(key=len, reverse=True)  # the longest word is the most selective: the others filter it
+        terms = enc(self.keys.terms)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for word in words:
+                low = enc(word)
+                pipe.zrangebylex(terms, b"[" + low, b"[" + low + b"\xff", start=0, num=SEARCH_TERMS)
+            ranges = await pipe.execute()
+        codes = await self.scripts.run(specs.SEARCH.call(self.keys, list(zip(words, ranges, strict=True)), limit))
+        found = [a for a in await self.get_many(codes) if a is not None]
+        found.sort(key=lambda a: (a.shown_name.casefold(), a.code))
+        return found[:limit]
+
+    async def codes(self) -> AsyncIterator[str]:
+        """Every attendee's code (SCAN: for export, prune and purge, never on a desk's path)."""
+        prefix = len(self.keys.attendee(""))
+        async for key in self.redis.scan_iter(match=enc(self.keys.attendee_pattern), count=1000):
+            yield dec(key)[prefix:]
+
+    # -- job ids ---------------------------------------------------------------------------------------------------
+
+    async def job_id_for(self, code: str) -> str:
+        """A job id made from the code with the venue's secret (HMAC-SHA256): stable, and no one who sees it in a log
+        or on the board can work back to the ticket code."""
+        if self._secret is None:
+            await self.redis.set(enc(self.keys.secret), secrets.token_hex(32).encode(), nx=True)
+            raw = await self.redis.get(enc(self.keys.secret))
+            if raw is None:
+                raise RuntimeError("the attendee list's secret vanished while it was read")
+            self._secret = enc(raw) if isinstance(raw, str) else bytes(raw)
+        digest = hmac.new(self._secret, code.encode("utf-8"), hashlib.sha256).hexdigest()
+        return f"att-{digest[:20]}"
+
+    # -- writing -------------------------------------------------------------------------------------------------
+
+    async def put_many(self, rows: Sequence[tuple[str, specs.Record]], generation: str = "") -> list[specs.Put]:
+        """Add or refresh attendees (one script each, in one round trip). A row whose record changed while this ran
+        is read and sent again."""
+        results: list[specs.Put | None] = [None] * len(rows)
+        pending = list(range(len(rows)))
+        for attempt in range(STALE_RETRIES):
+            # The first attempt takes every row for new (a first import reads nothing); a row already listed answers
+            # "stale" and is sent again with what its record holds.
+            current = [None] * len(pending) if attempt == 0 else await self.get_many([rows[i][0] for i in pending])
+            calls = []
+            for i, attendee in zip(pending, current, strict=True):
+                code, record = rows[i]
+                calls.append(
+                    specs.PUT.call(
+                        self.keys,
+                        self.venue.encoded_keys,
+                        code,
+                        attendee.version if attendee else "",
+                        generation,
+                        _as_shown(record, attendee),
+                        attendee.indexed if attendee else "",
+                    )
+                )
+            if not calls:
+                break
+            if self.scripts.functions is None:
+                await self.scripts.prepare("attendee_put")
+            replies = await self.scripts.run_together(calls)
+            retry = []
+            for i, reply in zip(pending, replies, strict=True):
+                if reply.kind is specs.PutKind.STALE:
+                    retry.append(i)
+                else:
+                    results[i] = reply
+            pending = retry
+            if not pending:
+                break
+        return [r if r is not None else specs.Put(specs.PutKind.STALE) for r in results]
+
+    async def badge(
+        self, code: str, created_by: str, printer: str | None = None
+    ) -> tuple[specs.Badged, Attendee | None]:
+        """Create this attendee's badge job unless it exists: ("queued"), ("exists", state), ("cancelled"),
+        ("unknown"). Exactly one job, however many desks and kiosks ask at once."""
+        k = self.venue.encoded_keys
+        for _ in range(STALE_RETRIES):
+            attendee = await self.get(code)
+            if attendee is None:
+                return specs.Badged(specs.BadgeKind.UNKNOWN), None
+            job = attendee.job(printer)
+            reply = await self.scripts.run(
+                specs.BADGE.call(
+                    self.keys,
+                    k,
+                    code,
+                    attendee.version,
+                    attendee.job_id,
+                    job.payload(),
+                    k.printer(job.printer) if job.printer else None,
+                    self.venue.events_maxlen,
+                    created_by,
+                )
+            )
+            if reply.kind is not specs.BadgeKind.STALE:
+                return reply, attendee
+        return specs.Badged(specs.BadgeKind.STALE), None
+
+    async def badge_listed(
+        self, jobs: Sequence[tuple[int, Job]], created_by: str
+    ) -> dict[int, tuple[str, specs.Badged]]:
+        """For the jobs whose attendee id is a listed ticket code: that attendee's badge instead (``badge``), by the
+        caller's number -> (the attendee's job id, the answer). A job of an unlisted code is left to the caller."""
+        if not jobs:
+            return {}
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for _, job in jobs:
+                pipe.exists(enc(self.keys.attendee(job.attendee_id)))
+            present = await pipe.execute()
+        out: dict[int, tuple[str, specs.Badged]] = {}
+        for (number, job), listed in zip(jobs, present, strict=True):
+            if listed:
+                reply, attendee = await self.badge(job.attendee_id, created_by, job.printer)
+                out[number] = (attendee.job_id if attendee else job.job_id, reply)
+        return out
+
+    async def edit(self, code: str, changes: dict[str, Any]) -> Attendee | None:
+        """Correct ``name``, ``company`` or ``fields`` (a key present in ``changes``); a value equal to what the source
+        says (or empty) drops the correction. Returns the attendee as now shown, or None for an unknown code."""
+        for _ in range(STALE_RETRIES):
+            attendee = await self.get(code)
+            if attendee is None:
+                return None
+            edits = dict(attendee.edits)
+            for key, source_value in (("name", attendee.name), ("company", attendee.company)):
+                if key in changes:
+                    value = str(changes[key] or "").strip()
+                    if value and value != source_value:
+                        edits[key] = value
+                    else:
+                        edits.pop(key, None)
+            if "fields" in changes:
+                if changes["fields"] and changes["fields"] != attendee.fields:
+                    edits["fields"] = changes["fields"]
+                else:
+                    edits.pop("fields", None)
+            shown = Attendee(**{**attendee.__dict__, "edits": edits})
+            shown.job()  # every value checked as a badge's (raises JobError naming the field)
+            fields_json = json.dumps(edits["fields"], ensure_ascii=False) if "fields" in edits else ""
+            reply = await self.scripts.run(
+                specs.EDIT.call(
+                    self.keys,
+                    code,
+                    attendee.version,
+                    str(edits.get("name", "")),
+                    str(edits.get("company", "")),
+                    fields_json,
+                    shown.terms(),
+                    attendee.indexed,
+                )
+            )
+            if reply == "unknown":
+                return None
+            if reply == "edited":
+                return await self.get(code)
+        raise RuntimeError(f"attendee kept changing while it was corrected ({STALE_RETRIES} tries)")
+
+    async def refresh_payload(self, attendee: Attendee) -> str:
+        """Put what the list now shows on the attendee's badge job, unless a printer is printing it (then the next
+        round takes it: a reprint). Returns the job's state ("" when there is no job yet)."""
+        job = attendee.job()
+        return await self.scripts.run(specs.PAYLOAD.call(self.venue.encoded_keys, job.job_id, job.payload()))
+
+    async def set_status(self, code: str, status: str, by: str) -> tuple[str, str]:
+        """Mark a ticket ``valid`` or ``cancelled``. A cancelled ticket's badge that no printer has taken yet is
+        cancelled with it (a cancelled ticket never prints). Returns (changed | same | unknown, job state)."""
+        kind, job_id = await self.scripts.run(specs.STATUS.call(self.keys, code, status))
+        state = ""
+        if kind != "unknown" and status == "cancelled" and job_id:
+            reply = await self.venue.cancel(job_id, by)
+            state = "cancelled" if reply.kind is CancelKind.CANCELLED else reply.detail
+        return kind, state
+
+    # -- counts ----------------------------------------------------------------------------------------------------
+
+    async def counts(self, fold: bool = True) -> Counts:
+        """Expected, checked in (first badge confirmed printed) and cancelled, and per ticket type.
+
+        ``fold``: badges printed since the last look are folded into the stored counts first (the checkin script,
+        once each), so the next look reads less. Without it (the read-only views: status, the board) they are
+        looked at and added, changing nothing: the same numbers either way.
+        """
+        pending = {dec(j): dec(t) for j, t in (await self.redis.hgetall(enc(self.keys.badging))).items()}
+        ids = list(pending)
+        printed: dict[str, int] = {}
+        if fold:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                await self.scripts.run(specs.CHECKIN.call(self.keys, self.venue.encoded_keys, chunk))
+        elif ids:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for job_id in ids:
+                    pipe.exists(self.venue.encoded_keys.done(enc(job_id)))
+                done = await pipe.execute()
+            for job_id, present in zip(ids, done, strict=True):
+                if present:
+                    printed["checked_in"] = printed.get("checked_in", 0) + 1
+                    key = "checked_in:" + pending[job_id]
+                    printed[key] = printed.get(key, 0) + 1
+        raw = {dec(k): int(v) for k, v in (await self.redis.hgetall(enc(self.keys.counts))).items()}
+        for key, value in printed.items():
+            raw[key] = raw.get(key, 0) + value
+        by_type: dict[str, tuple[int, int]] = {}
+        for key, value in raw.items():
+            what, _, ticket_type = key.partition(":")
+            if not ticket_type:
+                continue
+            expected, checked = by_type.get(ticket_type, (0, 0))
+            if what == "expected":
+                expected = value
+            elif what == "checked_in":
+                checked = value
+            by_type[ticket_type] = (expected, checked)
+        by_type = {t: v for t, v in by_type.items() if v != (0, 0)}
+        return Counts(raw.get("expected", 0), raw.get("checked_in", 0), raw.get("cancelled", 0), by_type)
+
+    # -- after the event -------------------------------------------------------------------------------------------
+
+    async def purge(self) -> dict[str, int]:
+        """Remove the list, its index and counts, and every personal field of the venue's job records (the payload:
+        name, company, role, fields, ticket code; staff's reprint reasons), and the event stream. Refused while a
+        badge is still queued or printing (it would print without a name)."""
+        k = self.venue.keys
+        waiting = await self.redis.llen(enc(k.pool))
+        async for _ in self.redis.scan_iter(match=enc(k.inflight("*")), count=1000):
+            waiting += 1
+        async for _ in self.redis.scan_iter(match=enc(k.queue("*")), count=1000):
+            waiting += 1
+        if waiting:
+            raise PurgeRefused("badges are still waiting or printing: let them print or cancel them, then purge")
+        removed = 0
+        batch: list[bytes] = []
+        async for code in self.codes():
+            batch.append(enc(self.keys.attendee(code)))
+            if len(batch) >= 1000:
+                removed += await self.redis.unlink(*batch)
+                batch = []
+        if batch:
+            removed += await self.redis.unlink(*batch)
+        mine = self.keys
+        listed = (mine.terms, mine.exact, mine.refs, mine.counts, mine.badging, mine.secret)
+        await self.redis.unlink(*(enc(key) for key in listed))
+        async for key in self.redis.scan_iter(match=enc(mine.posting_pattern), count=1000):
+            await self.redis.unlink(key)
+        jobs = 0
+        prefix = k.job("")
+        async for key in self.redis.scan_iter(match=enc(k.job("*")), count=1000):
+            job_id = dec(key)[len(prefix) :]
+            await self.redis.hset(key, mapping={"payload": json.dumps({"job_id": job_id, "purged": True})})
+            await self.redis.hdel(key, "reprint_reason", "reason", "error")
+            jobs += 1
+        await self.redis.unlink(enc(k.events))
+        self._secret = None
+        return {"attendees": removed, "jobs": jobs}
+
+
+class PurgeRefused(Exception):
+    """Purge would blank the badge of a job still to print."""
+
+
+def _as_shown(record: specs.Record, current: Attendee | None) -> specs.Record:
+    """The record as ``put`` writes it: the search terms of what will be shown (a staff correction wins), and the
+    job id the attendee already has (its badge may exist)."""
+    if current is None:
+        return record
+    name = str(current.edits.get("name") or record.name)
+    company = str(current.edits.get("company") or record.company)
+    terms = " ".join(index_terms(name, company, record.order_code, record.email))
+    return record._replace(terms=terms, job_id=current.job_id or record.job_id)
+
+
+def record_for(job: Job, order_code: str, email: str, source: str, status: str) -> specs.Record:
+    """A list record from a checked job (the name, company, role and fields a badge will carry)."""
+    ticket_type = job.fields.get("ticket_type") or NO_TYPE
+    fields = json.dumps(job.fields, ensure_ascii=False, sort_keys=True) if job.fields else ""
+    terms = " ".join(index_terms(job.name, job.company, order_code, email))
+    return specs.Record(
+        job.name, job.company, job.role, fields, order_code, email, source, status, job.job_id, ticket_type, terms
+    )

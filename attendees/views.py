@@ -1,0 +1,50 @@
+"""An attendee as the CLI, the intake and the desk page show it; and the little a kiosk may see."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from attendees.store import NO_TYPE, Attendee, BadgeState
+
+
+def describe(attendee: Attendee, badge: BadgeState) -> dict[str, Any]:
+    """An attendee as the CLI and the intake show it: what the badge says, the source's values beside a correction."""
+    data: dict[str, Any] = {
+        "code": attendee.code,
+        "name": attendee.shown_name,
+        "company": attendee.shown_company,
+        "role": attendee.role,
+        "fields": attendee.shown_fields,
+        "ticket_type": "" if attendee.ticket_type == NO_TYPE else attendee.ticket_type,
+        "order_code": attendee.order_code,
+        "email": attendee.email,
+        "source": attendee.source,
+        "status": attendee.status,
+        "job_id": attendee.job_id,
+        "badge": badge.as_dict(),
+    }
+    if attendee.edits:
+        data["source_says"] = {
+            key: {"name": attendee.name, "company": attendee.company, "fields": attendee.fields}[key]
+            for key in attendee.edits
+        }
+    return data
+
+
+def when_printed(ms: int | None) -> str:
+    if not ms:
+        return ""
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%H:%M:%S UTC")
+
+
+def kiosk_view(attendee: Attendee, badge: BadgeState) -> dict[str, Any]:
+    """What a kiosk that presented this attendee's full code sees: enough to greet them and say where their badge
+    is; not their e-mail, order or the rest of the list."""
+    return {
+        "name": attendee.shown_name,
+        "first_name": attendee.shown_fields.get("first_name") or attendee.shown_name.split()[0],
+        "status": attendee.status,
+        "job_id": attendee.job_id,
+        "badge": badge.as_dict(),
+    }

@@ -1,0 +1,393 @@
+"""The attendee list at venue scale: import, lookup and search through the real intake, memory, and how cost grows.
+
+Run: .venv/bin/python -m bench.attendees [--sizes 5000,50000,200000] [--seconds S] [--clients N] [--samples K]
+Prints a table and writes bench/results/attendees.json.
+
+For each size, on a private redis-server of its own (no AOF: the list's own cost, not the disk's):
+1. Import: a pretix-style export (UTF-8 CSV; names in Latin with accents, Greek, Cyrillic and Chinese; company,
+   order code, e-mail, a 32-character ticket secret) loaded by ``badge-agent attendees import --preset pretix`` as
+   a user runs it (process start included).
+2. Memory: Redis's ``used_memory`` after the import less before, per attendee (records, search index, counts).
+3. Lookup and search: ``badge-agent intake`` as its own process; N concurrent clients (one aiohttp session here)
+   for S seconds each: ``GET /v1/attendees/{code}`` of random listed codes, then ``GET /v1/attendees?q=`` of a
+   random name's first 3 letters plus the next word's first 2 (or a Chinese name's first character).
+4. Scan -> first byte (once, at the middle size): one agent (its own process) on an idle ZPL emulator served here;
+   a kiosk token POSTs ``/v1/attendees/{code}/badge``; the clock stops when the emulator receives the badge's first
+   byte. Between samples the badge prints and the bench waits 50-150 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+from redis.asyncio import Redis
+
+from agent.protocol.keys import Keys
+from bench.common import ROOT, fmt, percentile, redis_server, table, verdict, write_results
+from bench.intake import intake_process
+from drivers.emulators import EMULATORS
+from drivers.emulators.fronts import TcpFront
+
+LATIN_FIRST = [
+    "Renée", "José", "Zoë", "François", "Łukasz", "Ana", "Jürgen", "Siobhán", "Ömer", "Chloé", "Mateo", "Maria",
+    "Anna", "Peter", "Sofía", "Lars", "Inês", "Björn", "Agnieszka", "Giulia", "Mehmet", "Noémie", "Oskar", "Aoife",
+]  # fmt: skip
+#: Surnames made of syllables: thousands of distinct ones, as a real list has (the index's cost is per distinct word).
+SYLLABLES = [
+    "le", "fè", "vre", "nú", "ñez", "gé", "rard", "dvo", "řák", "mül", "ler", "ko", "wal", "ski", "ber",
+    "tin", "ro", "sa", "mi", "chel", "van", "der", "berg", "ağa", "oğ", "lu", "ngu", "yễn", "ma", "ta",
+]  # fmt: skip
+GREEK = ["Δημήτρης Παπαδόπουλος", "Ελένη Γεωργίου", "Νίκος Κωνσταντίνου", "Μαρία Ιωάννου"]
+CYRILLIC = ["Александр Пушкин", "Мария Иванова", "Дмитрий Смирнов", "Ольга Кузнецова"]
+CHINESE = ["李小龍", "王芳", "張偉", "陳靜", "劉洋", "楊敏"]
+COMPANIES = ["Café Müller", "ACME", "Škoda Café", "Golden Harvest", "Ελληνικά ΑΕ", "Northwind", "Initech", ""]
+#: Most attendees' companies are their own: a few big ones (above) and a long tail.
+TAIL = ["Labs", "GmbH", "Studio", "SARL", "Ltd", "Group", "Systems"]
+HEADER = ["Order code", "Position ID", "Status", "Email", "Product", "Attendee name", "Company", "Ticket secret"]
+PRODUCTS = ["Visitor", "Visitor", "Visitor", "Exhibitor", "Speaker", "Press"]
+
+
+def person(rng: random.Random, i: int) -> list[str]:
+    kind = rng.random()
+    if kind < 0.7:
+        last = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+        name = f"{rng.choice(LATIN_FIRST)} {last}"
+    elif kind < 0.8:
+        name = rng.choice(GREEK)
+    elif kind < 0.9:
+        name = rng.choice(CYRILLIC)
+    else:
+        name = rng.choice(CHINESE)
+    order = f"{i // 2:05X}"[-5:].rjust(5, "A")
+    secret = f"{rng.getrandbits(128):032x}"
+    email = f"guest{i}@example.org"
+    company = (
+        rng.choice(COMPANIES)
+        if rng.random() < 0.5
+        else f"{rng.choice(SYLLABLES).capitalize()}{i % 3000} {rng.choice(TAIL)}"
+    )
+    return [order, str(i % 2 + 1), "paid", email, rng.choice(PRODUCTS), name, company, secret]
+
+
+def export(path: Path, size: int, seed: int = 7) -> list[list[str]]:
+    rng = random.Random(seed)
+    people = [person(rng, i) for i in range(size)]
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(HEADER)
+        writer.writerows(people)
+    return people
+
+
+async def used_memory(redis: Redis) -> int:
+    return int((await redis.info("memory"))["used_memory"])
+
+
+def import_list(path: Path, url: str, venue: str) -> tuple[float, str]:
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-m", "agent", "attendees", "import", str(path), "--preset", "pretix"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BADGE_REDIS_URL": url, "BADGE_VENUE": venue},
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    if out.returncode != 0:
+        raise RuntimeError(f"import failed: {out.stdout[-500:]} {out.stderr[-2000:]}")
+    return elapsed, out.stdout.strip().splitlines()[-1]
+
+
+def search_query(rng: random.Random, name: str) -> str:
+    words = name.split()
+    if len(words) == 1:  # a Chinese name: its first character
+        return words[0][0]
+    return f"{words[0][:3]} {words[1][:2]}"
+
+
+async def hammer(
+    base: str, secret: str, clients: int, seconds: float, paths: list[str], interval: float = 0.0
+) -> dict[str, Any]:
+    """``clients`` concurrent clients for ``seconds``: back to back (``interval`` 0: what the intake can take), or
+    each starting a request every ``interval`` seconds (desks and kiosks at a working pace)."""
+    headers = {"Authorization": f"Bearer {secret}"}
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    found = 0
+    rng = random.Random(11)
+    deadline = time.monotonic() + seconds
+    async with aiohttp.ClientSession(headers=headers, connector=aiohttp.TCPConnector(limit=clients)) as session:
+
+        async def client() -> None:
+            nonlocal found
+            await asyncio.sleep(rng.uniform(0, interval))  # paced clients do not start in step
+            while time.monotonic() < deadline:
+                path = rng.choice(paths)
+                t0 = time.perf_counter()
+                async with session.get(base + path) as resp:
+                    body = await resp.json()
+                latencies.append((time.perf_counter() - t0) * 1000)
+                statuses[resp.status] = statuses.get(resp.status, 0) + 1
+                found += 1 if resp.status == 200 and (body.get("attendees") or body.get("name")) else 0
+                if interval:
+                    await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
+
+        await asyncio.gather(*(client() for _ in range(clients)))
+    return {
+        "requests": len(latencies),
+        "per_s": len(latencies) / seconds,
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
+        "found": found,
+        "statuses": statuses,
+    }
+
+
+async def one_size(tmp: Path, size: int, seconds: float, clients: int) -> dict[str, Any]:
+    venue = f"bench-att-{size}"
+    folder = tmp / venue
+    folder.mkdir()
+    people = export(folder / "export.csv", size)
+    with redis_server() as server:
+        redis = Redis.from_url(server.url)
+        try:
+            before = await used_memory(redis)
+            import_s, summary = import_list(folder / "export.csv", server.url, venue)
+            after = await used_memory(redis)
+            terms = await redis.zcard(f"{Keys(venue).prefix}attendees:terms")
+        finally:
+            await redis.aclose()
+        limits = {"rate": 1e5, "burst": 100_000, "lookup_rate": 1e4, "lookup_burst": 10_000}
+        proc, base, secret = intake_process(folder, venue, server.url, role="desk", limits=limits)
+        try:
+            rng = random.Random(3)
+            codes = [f"/v1/attendees/{p[7]}" for p in rng.sample(people, min(2000, size))]
+            queries = ["/v1/attendees?q=" + search_query(rng, p[5]) for p in rng.sample(people, min(2000, size))]
+            await hammer(base, secret, clients, 1.0, codes)  # warm up: connections, script cache
+            lookup = await hammer(base, secret, clients, seconds, codes)
+            search = await hammer(base, secret, clients, seconds, queries)
+            # At a working pace: a kiosk scans every few seconds, a desk types a few letters a second.
+            lookup_paced = await hammer(base, secret, clients, seconds, codes, interval=0.2)
+            search_paced = await hammer(base, secret, clients, seconds, queries, interval=0.5)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    return {
+        "size": size,
+        "import_s": import_s,
+        "import_rows_per_s": size / import_s,
+        "import_summary": summary,
+        "bytes_per_attendee": (after - before) / size,
+        "distinct_terms_per_attendee": terms / size,
+        "lookup": lookup,
+        "search": search,
+        "lookup_paced": lookup_paced,
+        "search_paced": search_paced,
+    }
+
+
+async def scan_to_first_byte(tmp: Path, samples: int) -> dict[str, Any]:
+    """POST /v1/attendees/{code}/badge -> the badge's first byte at an idle ZPL emulator (agent in its own process)."""
+    venue = "bench-att-scan"
+    folder = tmp / venue
+    folder.mkdir()
+    people = export(folder / "export.csv", max(samples * 2, 100), seed=9)
+    printer = EMULATORS["zpl"]("hall-a-1", print_time=0.05)
+    arrivals: list[float] = []
+    receive = printer.receive
+
+    def watched(data: bytes, reply: Any) -> None:
+        arrivals.append(time.perf_counter())
+        receive(data, reply)
+
+    printer.receive = watched  # type: ignore[method-assign]
+    await printer.start()
+    front = TcpFront(printer, "127.0.0.1", 0)
+    host, port = await front.start()
+    latencies: list[float] = []
+    with redis_server() as server:
+        import_list(folder / "export.csv", server.url, venue)
+        config = folder / "hall-a-1.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "venue": venue,
+                    "printer": {
+                        "name": "hall-a-1",
+                        "location": "Hall A, desk 1",
+                        "driver": {"language": "zpl", "transport": "tcp", "host": host, "port": port},
+                    },
+                    "redis": {"url": server.url},
+                    "http": {"listen": "off"},
+                    "journal": str(folder / "hall-a-1.journal"),
+                }
+            )
+        )
+        proc, base, secret = intake_process(folder, venue, server.url)
+        with (folder / "agent.log").open("ab") as log:
+            agent = subprocess.Popen([sys.executable, "-m", "agent", "run", "-c", str(config)], cwd=ROOT, stderr=log)
+        redis = Redis.from_url(server.url)
+        try:
+            async with asyncio.timeout(30):
+                while await redis.zcard(Keys(venue).hb) < 1:
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(1.5)
+            async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {secret}"}) as session:
+                for person_row in people[:samples]:
+                    code = person_row[7]
+                    await asyncio.sleep(0.3)  # the printer's status probes and the last badge's tail are over
+                    arrivals.clear()
+                    t0 = time.perf_counter()
+                    async with session.post(f"{base}/v1/attendees/{code}/badge") as resp:
+                        body = await resp.json()
+                    job_id = body["job_id"]
+                    async with asyncio.timeout(10):
+                        while not [t for t in arrivals if t > t0]:
+                            await asyncio.sleep(0.001)
+                    latencies.append((min(t for t in arrivals if t > t0) - t0) * 1000)
+                    async with asyncio.timeout(10):
+                        while await redis.hget(Keys(venue).job(job_id), "state") != b"printed":
+                            await asyncio.sleep(0.01)
+                    await asyncio.sleep(random.uniform(0.05, 0.15))
+        finally:
+            agent.terminate()
+            proc.terminate()
+            agent.wait(30)
+            proc.wait(10)
+            await redis.aclose()
+            await front.stop()
+            await printer.stop()
+    return {"samples": len(latencies), "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99)}
+
+
+async def main_async(sizes: list[int], seconds: float, clients: int, samples: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="badge-bench-attendees-") as tmpdir:
+        tmp = Path(tmpdir)
+        results = [await one_size(tmp, size, seconds, clients) for size in sizes]
+        scan = await scan_to_first_byte(tmp, samples)
+    return {"clients": clients, "seconds": seconds, "sizes": results, "scan": scan}
+
+
+def report(out: dict[str, Any]) -> str:
+    rows = []
+    for r in out["sizes"]:
+        rows.append(
+            [
+                f"{r['size']:,}",
+                fmt(r["import_s"], 1),
+                f"{r['import_rows_per_s']:,.0f}",
+                f"{r['bytes_per_attendee']:.0f}",
+                fmt(r["distinct_terms_per_attendee"], 2),
+                fmt(r["lookup"]["p50_ms"]),
+                fmt(r["lookup"]["p99_ms"]),
+                f"{r['lookup']['per_s']:,.0f}",
+                fmt(r["search"]["p50_ms"]),
+                fmt(r["search"]["p99_ms"]),
+                f"{r['search']['per_s']:,.0f}",
+            ]
+        )
+    paced = [
+        [
+            f"{r['size']:,}",
+            fmt(r["lookup_paced"]["p50_ms"]),
+            fmt(r["lookup_paced"]["p99_ms"]),
+            f"{r['lookup_paced']['per_s']:,.0f}",
+            fmt(r["search_paced"]["p50_ms"]),
+            fmt(r["search_paced"]["p99_ms"]),
+            f"{r['search_paced']['per_s']:,.0f}",
+        ]
+        for r in out["sizes"]
+    ]
+    mid = next((r for r in out["sizes"] if r["size"] == 50_000), out["sizes"][-1])
+    s = out["scan"]
+    goals = [
+        ["import 50,000 rows <= 10 s", fmt(mid["import_s"], 1) + " s", verdict(mid["import_s"] <= 10)],
+        [
+            "lookup p99 <= 10 ms, back to back",
+            fmt(mid["lookup"]["p99_ms"]) + " ms",
+            verdict(mid["lookup"]["p99_ms"] <= 10),
+        ],
+        [
+            "search p99 <= 50 ms, back to back",
+            fmt(mid["search"]["p99_ms"]) + " ms",
+            verdict(mid["search"]["p99_ms"] <= 50),
+        ],
+        [
+            "lookup p99 <= 10 ms, paced",
+            fmt(mid["lookup_paced"]["p99_ms"]) + " ms",
+            verdict(mid["lookup_paced"]["p99_ms"] <= 10),
+        ],
+        [
+            "search p99 <= 50 ms, paced",
+            fmt(mid["search_paced"]["p99_ms"]) + " ms",
+            verdict(mid["search_paced"]["p99_ms"] <= 50),
+        ],
+        ["Redis <= 1 KB an attendee", f"{mid['bytes_per_attendee']:.0f} B", verdict(mid["bytes_per_attendee"] <= 1024)],
+        ["scan -> first byte p50 <= 25 ms", fmt(s["p50_ms"]) + " ms", verdict(s["p50_ms"] <= 25)],
+    ]
+    return "\n\n".join(
+        [
+            table(
+                f"attendee list by size; lookups and searches from {out['clients']} concurrent clients, "
+                f"{out['seconds']:g} s each, through badge-agent intake",
+                "lower s, bytes and ms are better",
+                [
+                    "attendees",
+                    "import s",
+                    "rows/s",
+                    "B/attendee",
+                    "terms/att",
+                    "lookup p50",
+                    "p99",
+                    "/s",
+                    "search p50",
+                    "p99",
+                    "/s",
+                ],
+                rows,
+            ),
+            table(
+                f"at a working pace: {out['clients']} clients, each a lookup every 0.2 s, a search every 0.5 s",
+                "lower ms is better",
+                ["attendees", "lookup p50", "p99", "/s", "search p50", "p99", "/s"],
+                paced,
+            ),
+            table(
+                f"scan -> first byte at an idle ZPL printer ({s['samples']} scans, kiosk token)",
+                "lower is better",
+                ["", "p50 ms", "p99 ms"],
+                [["POST /v1/attendees/{code}/badge", fmt(s["p50_ms"]), fmt(s["p99_ms"])]],
+            ),
+            table("goals (at 50,000 attendees)", "", ["goal", "measured", ""], goals),
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--sizes", default="5000,50000,200000")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--samples", type=int, default=30)
+    args = parser.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",")]
+    out = asyncio.run(main_async(sizes, args.seconds, args.clients, args.samples))
+    print(report(out))
+    print(f"\nwritten: {write_results('attendees', out)}")
+
+
+if __name__ == "__main__":
+    main()
