@@ -70,8 +70,8 @@ MUTANTS = (
     ),
     Mutant(
         "enqueue-unindexed",
-        "enqueue.lua",
-        "  redis.call('ZADD', KEYS[5], now, pinned_member(ARGV[3], ARGV[1]))\n",
+        "prelude.lua",
+        "redis.call('ZADD', pinned, now, pinned_member(printer, id))",
         "",
         "a pinned job is missing from the pinned index",
     ),
