@@ -311,6 +311,12 @@ class ProtocolModel(RuleBasedStateMachine):
     def printer_prints_again(self, data: st.DataObject) -> None:
         self.printer_outcome(data, Outcome.PRINTED, True)
 
+    @precondition(lambda self: bool(self._at("print")))
+    @rule(data=st.data())
+    def printer_goes_silent(self, data: st.DataObject) -> None:
+        """The printer stops answering after the last byte, and the label did come out: the case flags exist for."""
+        self.printer_outcome(data, Outcome.UNKNOWN, True)
+
     @precondition(lambda self: bool(self._live(lambda a: a.popping)))
     @rule(data=st.data())
     def pop_timeout(self, data: st.DataObject) -> None:
