@@ -160,7 +160,7 @@ def mutants(examples: int, steps: int, run_seed: int) -> int:
         caught = bool(result["failure"])
         rows.append((mutant, caught, result, seconds))
         print(
-            f"  {mutant.name:24s} {'caught' if caught else 'NOT CAUGHT'}"
+            f"  {mutant.name:24s} {'caught' if caught else 'NOT CAUGHT'} after {result['sequences']} sequence(s)"
             + (f" in {result['counterexample_steps']} steps: {str(result['first_broken'])[:90]}" if caught else ""),
             flush=True,
         )
