@@ -36,6 +36,9 @@ class FleetView:
     counts: dict[str, int]
     #: The attendee list's counts (expected, checked in, per ticket type), None when the venue has no list.
     attendees: dict[str, Any] | None = None
+    #: Confirmed prints of pretix attendees waiting to be sent to pretix, and which sync process sends them (its
+    #: lease); None when no pretix sync loaded this venue's list.
+    pretix: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +50,7 @@ class FleetView:
             "staff": StaffCounts.from_stats(self.counts).as_dict(),
             "printers": [p.__dict__ for p in self.printers],
             "attendees": self.attendees,
+            "pretix": self.pretix,
         }
 
 
@@ -107,7 +111,29 @@ async def fleet(redis: Redis, venue: str) -> FleetView:
     counts = {dec(key): _num(value) for key, value in stats.items()}
     counts["queued"] = int(pool) + queued_pinned
     counts["printing"] = inflight_count
-    return FleetView(venue, now, int(pool), int(dlq), printers, counts, await attendee_counts(redis, venue))
+    return FleetView(
+        venue,
+        now,
+        int(pool),
+        int(dlq),
+        printers,
+        counts,
+        await attendee_counts(redis, venue),
+        await pretix_outbox(redis, venue),
+    )
+
+
+async def pretix_outbox(redis: Redis, venue: str) -> dict[str, Any] | None:
+    """How many confirmed prints wait to be told to pretix, and the sync process sending them (None: none is);
+    None without a pretix sync."""
+    k = Keys(venue)
+    if not await redis.exists(enc(k.pretix_jobs)):
+        return None
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.xlen(enc(k.pretix_outbox))
+        pipe.get(enc(k.pretix_sender))
+        waiting, sender = await pipe.execute()
+    return {"waiting": int(waiting), "sender": dec(sender) if sender is not None else None}
 
 
 async def attendee_counts(redis: Redis, venue: str) -> dict[str, Any] | None:

@@ -1,16 +1,17 @@
 -- attendee_put: add or refresh one attendee of the list (an import row, a walk-in, a sync), never its badge.
 -- KEYS att:<code> attendees:terms attendees:counts job:<job_id> attendees:badging attendees:exact attendees:refs attendees:p:<term>...
--- ARGV <code> <version> <generation> <name> <company> <role> <fields> <order_code> <email> <source> <status> <job_id> <ticket_type> <terms> <old_terms>
+-- ARGV <code> <version> <generation> <name> <company> <role> <fields> <order_code> <email> <source> <status> <job_id> <ticket_type> <terms> <attention> <old_terms>
 -- <version>: the record's version the caller read ("" for none): anything else answers {"stale"} and changes
 -- nothing (the caller reads again). <terms>: the search terms of what is shown (a local edit wins), space-separated
 -- (prelude.lua); <old_terms>: those the caller read on the record (its version checked). KEYS from 8 on: the postings
 -- key of each word term of <old_terms>, then of <terms> (term_keys). A new attendee gets a short ref (base 36 of a
 -- counter) that the index names it by.
--- <ticket_type>: "-" for none. An existing attendee keeps its job id (the badge that may exist).
+-- <ticket_type>: "-" for none. <attention>: why the kiosk sends the attendee to the help desk ("" for none).
+-- An existing attendee keeps its job id (the badge that may exist).
 -- Returns {"added"}, {"updated", <edited fields whose source value changed, comma-separated>}, {"unchanged"} or
 -- {"stale"}.
 local code = ARGV[1]
-local cur = redis.call('HMGET', KEYS[1], 'v', 'n', 'c', 'r', 'f', 'o', 'e', 's', 'st', 't', 'ix', 'en', 'ec', 'ef', 'i')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'n', 'c', 'r', 'f', 'o', 'e', 's', 'st', 't', 'ix', 'en', 'ec', 'ef', 'i', 'at')
 if (cur[1] or '') ~= ARGV[2] then
   return {'stale'}
 end
@@ -22,10 +23,10 @@ local function count(status, ticket_type, delta)
     redis.call('HINCRBY', KEYS[3], 'cancelled', delta)
   end
 end
-if (cur[11] or '') ~= ARGV[15] then
+if (cur[11] or '') ~= ARGV[16] then
   return {'stale'}
 end
-local keys = term_keys(KEYS, {ARGV[15], ARGV[14]}, 8)
+local keys = term_keys(KEYS, {ARGV[16], ARGV[14]}, 8)
 if not cur[1] then
   local n = redis.call('HINCRBY', KEYS[3], 'seq', 1)
   local ref = ''
@@ -35,7 +36,8 @@ if not cur[1] then
     n = math.floor(n / 36)
   until n == 0
   redis.call('HSET', KEYS[1], 'n', ARGV[4], 'c', ARGV[5], 'r', ARGV[6], 'f', ARGV[7], 'o', ARGV[8], 'e', ARGV[9],
-    's', ARGV[10], 'st', ARGV[11], 'j', ARGV[12], 't', ARGV[13], 'ix', ARGV[14], 'g', ARGV[3], 'v', 1, 'i', ref)
+    's', ARGV[10], 'st', ARGV[11], 'j', ARGV[12], 't', ARGV[13], 'ix', ARGV[14], 'g', ARGV[3], 'v', 1, 'i', ref,
+    'at', ARGV[15])
   redis.call('HSET', KEYS[7], ref, code)
   reindex(KEYS[2], KEYS[6], keys, '', ARGV[14], ref, true)
   count(ARGV[11], ARGV[13], 1)
@@ -47,7 +49,7 @@ if not cur[1] then
 end
 if cur[2] == ARGV[4] and cur[3] == ARGV[5] and cur[4] == ARGV[6] and cur[5] == ARGV[7] and cur[6] == ARGV[8]
     and cur[7] == ARGV[9] and cur[8] == ARGV[10] and cur[9] == ARGV[11] and cur[10] == ARGV[13]
-    and cur[11] == ARGV[14] then
+    and cur[11] == ARGV[14] and (cur[16] or '') == ARGV[15] then
   redis.call('HSET', KEYS[1], 'g', ARGV[3])
   return {'unchanged'}
 end
@@ -61,6 +63,6 @@ if cur[9] ~= ARGV[11] or cur[10] ~= ARGV[13] then
 end
 reindex(KEYS[2], KEYS[6], keys, cur[11], ARGV[14], cur[15], false)
 redis.call('HSET', KEYS[1], 'n', ARGV[4], 'c', ARGV[5], 'r', ARGV[6], 'f', ARGV[7], 'o', ARGV[8], 'e', ARGV[9],
-  's', ARGV[10], 'st', ARGV[11], 't', ARGV[13], 'ix', ARGV[14], 'g', ARGV[3])
+  's', ARGV[10], 'st', ARGV[11], 't', ARGV[13], 'ix', ARGV[14], 'g', ARGV[3], 'at', ARGV[15])
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 return {'updated', table.concat(kept, ',')}

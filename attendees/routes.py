@@ -37,6 +37,7 @@ CORRECT = ("staff",)
 MAX_QUERY = 200
 UNKNOWN = "This ticket is not on the list. Please go to the help desk."
 CANCELLED = "This ticket has been cancelled. Please go to the help desk."
+ATTENTION = "Please go to the help desk: staff will print your badge there."
 
 ATTENDEES = web.AppKey("attendees", AttendeeStore)
 LOOKUPS = web.AppKey("attendee_lookups", RateLimit)
@@ -161,11 +162,14 @@ async def zone_printer(request: web.Request, token: Token) -> str | None:
 async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
     store = request.app[ATTENDEES]
     printer = printer or await zone_printer(request, token)
-    reply, _ = await store.badge(code, token.name, printer)  # created_by: the token, as POST /v1/jobs records it
+    # created_by: the token, as POST /v1/jobs records it
+    reply, _ = await store.badge(code, token.name, printer, at_desk=token.role != "kiosk")
     if reply.kind is BadgeKind.UNKNOWN:
         raise Problem(404, UNKNOWN)
     if reply.kind is BadgeKind.CANCELLED:
         raise Problem(409, CANCELLED, status_of_ticket="cancelled")
+    if reply.kind is BadgeKind.ATTENTION:
+        raise Problem(409, ATTENTION, needs_attention=True)
     if reply.kind is BadgeKind.STALE:
         raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
     attendee, state = await _found(request, code)
@@ -292,9 +296,12 @@ async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple
         return None
     if not CODE_RE.fullmatch(job.attendee_id) or not await intake.redis.exists(store.keys.attendee(job.attendee_id)):
         return None
-    reply, attendee = await store.badge(job.attendee_id, token.name, job.printer or await zone_printer(request, token))
+    printer = job.printer or await zone_printer(request, token)
+    reply, attendee = await store.badge(job.attendee_id, token.name, printer, at_desk=token.role != "kiosk")
     if reply.kind is BadgeKind.CANCELLED:
         raise Problem(409, CANCELLED, status_of_ticket="cancelled")
+    if reply.kind is BadgeKind.ATTENTION:
+        raise Problem(409, ATTENTION, needs_attention=True)
     if reply.kind is BadgeKind.STALE:
         raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
     if reply.kind is BadgeKind.UNKNOWN or attendee is None:

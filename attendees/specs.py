@@ -42,6 +42,9 @@ class Record(NamedTuple):
     job_id: str
     ticket_type: str
     terms: str
+    #: Why the kiosk sends this attendee to the help desk instead of printing ("" for none): no name, or the source
+    #: asks for it (pretix's "requires special attention").
+    attention: str = ""
 
 
 def _word_keys(k: AttendeeKeys, *lists: str) -> list[bytes]:
@@ -79,6 +82,8 @@ class BadgeKind(StrEnum):
     QUEUED = "queued"
     EXISTS = "exists"
     CANCELLED = "cancelled"
+    #: flagged for the help desk (``Attendee.attention``): a kiosk does not print it, a desk may
+    ATTENTION = "attention"
     UNKNOWN = "unknown"
     STALE = "stale"
 

@@ -26,7 +26,7 @@ from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
 
 #: Fields of an attendee hash, in the order ``_FIELDS`` reads them.
-_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "ix")
+_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "ix", "at")
 #: The job hash fields a badge state is made of.
 _JOB_FIELDS = ("state", "printer", "printed_ms", "printed_at", "reprints")
 SEARCH_LIMIT = 50
@@ -55,6 +55,8 @@ class Attendee:
     edits: dict[str, Any] = field(default_factory=dict)
     #: The search terms the record is indexed under now.
     indexed: str = ""
+    #: Why a kiosk sends this attendee to the help desk instead of printing ("" for none; ``Record.attention``).
+    attention: str = ""
 
     @property
     def shown_name(self) -> str:
@@ -151,6 +153,7 @@ def _attendee(code: str, raw: dict[Any, Any]) -> Attendee | None:
         version=values["v"] or "",
         edits=edits,
         indexed=values["ix"] or "",
+        attention=values["at"] or "",
     )
 
 
@@ -305,15 +308,22 @@ class AttendeeStore:
         return [r if r is not None else specs.Put(specs.PutKind.STALE) for r in results]
 
     async def badge(
-        self, code: str, created_by: str, printer: str | None = None
+        self, code: str, created_by: str, printer: str | None = None, at_desk: bool = True
     ) -> tuple[specs.Badged, Attendee | None]:
         """Create this attendee's badge job unless it exists: ("queued"), ("exists", state), ("cancelled"),
-        ("unknown"). Exactly one job, however many desks and kiosks ask at once."""
+        ("unknown"). Exactly one job, however many desks and kiosks ask at once. Not ``at_desk`` (a kiosk): an
+        attendee flagged for the help desk (``attention``) whose badge does not exist yet answers ("attention")."""
         k = self.venue.encoded_keys
         for _ in range(STALE_RETRIES):
             attendee = await self.get(code)
             if attendee is None:
                 return specs.Badged(specs.BadgeKind.UNKNOWN), None
+            if attendee.attention and not at_desk and attendee.status == "valid":
+                # Read at this version: the script below would answer "stale" for a record changed since.
+                state = await self.redis.hget(k.job(enc(attendee.job_id)), "state")
+                if state is None:
+                    return specs.Badged(specs.BadgeKind.ATTENTION), attendee
+                return specs.Badged(specs.BadgeKind.EXISTS, dec(state)), attendee
             job = attendee.job(printer)
             reply = await self.scripts.run(
                 specs.BADGE.call(

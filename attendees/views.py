@@ -24,6 +24,8 @@ def describe(attendee: Attendee, badge: BadgeState) -> dict[str, Any]:
         "job_id": attendee.job_id,
         "badge": badge.as_dict(),
     }
+    if attendee.attention:
+        data["attention"] = attendee.attention
     if attendee.edits:
         data["source_says"] = {
             key: {"name": attendee.name, "company": attendee.company, "fields": attendee.fields}[key]
@@ -43,7 +45,7 @@ def kiosk_view(attendee: Attendee, badge: BadgeState) -> dict[str, Any]:
     is; not their e-mail, order or the rest of the list."""
     return {
         "name": attendee.shown_name,
-        "first_name": attendee.shown_fields.get("first_name") or attendee.shown_name.split()[0],
+        "first_name": attendee.shown_fields.get("first_name") or next(iter(attendee.shown_name.split()), ""),
         "status": attendee.status,
         "job_id": attendee.job_id,
         "badge": badge.as_dict(),

@@ -15,16 +15,45 @@ minutes; not timed). Per repeat:
   within the interval (5 s by default) plus this. Target <= 10 s together.
 * a check-in: ``redeem`` with a nonce, one request; its time is what a confirmed print adds before pretix shows the
   check-in. Target <= 5 s.
+
+Then end to end, with a private redis-server, ``badge-agent attendees sync --follow`` as its own process and one
+agent process on a simulated printer:
+
+* the first sync into the venue's list: from the process's start until every ticket is in Redis.
+* a change at the kiosk: a ticket renamed in pretix (timed from when pretix committed it) until the attendee list in
+  Redis holds the new name, which is what the kiosk's next scan prints. Target <= 10 s.
+* a check-in after a print: a kiosk's badge confirmed printed by the agent (timed from when its ``done`` marker
+  appears in Redis) until pretix shows the ticket checked in (its position's ``checkins``, read every 0.1 s).
+  Target <= 5 s.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import bench_main, fmt, fmt_spread, spread, table, verdict
+from redis.asyncio import Redis
+
+from agent.protocol.keys import Keys
+from attendees.store import AttendeeStore
+from bench.common import (
+    ROOT,
+    agent_config,
+    agent_process,
+    bench_main,
+    fmt,
+    fmt_spread,
+    redis_server,
+    spread,
+    table,
+    verdict,
+)
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from tests.pretix.install import PRETIX_VERSION, ensure_installed
@@ -33,7 +62,7 @@ from tests.pretix.server import PretixServer
 FOLLOW_INTERVAL = 5.0
 
 
-async def run(positions: int, repeats: int, checkins: int) -> dict[str, Any]:
+async def run(positions: int, repeats: int, checkins: int, follows: int) -> dict[str, Any]:
     install = ensure_installed()
     with tempfile.TemporaryDirectory(prefix="bench-pretix-") as folder:
         server = PretixServer(install, Path(folder), debug=False)
@@ -47,9 +76,95 @@ async def run(positions: int, repeats: int, checkins: int) -> dict[str, Any]:
         filled = time.perf_counter() - filled
         server.start()
         try:
-            return await measure(server, seed, positions, repeats, checkins, filled)
+            res = await measure(server, seed, positions, repeats, checkins, filled)
+            res.update(await measure_follow(server, seed, positions, follows, Path(folder)))
+            return res
         finally:
             server.close()
+
+
+async def _until(check: Any, timeout: float, every: float) -> float:
+    """Seconds until ``check()`` is true (polled every ``every`` seconds)."""
+    started = time.perf_counter()
+    while not await check():
+        if time.perf_counter() - started > timeout:
+            raise RuntimeError(f"not seen within {timeout:g} s")
+        await asyncio.sleep(every)
+    return time.perf_counter() - started
+
+
+async def measure_follow(
+    server: PretixServer, seed: dict[str, Any], positions: int, follows: int, folder: Path
+) -> dict[str, Any]:
+    """The sync as a venue runs it, end to end (see the module's docstring)."""
+    list_id = seed["checkin_lists"]["Entrance"]
+    token = folder / "pretix.token"
+    token.write_text(seed["token"], encoding="utf-8")
+    token.chmod(0o600)
+    venue = "bench-pretix"
+    k = Keys(venue)
+    with redis_server() as rs:
+        redis = Redis.from_url(rs.url, decode_responses=False)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        argv = [
+            sys.executable, "-m", "agent", "attendees", "sync", "--follow", "--interval", str(FOLLOW_INTERVAL),
+            "--redis", rs.url, "--venue", venue, "--pretix", server.url, "--event",
+            f"{seed['organizer']}/{seed['event']}", "--token-file", str(token), "--checkin-list", str(list_id),
+        ]  # fmt: skip
+        log = (folder / "sync.log").open("ab")
+        agent = agent_process(agent_config(folder / "bench-1.yaml", venue, rs.url, "bench-1", 0.05))
+        started = time.perf_counter()
+        sync = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            store = AttendeeStore(redis, venue)
+
+            async def loaded() -> bool:
+                return int(await redis.hlen(k.pretix_jobs)) >= positions
+
+            await _until(loaded, 300, 0.2)
+            first_sync = time.perf_counter() - started
+            visible: list[float] = []
+            checked_in: list[float] = []
+            async with PretixClient(server.url, seed["organizer"], seed["event"], seed["token"]) as client:
+                for n in range(follows):
+                    placed = server.run_data("order", f"Follow {n}")
+                    await _until(lambda placed=placed, n=n: _has(store, placed["secret"], f"Follow {n}"), 60, 0.05)
+                    server.run_data("rename", str(placed["id"]), f"Renamed Follow {n}")
+                    visible.append(
+                        await _until(
+                            lambda placed=placed, n=n: _has(store, placed["secret"], f"Renamed Follow {n}"), 60, 0.05
+                        )
+                    )
+                    reply, attendee = await store.badge(placed["secret"], "bench-kiosk", at_desk=False)
+                    if attendee is None or reply.kind.value != "queued":
+                        raise RuntimeError(f"the kiosk's badge was not made: {reply}")
+                    job_id = attendee.job_id
+
+                    async def done(job_id: str = job_id) -> bool:
+                        return bool(await redis.exists(k.done(job_id)))
+
+                    async def in_pretix(position: int = placed["id"]) -> bool:
+                        return bool((await client.position(position)).checkins)
+
+                    await _until(done, 60, 0.02)
+                    checked_in.append(await _until(in_pretix, 60, 0.1))
+        finally:
+            sync.terminate()
+            agent.terminate()
+            sync.wait(15)
+            agent.wait(15)
+            log.close()
+            await redis.aclose()
+    return {
+        "follow_first_sync": first_sync,
+        "kiosk_visible": spread(visible),
+        "checkin_after_print": spread(checked_in),
+    }
+
+
+async def _has(store: AttendeeStore, code: str, name: str) -> bool:
+    attendee = await store.get(code)
+    return attendee is not None and attendee.name == name
 
 
 async def measure(
@@ -114,6 +229,17 @@ def report(res: dict[str, Any]) -> str:
             f"+ {fmt(res['follow_interval'], 0)} s interval <= 10 s: {verdict(change_ok)}",
         ],
         ["a check-in (redeem, one request)", fmt_spread(res["redeem"], 3, " s"), f"<= 5 s: {verdict(redeem_ok)}"],
+        ["attendees sync --follow: first sync into Redis", f"{res['follow_first_sync']:.1f} s", ""],
+        [
+            f"a rename in pretix -> in the list (--interval {fmt(res['follow_interval'], 0)})",
+            fmt_spread(res["kiosk_visible"], unit=" s"),
+            f"<= 10 s: {verdict(res['kiosk_visible']['max'] <= 10)}",
+        ],
+        [
+            "a badge confirmed printed -> checked in on pretix",
+            fmt_spread(res["checkin_after_print"], unit=" s"),
+            f"<= 5 s: {verdict(res['checkin_after_print']['max'] <= 5)}",
+        ],
     ]
     title = f"pretix {res['pretix']} on loopback, {res['records']} records read"
     head = table(
@@ -136,5 +262,6 @@ if __name__ == "__main__":
             ("--positions", 5000, "tickets in the event"),
             ("--repeats", 3, "first reads (each from nothing)"),
             ("--checkins", 5, "check-ins timed"),
+            ("--follows", 5, "renames and prints timed end to end with attendees sync --follow"),
         ],
     )

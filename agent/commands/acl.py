@@ -47,11 +47,11 @@ BASE = ("ping", "info", "time", "cluster|slots", "command")
 #: ``status``, ``job``, ``events``: reads only.
 READS = (
     "hget", "hgetall", "hkeys", "hmget", "get", "exists", "llen", "lrange", "lindex",
-    "zrange", "zscore", "xrange", "xrevrange", "xread",
+    "zrange", "zscore", "xrange", "xrevrange", "xread", "xlen",
 )  # fmt: skip
 #: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
 #: reads ranges of its terms and its postings (attendees/store.py) itself.
-SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget")
+SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl")
 #: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events; and
 #: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to.
 AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "unsubscribe")
@@ -61,7 +61,7 @@ TYPE_WRITES: dict[str, frozenset[str]] = {
     "hash": frozenset({"hset", "hincrby", "hdel"}),
     "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove"}),
     "zset": frozenset({"zadd", "zrem"}),
-    "stream": frozenset({"xadd"}),
+    "stream": frozenset({"xadd", "xdel"}),
     "string": frozenset({"set", "del", "append"}),
 }
 
@@ -84,6 +84,10 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "attendee_counts": (lambda k: f"{k.prefix}attendees:counts", "hash"),
     "attendee_badging": (lambda k: f"{k.prefix}attendees:badging", "hash"),
     "attendee_secret": (lambda k: f"{k.prefix}attendees:key", "string"),
+    # the pretix sync (pretix_sync/): its jobs' positions, the outbox of confirmed prints, the sender's lease
+    "pretix_jobs": (lambda k: k.pretix_jobs, "hash"),
+    "pretix_outbox": (lambda k: k.pretix_outbox, "stream"),
+    "pretix_sender": (lambda k: k.pretix_sender, "string"),
 }
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
@@ -93,6 +97,15 @@ ATTENDEE_FUNCTIONS = (
 ATTENDEE_WRITES = (
     "attendee", "attendee_terms", "attendee_postings", "attendee_exact", "attendee_refs", "attendee_counts",
     "attendee_badging", "attendee_secret",
+)  # fmt: skip
+
+#: The pretix sync's functions and the keys it writes (besides the list's, its badges' when a ticket is cancelled).
+PRETIX_SYNC_FUNCTIONS = (
+    "attendee_put", "attendee_status", "attendee_payload", "cancel", "pretix_lease", "pretix_sent",
+)  # fmt: skip
+PRETIX_SYNC_WRITES = (
+    "job", "pool", "queue", "pinned", "events", "stats", *(w for w in ATTENDEE_WRITES if w != "attendee_secret"),
+    "pretix_jobs", "pretix_outbox", "pretix_sender",
 )  # fmt: skip
 
 
@@ -149,6 +162,18 @@ ROLES: dict[str, Role] = {
             # search's ranges of terms and the locations of printing badges (attendees/store.py)
             direct=("hset", "set", "zrangebylex", "mget"),
             only=(("done", ("del",)),),
+        ),
+        Role(
+            "pretix-sync",
+            "attendees sync --follow: the attendee list from pretix, the outbox of confirmed prints to pretix",
+            # put, a cancelled ticket (status, and cancel for its badge not yet taken), a changed name on its badge;
+            # the outbox's lease and the removal of what pretix answered
+            functions=(*PRETIX_SYNC_FUNCTIONS,),
+            writes=(*PRETIX_SYNC_WRITES,),
+            # each ticket's job id -> its pretix position (pretix_sync/listing.py)
+            direct=("hset",),
+            # the outbox is added to by confirm (agents) and only deleted from here; events only added to
+            only=(("pretix_outbox", ("xdel",)), ("events", ("xadd",))),
         ),
     )
 }

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from agent.cli import Target, fail, fleet_options, run_async
-from agent.errors import JobError, UserError
+from agent.errors import EXIT_CONFIG, JobError, UserError
 from agent.jobs import LAYOUT_NAME, parse_job, read_rows, sniff_format
 from agent.registration_files import PRESETS, ColumnMap, decode_export, mapped_rows
 from drivers.config import LabelConfig
@@ -57,15 +57,39 @@ def layout() -> None:
 
 @layout.command("set")
 @fleet_options
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--name", "name", help=_NAME_HELP)
 @click.option("--from", "source", type=click.Choice(["ours", "pretix"]), default="ours", show_default=True)
 @click.option("--background", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="pretix: the PDF.")
 @click.option("--label", help="pretix without a background PDF: the page size, WIDTHxHEIGHT in mm.")
+@click.option("--pretix", "pretix_url", help="--from pretix without FILE: fetch the event's layouts from this pretix.")
+@click.option("--event", help="With --pretix: ORGANIZER/EVENT.")
+@click.option("--token-file", type=click.Path(path_type=Path), help="With --pretix: the API token's file (mode 600).")
 def set_layout(
-    target: Target, files: tuple[Path, ...], name: str | None, source: str, background: Path | None, label: str | None
+    target: Target,
+    files: tuple[Path, ...],
+    name: str | None,
+    source: str,
+    background: Path | None,
+    label: str | None,
+    pretix_url: str | None,
+    event: str | None,
+    token_file: Path | None,
 ) -> None:
-    """Store a layout (one FILE per stock: its variants) under its next version; agents draw it from the next badge."""
+    """Store a layout (one FILE per stock: its variants) under its next version; agents draw it from the next badge.
+
+    --from pretix --pretix URL --event ORG/EVENT --token-file FILE (no FILE): every badge layout of the pretix event,
+    pretix's default one as `default`, and a rule ticket_type=PRODUCT -> LAYOUT for each product assigned to one.
+    """
+    if pretix_url is not None:
+        if files or name or background or label:
+            fail("--pretix fetches every layout of the event: give no FILE, --name, --background or --label with it")
+        if source != "pretix" or not event or token_file is None:
+            fail("give --from pretix --pretix URL --event ORGANIZER/EVENT --token-file FILE")
+        _set_from_pretix(target, pretix_url, str(event), Path(str(token_file)))
+        return
+    if not files:
+        fail("give the layout FILE(s), or --from pretix --pretix URL --event ORG/EVENT --token-file FILE")
     variants = [_load(path, source, background, label) for path in files]
     name = name or str(variants[0].document.get("name") or files[0].stem)
     if not LAYOUT_NAME.fullmatch(name):
@@ -73,6 +97,61 @@ def set_layout(
     version = run_async(_set(target, name, variants))
     stocks = ", ".join(v.stock for v in variants)
     click.echo(f"layout {name} v{version} set ({stocks} mm); agents draw it from their next badge")
+
+
+def _set_from_pretix(target: Target, url: str, event: str, token_file: Path) -> None:
+    """``layout set --from pretix --pretix ...``: the event's layouts and pretix's product assignments as rules."""
+    import tempfile
+
+    from pretix_sync.cli import parse_event
+    from pretix_sync.client import PretixClient
+    from pretix_sync.errors import PretixError
+    from pretix_sync.layouts import as_venue_layouts, fetch_layouts
+    from pretix_sync.token import read_token
+
+    try:
+        organizer, slug = parse_event(event)
+    except click.BadParameter as exc:
+        fail(f"--event {event!r}: {exc.message}", EXIT_CONFIG)
+        return
+
+    async def fetch_and_set() -> list[tuple[str, int, list[str]]] | PretixError:
+        try:
+            async with PretixClient(url, organizer, slug, read_token(token_file)) as client:
+                fetched = await fetch_layouts(client)
+        except PretixError as exc:  # its own exit status (78 settings, 69 unreachable), not run_async's 2
+            return exc
+        if not fetched.layouts:
+            raise UserError(f"pretix event {event} has no badge layouts (is its Badges plugin on?)")
+        with tempfile.TemporaryDirectory(prefix="badge-pretix-layouts-") as folder:
+            try:
+                found = as_venue_layouts(fetched, Path(folder))
+            except LayoutError as exc:
+                raise UserError("layouts refused, nothing changed:\n  " + "\n  ".join(exc.problems)) from None
+        done: list[tuple[str, int, list[str]]] = []
+        for name, variant, _ in found:
+            done.append((name, await _set(target, name, [variant]), []))
+        redis = target.client()
+        try:
+            from layouts.store import LayoutStore
+
+            store = LayoutStore(redis, target.venue)
+            for (name, _, products), entry in zip(found, done, strict=True):
+                for product in products:
+                    await store.set_rule(f"ticket_type={product}", name, by="pretix")
+                    entry[2].append(product)
+        finally:
+            await redis.aclose()
+        return done
+
+    result = run_async(fetch_and_set())
+    if not isinstance(result, list):
+        fail(str(result), result.exit_code)
+        return
+    for name, version, products in result:
+        used = f"; ticket_type {', '.join(products)} -> {name}" if products else ""
+        click.echo(f"layout {name} v{version} set from pretix{used}")
+    click.echo("agents draw them from their next badge")
 
 
 async def _set(target: Target, name: str, variants: list[Layout]) -> int:

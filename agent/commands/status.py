@@ -58,6 +58,12 @@ def fleet_table(view: FleetView) -> Group:
     parts: list[Any] = [table, line]
     if view.attendees is not None:
         parts.append(Text(shown(attendee_line(view.attendees), 2000)))
+    if view.pretix is not None:
+        sender = view.pretix["sender"]
+        by = f"sent by {sender}" if sender else "no attendees sync --follow is sending them"
+        waiting = view.pretix["waiting"]
+        style = "bold yellow" if waiting and not sender else ""
+        parts.append(Text(shown(f"pretix: {waiting} confirmed print(s) wait to be sent ({by})", 2000), style=style))
     if staff.to_find:
         parts.append(
             Text(

@@ -1,8 +1,11 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
--- KEYS inflight:<me> job:<id> done:<id> events pool stats
+-- KEYS inflight:<me> job:<id> done:<id> events pool stats pretix:jobs pretix:outbox
 -- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
 -- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
+-- A job of an attendee loaded from pretix (in pretix:jobs) gets an entry in pretix:outbox in this same step, so no
+-- confirmed print can be missed (the events stream is capped; the outbox is not): first 1 for the attendee's first
+-- badge (check in and log the print), 0 for a reprint (log only).
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
 local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
 -- A second copy came out: flag the job for staff, count it, and say where the first one is.
@@ -58,5 +61,11 @@ if ARGV[6] and ARGV[6] ~= '' then
     'layout', ARGV[6], 'layout_version', ARGV[7])
 else
   event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
+end
+if redis.call('HEXISTS', KEYS[7], id) == 1 then
+  -- A reprint round (reprint.lua) keeps the earlier rounds' confirmed prints in printed_epochs.
+  local first = (redis.call('HGET', KEYS[2], 'printed_epochs') or '') == ''
+  redis.call('XADD', KEYS[8], '*', 'job_id', id, 'epoch', ARGV[4], 'first', first and '1' or '0', 'printer', me,
+    'location', loc, 'printed_ms', now)
 end
 return {'printed', maybe}

@@ -83,6 +83,23 @@ class Keys:
         return f"{self.prefix}job:{job_id}"
 
     @property
+    def pretix_jobs(self) -> str:
+        """Hash: the job id of each attendee loaded from pretix -> its pretix position id (written by the sync).
+        ``confirm`` writes a badge of these jobs into ``pretix_outbox`` in the same step."""
+        return self.prefix + "pretix:jobs"
+
+    @property
+    def pretix_outbox(self) -> str:
+        """Stream: confirmed prints of pretix attendees not yet told to pretix (never capped; an entry is deleted
+        once pretix answered)."""
+        return self.prefix + "pretix:outbox"
+
+    @property
+    def pretix_sender(self) -> str:
+        """The lease of the one sync process that sends the outbox (a string with an expiry)."""
+        return self.prefix + "pretix:sender"
+
+    @property
     def layouts(self) -> str:
         """Badge layouts by name: a JSON of each one's version, stocks and sources (layouts/store.py)."""
         return self.prefix + "layouts"
@@ -132,6 +149,7 @@ class EncodedKeys:
         self.pool, self.events, self.dlq = enc(keys.pool), enc(keys.events), enc(keys.dlq)
         self.stats, self.pinned, self.hb = enc(keys.stats), enc(keys.pinned), enc(keys.hb)
         self.printers, self.sweep_lease = enc(keys.printers), enc(keys.sweep_lease)
+        self.pretix_jobs, self.pretix_outbox = enc(keys.pretix_jobs), enc(keys.pretix_outbox)
         self._job_prefix, self._done_prefix = enc(keys.job("")), enc(keys.done(""))
         self._printer_keys: dict[str, PrinterKeys] = {}
 

@@ -27,7 +27,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 #: The packages whose .lua files make the library, in order.
-LIBRARY_PACKAGES: tuple[str, ...] = ("agent.protocol", "attendees")
+LIBRARY_PACKAGES: tuple[str, ...] = ("agent.protocol", "attendees", "pretix_sync")
 
 PRELUDE = "prelude.lua"
 

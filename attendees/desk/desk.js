@@ -38,7 +38,7 @@
   function badgeText(a) {
     const b = a.badge;
     if (a.status === "cancelled") return "Ticket cancelled";
-    if (b.state === "none") return "No badge yet";
+    if (b.state === "none") return a.attention ? "No badge yet: " + a.attention : "No badge yet";
     if (b.state === "printed") {
       const again = b.reprints ? " (reprinted " + b.reprints + "×)" : "";
       return "Printed at " + (b.location || b.printer) + " " + when(b.printed_ms) + again;
@@ -52,7 +52,7 @@
     const li = $("row").content.firstElementChild.cloneNode(true);
     li.dataset.code = a.code;
     li.classList.toggle("cancelled", a.status === "cancelled");
-    li.querySelector(".name").textContent = a.name;
+    li.querySelector(".name").textContent = a.name || "(no name)";
     li.querySelector(".company").textContent = a.company;
     li.querySelector(".type").textContent = a.ticket_type;
     li.querySelector(".code").textContent = a.order_code || "";

@@ -147,7 +147,11 @@
       show(S.unknown, "error");
       return;
     }
-    if (resp.status === 409) { show(S.cancelled_ticket, "error"); return; }
+    if (resp.status === 409) {
+      const problem = await resp.json();
+      show(problem.needs_attention ? S.see_desk : S.cancelled_ticket, "error");
+      return;
+    }
     if (!answered(resp)) return;
     await followBadge(code, await resp.json(), mine);
   }

@@ -18,6 +18,7 @@ window.KIOSK_STRINGS = {
   printed_before: "Your badge was printed at {time} — collect it at {location}",
   unknown: "We could not find this ticket. Please go to the help desk.",
   cancelled_ticket: "This ticket has been cancelled. Please go to the help desk.",
+  see_desk: "Please go to the help desk: staff will print your badge there.",
   failed: "Something went wrong: please ask at the help desk.",
   invalid: "Please check: {detail}",
   busy: "Too many requests: please wait a moment.",

@@ -1,0 +1,241 @@
+"""The outbox: confirmed prints of pretix attendees, sent to pretix by one sync process at a time.
+
+``confirm`` (agent/protocol/confirm.lua) adds an entry to ``P pretix:outbox`` (a stream, never capped) in the same
+atomic step that marks a pretix attendee's badge printed: what job, which print (its epoch), whether it was the
+attendee's first badge (check in, then log the print) or a reprint (log only), the printer, where, when. Nothing
+can confirm a print without its entry, so none is missed, whatever happens to the process that sends them.
+
+Sending: the process that holds the sender's lease (``P pretix:sender``, ``pretix_lease.lua``) reads the oldest
+entries, sends each with :func:`pretix_sync.push.send_print` (the job id as pretix's redeem nonce; a print log only
+when the ticket lacks it) and removes it only once pretix answered (``pretix_sent.lua``, which removes nothing for a
+process whose lease has run out). A second sync process finds the lease held and sends nothing; it takes over when
+the holder stops renewing (it died). The lease is renewed before every entry and one send may take at most
+``SEND_TIMEOUT``, well inside it, so two processes never send at the same time. pretix unreachable: the entry
+stays, and is sent when pretix answers again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from redis.asyncio import Redis
+
+from agent.protocol.codec import dec, enc
+from agent.protocol.keys import Keys
+from agent.protocol.scripts import Scripts
+from pretix_sync import specs
+from pretix_sync.client import PretixClient
+from pretix_sync.errors import PretixConfigError, PretixRefused, PretixUnavailable
+from pretix_sync.push import PrintedBadge, send_print
+
+#: How long the sender's lease lasts without renewal (a crashed sender is replaced after this).
+LEASE_MS = 60_000
+#: The longest one entry's send may take (well inside the lease, which is renewed before each entry).
+SEND_TIMEOUT = 20.0
+#: Entries read per look.
+BATCH = 50
+
+Report = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One confirmed print waiting to be told to pretix."""
+
+    id: str
+    job_id: str
+    epoch: str
+    first: bool
+    printer: str
+    location: str
+    printed_ms: int
+
+    @classmethod
+    def parse(cls, entry_id: Any, raw: dict[Any, Any]) -> Entry:
+        values = {dec(k): dec(v) for k, v in raw.items()}
+        return cls(
+            id=dec(entry_id),
+            job_id=values.get("job_id", ""),
+            epoch=values.get("epoch", ""),
+            first=values.get("first") == "1",
+            printer=values.get("printer", ""),
+            location=values.get("location", ""),
+            printed_ms=int(values.get("printed_ms") or 0),
+        )
+
+    @property
+    def printed_at(self) -> str:
+        return datetime.fromtimestamp(self.printed_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def sender_name() -> str:
+    """This process, as the lease names its holder."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Outbox:
+    """One venue's outbox on one Redis client (``decode_responses=False``)."""
+
+    def __init__(self, redis: Redis, venue: str, scripts: Scripts | None = None) -> None:
+        self.redis = redis
+        self.keys = Keys(venue)
+        self.scripts = scripts or Scripts(redis)
+
+    async def waiting(self) -> int:
+        """How many confirmed prints wait to be told to pretix."""
+        return int(await self.redis.xlen(enc(self.keys.pretix_outbox)))
+
+    async def entries(self, count: int = BATCH) -> list[Entry]:
+        raw: list[tuple[bytes, dict[bytes, bytes]]] = await self.redis.xrange(  # type: ignore[assignment]
+            enc(self.keys.pretix_outbox), count=count
+        )
+        return [Entry.parse(entry_id, fields) for entry_id, fields in raw]
+
+    async def lease(self, me: str, lease_ms: int = LEASE_MS) -> specs.Lease:
+        return await self.scripts.run(specs.LEASE.call(self.keys, me, lease_ms))
+
+    async def sent(self, me: str, entry_id: str) -> bool:
+        return await self.scripts.run(specs.SENT.call(self.keys, me, entry_id))
+
+    async def badge_of(self, entry: Entry) -> PrintedBadge | None:
+        """What pretix is told: the ticket's secret from the job (its attendee id), its position from the sync's
+        register. None when either is gone (the list purged)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hget(enc(self.keys.job(entry.job_id)), "payload")
+            pipe.hget(enc(self.keys.pretix_jobs), enc(entry.job_id))
+            payload, position = await pipe.execute()
+        if payload is None or position is None:
+            return None
+        code = json.loads(payload).get("attendee_id")
+        if not code:
+            return None
+        return PrintedBadge(
+            job_id=entry.job_id,
+            print_id=f"{entry.job_id}#{entry.epoch}",
+            code=str(code),
+            position_id=int(position),
+            first=entry.first,
+            printed_at=entry.printed_at,
+            printer=entry.printer,
+            location=entry.location,
+        )
+
+
+@dataclass
+class Round:
+    """One look at the outbox: what was sent, and why it stopped."""
+
+    sent: int = 0
+    refused: int = 0
+    dropped: int = 0
+    #: the lease is another process's
+    holder: str = ""
+    #: pretix could not be reached: what it said
+    unavailable: str = ""
+    seconds: float = 0.0
+    results: list[str] = field(default_factory=list)
+
+
+class Sender:
+    """Sends the outbox to one pretix check-in list while it holds the lease."""
+
+    def __init__(
+        self,
+        outbox: Outbox,
+        client: PretixClient,
+        list_id: int,
+        me: str | None = None,
+        report: Report | None = None,
+        lease_ms: int = LEASE_MS,
+        send_timeout: float = SEND_TIMEOUT,
+    ) -> None:
+        self.outbox = outbox
+        self.client = client
+        self.list_id = list_id
+        self.me = me or sender_name()
+        self.lease_ms = lease_ms
+        self.send_timeout = send_timeout
+        self._report = report or (lambda text: None)
+
+    async def send_waiting(self) -> Round:
+        """Send what waits, oldest first, until none is left, pretix cannot be reached, or the lease is lost."""
+        started = time.monotonic()
+        done = Round()
+        while True:
+            lease = await self.outbox.lease(self.me, self.lease_ms)
+            if not lease.held:
+                done.holder = lease.holder
+                break
+            entries = await self.outbox.entries()
+            if not entries:
+                break
+            if not await self._send(entries, done):
+                break
+        done.seconds = time.monotonic() - started
+        return done
+
+    async def _send(self, entries: list[Entry], done: Round) -> bool:
+        for entry in entries:
+            if not (await self.outbox.lease(self.me, self.lease_ms)).held:
+                return False
+            badge = await self.outbox.badge_of(entry)
+            if badge is None:
+                self._report(f"{entry.job_id}: its job or pretix position is gone (list purged?): not sent")
+                done.dropped += await self._drop(entry)
+                continue
+            try:
+                async with asyncio.timeout(self.send_timeout):
+                    result = await send_print(self.client, self.list_id, badge)
+            except (PretixUnavailable, TimeoutError) as exc:
+                done.unavailable = str(exc) or f"no answer within {self.send_timeout:g} s"
+                return False
+            except PretixConfigError:
+                raise  # the token or the list is wrong: the entries wait for a sync that can send them
+            except PretixRefused as exc:
+                self._report(f"{entry.job_id}: pretix refused it ({exc}): not sent again")
+                done.dropped += await self._drop(entry)
+                continue
+            if result.checkin == "refused":
+                done.refused += 1
+                self._report(f"{entry.job_id}: printed, but pretix refused the check-in ({result.reason})")
+            if not await self.outbox.sent(self.me, entry.id):
+                return False  # the lease ran out meanwhile: the holder sends it again (safe to repeat)
+            done.sent += 1
+        return True
+
+    async def _drop(self, entry: Entry) -> int:
+        return 1 if await self.outbox.sent(self.me, entry.id) else 0
+
+    async def run(self, stop: asyncio.Event, poll: float = 0.5) -> None:
+        """Send until ``stop``: look every ``poll`` seconds, and while pretix is away every few seconds more."""
+        away_since: float | None = None
+        while not stop.is_set():
+            done = await self.send_waiting()
+            if done.sent or done.refused or done.dropped:
+                self._report(
+                    f"pretix: sent {done.sent} confirmed print(s)"
+                    + (f", {done.refused} check-in(s) refused" if done.refused else "")
+                    + (f", {done.dropped} dropped" if done.dropped else "")
+                    + f" ({done.seconds:.1f} s)"
+                )
+            pause = poll
+            if done.unavailable:
+                if away_since is None:
+                    away_since = time.monotonic()
+                    left = await self.outbox.waiting()
+                    self._report(f"pretix unreachable, {left} print(s) wait to be sent: {done.unavailable}")
+                pause = max(poll, 2.0)
+            elif away_since is not None and not done.holder:
+                self._report(f"pretix answers again after {time.monotonic() - away_since:.0f} s")
+                away_since = None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=pause)

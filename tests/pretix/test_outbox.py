@@ -1,0 +1,167 @@
+"""Confirmed prints back to the real pretix: the outbox entry written by confirm itself, a kiosk scan of a pretix
+secret printed by a real agent (sim printer) with the name pretix holds and checked in on pretix, a reprint logged
+only, pretix stopped while badges print and every push arriving once it is back (none twice), two senders never
+sending at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError
+
+from agent.protocol.keys import Keys
+from agent.redis_server import RedisServer
+from attendees.store import AttendeeStore
+from pretix_sync.changes import ListChanges
+from pretix_sync.client import PretixClient
+from pretix_sync.listing import ListWriter
+from pretix_sync.outbox import Outbox, Sender
+from tests.core.test_agent import running_agent, wait_until
+from tests.pretix.conftest import Pretix
+from tests.redis.helpers import badge_agent, create_user
+
+
+@asynccontextmanager
+async def venue_of(pretix: Pretix, redis: Redis, venue: str) -> AsyncIterator[tuple[AttendeeStore, PretixClient]]:
+    """The venue's list synced once from pretix, and a client that gives up fast when pretix is away."""
+    store = AttendeeStore(redis, venue)
+    async with PretixClient(
+        pretix.url, pretix.organizer, pretix.event, pretix.token, attempts=2, max_pause=0.05, timeout=5
+    ) as client:
+        changes = ListChanges(client, pretix.entrance)
+        await ListWriter(store).write((await changes.read()).records)
+        yield store, client
+
+
+async def print_badge(store: AttendeeStore, code: str) -> str:
+    """What a kiosk's scan does (POST /v1/attendees/{code}/badge): the attendee's one badge job."""
+    reply, attendee = await store.badge(code, "kiosk-1", at_desk=False)
+    assert attendee is not None and reply.kind.value == "queued", reply
+    return attendee.job_id
+
+
+async def printed(redis: Redis, venue: str, job_id: str) -> bool:
+    return await redis.exists(Keys(venue).done(job_id)) == 1
+
+
+def prints(tmp_path: Path) -> list[dict[str, Any]]:
+    log = tmp_path / "desk-1.prints.jsonl"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return [json.loads(line) for line in lines if json.loads(line)["complete"]]
+
+
+async def test_a_kiosk_scan_prints_pretix_s_name_and_checks_in_on_pretix(
+    pretix: Pretix, redis: Redis, redis_server: RedisServer, venue: str, tmp_path: Path
+) -> None:
+    placed = pretix.data("order", "Scanned At The Kiosk")
+    outbox = Outbox(redis, venue)
+    async with venue_of(pretix, redis, venue) as (store, client):
+        plain = await store.venue.enqueue("walk-up-1", json.dumps({"job_id": "walk-up-1", "attendee_id": "w1",
+                                                                   "name": "Not From Pretix"}), None)  # fmt: skip
+        assert plain.added
+        job_id = await print_badge(store, placed["secret"])
+        async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+            await wait_until(lambda: printed(redis, venue, job_id))
+            await wait_until(lambda: printed(redis, venue, "walk-up-1"))
+        assert [p["name"] for p in prints(tmp_path) if p["job_id"] == job_id] == ["Scanned At The Kiosk"]
+        (entry,) = await outbox.entries()  # the walk-up job is no pretix attendee's: no entry
+        assert (entry.job_id, entry.first, entry.printer) == (job_id, True, "desk-1")
+
+        sender = Sender(outbox, client, pretix.entrance, me="sync-a")
+        done = await sender.send_waiting()
+        assert (done.sent, await outbox.waiting()) == (1, 0)
+        checkins = pretix.data("checkins", str(placed["id"]))
+        assert checkins == [{"list": pretix.entrance, "type": "entry", "nonce": job_id, "successful": True}]
+
+        reprint = await store.venue.reprint(job_id, "coffee", "staff-1", 2, False)
+        assert reprint.kind.value == "reprint"
+        async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+            await wait_until(lambda: printed(redis, venue, job_id))
+        (again,) = await outbox.entries()
+        assert again.first is False
+        assert (await sender.send_waiting()).sent == 1
+        assert len(pretix.data("checkins", str(placed["id"]))) == 1  # a reprint checks in no one again
+        logs = (await client.position(placed["id"])).print_logs
+        assert sorted(log.info["print_id"] for log in logs) == [f"{job_id}#{entry.epoch}", f"{job_id}#{again.epoch}"]
+
+
+async def test_pretix_stopped_while_badges_print_then_every_push_arrives_once(
+    lone_pretix: Pretix, redis: Redis, redis_server: RedisServer, venue: str, tmp_path: Path
+) -> None:
+    pretix = lone_pretix
+    placed = [pretix.data("order", f"Printed Offline {i}") for i in range(3)]
+    outbox = Outbox(redis, venue)
+    async with venue_of(pretix, redis, venue) as (store, client):
+        pretix.server.stop()  # the internet is down
+        jobs = [await print_badge(store, p["secret"]) for p in placed]
+        async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+            for job_id in jobs:
+                await wait_until(lambda job_id=job_id: printed(redis, venue, job_id))
+        assert await outbox.waiting() == 3
+        status = badge_agent("status", "--json", "--redis", redis_server.url, "--venue", venue)
+        assert json.loads(status.stdout)["pretix"] == {"waiting": 3, "sender": None}
+        shown = " ".join(badge_agent("status", "--redis", redis_server.url, "--venue", venue).stdout.split())
+        assert "pretix: 3 confirmed print(s) wait to be sent (no attendees sync --follow is sending them)" in shown
+        one, two = Sender(outbox, client, pretix.entrance, me="sync-a"), Sender(outbox, client, pretix.entrance, me="b")
+        away = await one.send_waiting()
+        assert away.sent == 0 and "cannot be reached" in away.unavailable and await outbox.waiting() == 3
+
+        pretix.server.start()
+        first, second = await asyncio.gather(one.send_waiting(), two.send_waiting())
+        assert first.sent + second.sent == 3 and await outbox.waiting() == 0
+        assert second.holder == "sync-a" or first.holder == "b"  # one of them held the lease, the other stood by
+        for p, job_id in zip(placed, jobs, strict=True):
+            assert pretix.data("checkins", str(p["id"])) == [
+                {"list": pretix.entrance, "type": "entry", "nonce": job_id, "successful": True}
+            ]
+            assert len((await client.position(p["id"])).print_logs) == 1
+
+
+async def test_a_sender_whose_lease_ran_out_removes_nothing(pretix: Pretix, redis: Redis, venue: str) -> None:
+    outbox = Outbox(redis, venue)
+    await redis.xadd(Keys(venue).pretix_outbox, {"job_id": "X-1", "epoch": "1", "first": "1"})
+    (entry,) = await outbox.entries()
+    assert (await outbox.lease("a", 100_000)).held
+    taken = await outbox.lease("b", 100_000)
+    assert not taken.held and taken.holder == "a" and taken.ms_left > 90_000
+    assert not await outbox.sent("b", entry.id) and await outbox.waiting() == 1
+    assert await outbox.sent("a", entry.id) and await outbox.waiting() == 0
+
+
+@pytest.fixture(autouse=True)
+def _quiet_agent_logs(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("WARNING")
+
+
+async def test_the_sync_runs_under_its_own_least_privilege_user(
+    pretix: Pretix, redis: Redis, redis_server: RedisServer, venue: str, tmp_path: Path
+) -> None:
+    placed, cancelled = pretix.data("order", "Synced By Its User"), pretix.data("order", "Cancelled For The User")
+    user = await create_user(redis, venue, tmp_path / "sync.pw", role="pretix-sync")
+    as_sync = Redis(port=redis_server.port, username=user, password=(tmp_path / "sync.pw").read_text().strip())
+    try:
+        async with venue_of(pretix, as_sync, venue) as (store, client):
+            job_id = await print_badge(AttendeeStore(redis, venue), cancelled["secret"])
+            pretix.data("cancel", cancelled["order"])
+            changes = ListChanges(client, pretix.entrance)
+            await ListWriter(store).write((await changes.read()).records)  # a cancel withdraws a waiting badge
+            assert await redis.hget(Keys(venue).job(job_id), "state") == b"cancelled"
+            printed_job = await print_badge(AttendeeStore(redis, venue), placed["secret"])
+            async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+                await wait_until(lambda: printed(redis, venue, printed_job))
+            done = await Sender(Outbox(as_sync, venue), client, pretix.entrance).send_waiting()
+            assert done.sent == 1 and await Outbox(as_sync, venue).waiting() == 0
+        with pytest.raises(NoPermissionError):
+            await as_sync.delete(Keys(venue).pool)
+        with pytest.raises(NoPermissionError):
+            await as_sync.xdel(Keys(venue).events, "0-1")
+    finally:
+        await as_sync.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
