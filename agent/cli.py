@@ -20,6 +20,7 @@ from agent import __version__
 from agent.commands import LazyGroup
 from agent.config import AgentConfig, RedisConfig, load_config, secret_warnings
 from agent.errors import EXIT_CONFIG, ConfigError, UserError
+from agent.logs import masked
 from agent.validate import Invalid
 
 T = TypeVar("T")
@@ -30,7 +31,7 @@ EXIT_PRINTER = 74  # sysexits EX_IOERR: the printer did not answer ready, or a t
 
 
 def fail(message: str, code: int = 2) -> None:
-    click.echo(f"badge-agent: {message}", err=True)
+    click.echo(f"badge-agent: {masked(message)}", err=True)  # a URL's password never reaches the terminal
     sys.exit(code)
 
 

@@ -39,7 +39,7 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent.config import RedisConfig, TlsConfig
-from agent.logs import kv
+from agent.logs import kv, masked
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,17 @@ REDISCOVER = ("READONLY", "UNBLOCKED", "NOREPLICAS", "MASTERDOWN", "LOADING")
 
 class MasterChangedError(RedisConnectionError):
     """The server answered as a demoted or not-yet-ready master: reconnect to the current master."""
+
+
+def stop_if_cancelled() -> None:
+    """Raise CancelledError when the running task has been asked to stop. Call it where a Redis error is caught.
+
+    A cancellation that lands inside redis-py's socket read can come out as a ConnectionError or TimeoutError; a loop
+    that retries Redis errors would then swallow the cancel and never stop (a server's shutdown would wait on it).
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def explain(exc: BaseException, tls: bool) -> str:
@@ -80,7 +91,7 @@ class _Explained:
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             if isinstance(exc, MasterChangedError):
                 raise
-            raise RedisConnectionError(explain(exc, isinstance(self, SSLConnection))) from exc
+            raise RedisConnectionError(masked(explain(exc, isinstance(self, SSLConnection)))) from exc
 
 
 class _TcpConnection(_Explained, Connection):

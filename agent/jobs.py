@@ -8,7 +8,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -32,6 +34,18 @@ _REQUIRED = ("attendee_id", "name")
 #: Unicode's control characters (category Cc) are exactly these 65 code points; a regex finds one far faster than
 #: asking unicodedata about every character of every badge.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: Lone surrogates (a JSON ``\ud800`` decodes to one: no UTF-8 can hold it) and the bidi embeddings, overrides and
+#: isolates (U+202E makes "Alice" print as "ecilA" and hides what follows). Bidi *marks* and the zero-width joiners
+#: stay: Arabic, Hebrew, Persian and the Indic scripts need them inside words.
+_FORBIDDEN = re.compile("[\ud800-\udfff\u202a-\u202e\u2066-\u2069]")
+#: Categories that draw nothing on their own: format characters (zero-width space, joiners, BOM), separators and
+#: combining marks; and the letters and symbols that render blank (Hangul fillers, the Braille blank).
+_INVISIBLE_CATEGORIES = frozenset(("Cf", "Zs", "Zl", "Zp", "Mn", "Me"))
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _invisible(char: str) -> bool:
+    return char in _BLANK or unicodedata.category(char) in _INVISIBLE_CATEGORIES
 
 
 class _Problems(ValueError):
@@ -50,6 +64,12 @@ def _text(field: str, value: str, low: int, high: int, problems: list[tuple[str,
         problems.append((field, f"must be at most {high} characters"))
     elif (control := _CONTROL.search(value)) is not None:
         problems.append((field, f"contains a control character (U+{ord(control.group()):04X})"))
+    elif (bad := _FORBIDDEN.search(value)) is not None:
+        code = ord(bad.group())
+        what = "a lone surrogate, not a character" if 0xD800 <= code <= 0xDFFF else "a bidi override or isolate"
+        problems.append((field, f"contains {what} (U+{code:04X})"))
+    elif value and all(_invisible(c) for c in value):  # stops at the first visible character: the first, usually
+        problems.append((field, "has no visible character (only zero-width, format or blank characters)"))
     return value
 
 
@@ -140,6 +160,9 @@ def _extra_fields(given: object, problems: list[tuple[str, str]]) -> dict[str, s
         elif key in BUILT_IN:
             problems.append(("fields", f"{key!r} is a job's own field: give it as {key}, not in fields"))
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):
+                problems.append(("fields", f"{key}: must be text or a finite number, not {value}"))
+                continue
             checked[key] = _text(f"fields.{key}", str(value), 0, 200, problems)
         elif not isinstance(value, str):
             problems.append(("fields", f"{key}: must be text"))
@@ -176,6 +199,8 @@ def _validate(data: object) -> Job:
         if value is None:
             value = "" if key != "layout" else None
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):  # NaN, 1e400: no id is "inf" or "nan"
+                raise JobError(f"{key}: must be text or a finite number, not {value}")
             value = str(value)  # a numeric attendee id from a spreadsheet is still an id
         elif not isinstance(value, str):
             raise JobError(f"{key}: must be text")

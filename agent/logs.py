@@ -24,6 +24,16 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\
 MAX_VALUE_CHARS = 200
 
 
+#: The password of a URL (``redis://user:PASSWORD@host``, any scheme): a config error quoting a mistyped URL, or a
+#: library's message, must not put it on a terminal or in the journal.
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]*:)[^\s@/]+@")
+
+
+def masked(text: str) -> str:
+    """``text`` with every URL's password replaced by ``***``."""
+    return _URL_PASSWORD.sub(r"\1***@", text) if "://" in text else text
+
+
 def _escape_char(match: re.Match[str]) -> str:
     code = ord(match.group())
     if 0xDC80 <= code <= 0xDCFF:
@@ -93,12 +103,12 @@ class KeyValueFormatter(logging.Formatter):
                 clock = self._clock = (second, time.strftime("%H:%M:%S", time.localtime(second)))
             parts.append(f"{clock[1]}.{int(record.msecs):03d}")
         parts.append(f"level={record.levelname.lower()}")
-        parts.append(f"msg={quoted(record.getMessage())}")
+        parts.append(f"msg={quoted(masked(record.getMessage()))}")
         fields = getattr(record, "fields", None)
         if fields:
-            parts += [f"{key}={quoted(value)}" for key, value in fields.items()]
+            parts += [f"{key}={quoted(masked(str(value)))}" for key, value in fields.items()]
         if record.exc_info:
-            parts.append(f"error={quoted(self.formatException(record.exc_info))}")
+            parts.append(f"error={quoted(masked(self.formatException(record.exc_info)))}")
         return _join(parts, self.journald)
 
 
@@ -113,12 +123,12 @@ class JsonFormatter(logging.Formatter):
         data: dict[str, Any] = {
             "ts": record.created,
             "level": record.levelname.lower(),
-            "msg": truncated(record.getMessage()),
+            "msg": truncated(masked(record.getMessage())),
         }
         for key, value in getattr(record, "fields", {}).items():
-            data[key] = truncated(value) if isinstance(value, str) else value
+            data[key] = truncated(masked(value)) if isinstance(value, str) else value
         if record.exc_info:
-            data["error"] = self.formatException(record.exc_info)
+            data["error"] = masked(self.formatException(record.exc_info))
         return safe_json(data)
 
 

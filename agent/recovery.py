@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from agent.journal import Journal
 from agent.logs import kv
 from agent.printer import Printer
+from agent.protocol.replies import Source
 from agent.protocol.store import Store
 
 log = logging.getLogger("agent")
@@ -49,6 +50,7 @@ class Recovery:
         *,
         stopping: bool,
         printer_ready: Callable[[], bool],
+        drained: Callable[[], bool],
         master_moved: bool,
     ) -> Recovered:
         """Settle our in-flight list; ``resume(job_id)`` prints a held job that was never sent.
@@ -76,8 +78,10 @@ class Recovery:
                     await journal.append(job_id, entry.epoch, "closed")
                 done.maybe_printed += 1
                 log.warning("released a badge that may have printed", extra=kv(job=job_id, because=why))
-            elif stopping or not printer_ready():
+            elif stopping or not printer_ready() or await self._drained(drained):
                 why = "agent stopped before sending" if stopping else "printer not ready"
+                if not stopping and printer_ready():
+                    why = "drained by an operator"
                 await store.release(me, location, job_id, "unsent", why, self.max_attempts)
                 done.unsent += 1
             else:
@@ -99,3 +103,14 @@ class Recovery:
             for job_id, epoch in journal.recent_prints(RECONFIRM_AFTER_FAILOVER):
                 await store.confirm(me, location, job_id, epoch)
         return done
+
+    async def _drained(self, drained: Callable[[], bool]) -> bool:
+        """True when an operator drained this printer: a held job never sent goes back rather than being begun.
+
+        The job may have reached in-flight after the drain (a blocking pop whose reply was lost with the connection):
+        ``take`` reads the order (and otherwise only answers with the job held), since the heartbeat may not know yet.
+        """
+        if drained():
+            return True
+        taken = await self.store.take(self.me)
+        return taken is not None and taken.source is Source.DRAINED

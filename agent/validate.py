@@ -28,6 +28,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from agent.logs import masked
+
 S = TypeVar("S", bound=msgspec.Struct)
 
 _EXPECTED = re.compile(r"Expected `([^`]*)`(?:, got `([^`]*)`| of length (<=|>=) (\S+)| (>=|>|<=|<) (\S+))?$")
@@ -99,7 +101,7 @@ def _got(value: object, message: str = "") -> str:
     """`` (got 'x')`` for a scalar the message does not already show (nor an empty one), cut short if long."""
     if not isinstance(value, (str, int, float)) or isinstance(value, bool) or str(value) in message:
         return ""
-    shown = repr(value)
+    shown = repr(masked(value) if isinstance(value, str) else value)  # a URL's password is not quoted back
     return f" (got {shown[:60]}...)" if len(shown) > 64 else f" (got {shown})"
 
 

@@ -4,9 +4,10 @@ Run: .venv/bin/python -m bench.intake [--seconds S] [--clients N] [--samples K]
 Prints two tables and writes bench/results/intake.json.
 
 1. Throughput. ``badge-agent intake`` runs as its own process on a private redis-server; N concurrent clients (one
-   aiohttp session in this process) POST one new job each, back to back, for S seconds; every request's latency is
-   kept. Beside it, in the same run: ``badge-agent enqueue --file`` of the same number of jobs (the CLI's pipelined
-   batches, process start included), and the floor: N concurrent tasks doing a bare ``LPUSH`` on redis-py.
+   aiohttp session in this process, a desk token) POST one new job each, back to back, for S seconds; every
+   request's latency is kept. Beside it, in the same run: ``badge-agent enqueue --file`` of the same number of jobs
+   (the CLI's pipelined batches, process start included), and the floor: N concurrent tasks doing a bare ``LPUSH``
+   on redis-py.
 2. Kiosk latency on an idle venue. One agent (its own process) drives a ZPL printer emulator over TCP (this process
    serves it); a kiosk-token client POSTs a job and long-polls ``GET /v1/jobs/{id}?wait=10&state=queued``; the clock
    stops when the answer says ``printing`` with the printer's location. Between samples the bench waits for the
@@ -42,6 +43,8 @@ from drivers.emulators.fronts import TcpFront
 def intake_process(
     folder: Path, venue: str, url: str, role: str = "kiosk", limits: dict[str, float] | None = None
 ) -> tuple[subprocess.Popen[bytes], str, str]:
+    """An intake process and a token of ``role`` (any other role than a kiosk with its cap of outstanding jobs
+    raised: the throughput run keeps thousands queued)."""
     port = free_port()
     config = folder / "intake.yaml"
     config.write_text(
@@ -55,7 +58,7 @@ def intake_process(
             }
         )
     )
-    secret = TokenFile(folder / "tokens.json").add("bench", role)
+    secret = TokenFile(folder / "tokens.json").add("bench", role, max_outstanding=None if role == "kiosk" else 10**5)
     log = (folder / "intake.log").open("ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent", "intake", "-c", str(config)],
@@ -163,7 +166,7 @@ async def kiosk_latency(folder: Path, url: str, samples: int) -> dict[str, Any]:
     )
     kiosk_folder = folder / "kiosk"
     kiosk_folder.mkdir()
-    proc, base, secret = intake_process(kiosk_folder, venue, url)
+    proc, base, secret = intake_process(kiosk_folder, venue, url, role="kiosk")
     with (folder / "agent.log").open("ab") as log:
         agent = subprocess.Popen([sys.executable, "-m", "agent", "run", "-c", str(config)], cwd=ROOT, stderr=log)
     redis = Redis.from_url(url)
@@ -177,10 +180,10 @@ async def kiosk_latency(folder: Path, url: str, samples: int) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {secret}"}
         async with aiohttp.ClientSession(headers=headers) as session:
             for i in range(samples):
-                job_id = f"K-{i}"
                 t0 = time.perf_counter()
-                async with session.post(f"{base}/v1/jobs", json={"attendee_id": job_id, "name": "Zoë"}) as r:
+                async with session.post(f"{base}/v1/jobs", json={"attendee_id": f"K-{i}", "name": "Zoë"}) as r:
                     job = await r.json()
+                job_id = job["job_id"]  # the kiosk's own id for it: kiosk:bench:K-<i>
                 while job["state"] == "queued":
                     async with session.get(f"{base}/v1/jobs/{job_id}?wait=10&state=queued") as r:
                         job = await r.json()
@@ -204,7 +207,7 @@ async def kiosk_latency(folder: Path, url: str, samples: int) -> dict[str, Any]:
 async def main_async(seconds: float, clients: int, samples: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="badge-bench-intake-") as tmpdir, redis_server() as server:
         tmp = Path(tmpdir)
-        proc, base, secret = intake_process(tmp, "bench-rate", server.url)
+        proc, base, secret = intake_process(tmp, "bench-rate", server.url, role="desk")
         try:
             await intake_rate(base, secret, clients, 1.0, "W")  # warm up: connections, script cache
             intake = await intake_rate(base, secret, clients, seconds, "T")

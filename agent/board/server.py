@@ -21,8 +21,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from agent.connection import stop_if_cancelled
 from agent.fleet import events_after, fleet, tail_events
 from agent.logs import kv, safe_json, shown
+from agent.page_headers import add_page_headers
 from agent.protocol.codec import dec, enc
 from agent.protocol.keys import Keys
 from agent.vocabulary import BOARD_WORDS, DUPLICATE_WORDS, StaffCounts
@@ -73,8 +75,10 @@ class Board:
             try:
                 snapshot = bounded(await self.poll())
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                stop_if_cancelled()
                 snapshot = {**self.snapshot, "error": shown(f"Redis unreachable: {exc}")}
             except RedisError as exc:
+                stop_if_cancelled()
                 # Reachable but refusing (a key of the wrong type, NOPERM): a venue fault to fix, not an outage.
                 snapshot = {**self.snapshot, "error": shown(f"venue fault in Redis: {exc}")}
             error, now = snapshot.get("error") or "", time.monotonic()
@@ -82,6 +86,7 @@ class Board:
                 log.warning("board cannot read Redis", extra=kv(error=error))
                 logged = (error, now)
             await self.publish(snapshot)
+            stop_if_cancelled()  # redis-py may have retried a read the cancel cut short: the cancel is not lost
             await asyncio.sleep(self.interval)
 
     async def publish(self, snapshot: dict[str, Any]) -> None:
@@ -210,6 +215,7 @@ def make_board_app(board: Board) -> web.Application:
             await app[POLLER]
 
     app = web.Application()
+    add_page_headers(app)
     for path in ASSETS:
         app.router.add_get(path, asset)
     app.router.add_get("/events", events)

@@ -47,20 +47,22 @@ BASE = ("ping", "info", "time", "cluster|slots", "command")
 #: ``status``, ``job``, ``events``: reads only.
 READS = (
     "hget", "hgetall", "hkeys", "hmget", "get", "exists", "llen", "lrange", "lindex",
-    "zrange", "zscore", "xrange", "xrevrange", "xread", "xlen",
+    "zrange", "zscore", "xrange", "xrevrange", "xread", "xlen", "scard", "smembers",
 )  # fmt: skip
 #: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
 #: reads ranges of its terms and its postings (attendees/store.py) itself.
 SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl")
 #: What the agent sends outside scripts (agent/protocol/store.py): the blocking pop, the clean leave, events; and
-#: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to.
-AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "unsubscribe")
+#: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to; and ``cancel --token``
+#: with the same credential, which removes cancelled jobs from the token's set.
+AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "unsubscribe", "srem")
 
 #: A key's Redis type -> the commands that write it (and cannot change its type). DEL only deletes.
 TYPE_WRITES: dict[str, frozenset[str]] = {
     "hash": frozenset({"hset", "hincrby", "hdel"}),
     "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove"}),
     "zset": frozenset({"zadd", "zrem"}),
+    "set": frozenset({"sadd", "srem"}),
     "stream": frozenset({"xadd", "xdel"}),
     "string": frozenset({"set", "del", "append"}),
 }
@@ -75,6 +77,8 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "pinned": (lambda k: k.pinned, "zset"),
     "events": (lambda k: k.events, "stream"),
     "stats": (lambda k: k.stats, "hash"),
+    # an intake token's jobs (its outstanding count)
+    "owned": (lambda k: k.owned("*"), "set"),
     # the attendee list (attendees/keys.py)
     "attendee": (lambda k: f"{k.prefix}att:*", "hash"),
     "attendee_terms": (lambda k: f"{k.prefix}attendees:terms", "zset"),
@@ -150,17 +154,20 @@ ROLES: dict[str, Role] = {
             "kiosk",
             "check-in desks and kiosks: enqueue and read status only",
             functions=("enqueue",),
-            writes=("job", "pool", "queue", "pinned", "events", "stats"),
+            # owned: enqueue adds an intake token's jobs to its set (never with this user's calls, which name none)
+            writes=("job", "pool", "queue", "pinned", "events", "stats", "owned"),
         ),
         Role(
             "intake",
             "the intake service: enqueue, reprint, cancel, the attendee list, reads",
             functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS),
-            # reprint starts a new round: it deletes the job's done marker and takes it out of the DLQ
-            writes=("job", "done", "pool", "queue", "dlq", "pinned", "events", "stats", *ATTENDEE_WRITES),
-            # who created a job (agent/intake/app.py); the attendee list's job-id secret, made once (SET NX); the
-            # search's ranges of terms and the locations of printing badges (attendees/store.py)
-            direct=("hset", "set", "zrangebylex", "mget"),
+            # reprint starts a new round: it deletes the job's done marker and takes it out of the DLQ; enqueue
+            # adds a token's jobs to its set (``owned:<token>``), which the intake prunes of final ones
+            writes=("job", "done", "pool", "queue", "dlq", "pinned", "events", "stats", "owned", *ATTENDEE_WRITES),
+            # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
+            # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
+            # set
+            direct=("hset", "set", "zrangebylex", "mget", "srem"),
             only=(("done", ("del",)),),
         ),
         Role(

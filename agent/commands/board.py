@@ -8,14 +8,17 @@ import click
 
 from agent.cli import Target, fail, fleet_options, run_async
 
+#: Not the intake's 8080: the board and the intake may run on one Pi.
+DEFAULT_LISTEN = "127.0.0.1:8090"
+
 
 @click.command()
 @fleet_options
 @click.option(
     "--listen",
-    default="127.0.0.1:8080",
+    default=DEFAULT_LISTEN,
     show_default=True,
-    help="host:port to serve on; 0.0.0.0:8080 lets phones on the venue network open it (port 0 = any free port).",
+    help="host:port to serve on; 0.0.0.0:8090 lets phones on the venue network open it (port 0 = any free port).",
 )
 @click.option("--interval", default=0.5, show_default=True, help="How often Redis is read, seconds.")
 def board(target: Target, listen: str, interval: float) -> None:

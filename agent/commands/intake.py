@@ -11,7 +11,7 @@ import click
 from agent.cli import fail
 from agent.errors import EXIT_CONFIG, ConfigError, UserError
 from agent.intake.config import IntakeConfig, load_intake_config
-from agent.intake.tokens import ROLES, TokenFile
+from agent.intake.tokens import MAX_OUTSTANDING, ROLES, TokenFile
 
 CONFIG = click.option("-c", "--config", "config_path", required=True, help="The intake's YAML config.")
 
@@ -43,19 +43,24 @@ def intake(ctx: click.Context, config_path: str | None) -> None:
 
 
 async def serve(config: IntakeConfig) -> None:
-    from aiohttp import web
-
     from agent.config import split_host_port
     from agent.connection import make_redis
-    from agent.intake.app import make_app
+    from agent.intake.app import INTAKE, make_app
+    from agent.intake.guard import serve_app
 
     redis = make_redis(config.redis, block_timeout=20.0, retries=8)
-    runner = web.AppRunner(make_app(config, redis), access_log=None)  # the app logs requests, never a header
-    await runner.setup()
+    app = make_app(config, redis)
     host, port = split_host_port(config.listen)
-    site = web.TCPSite(runner, host, port)
-    await site.start()
-    bound = runner.addresses[0] if runner.addresses else (host, port)
+    limits = config.limits
+    serving = await serve_app(
+        app,
+        app[INTAKE].activity,
+        host,
+        port,
+        header_timeout=limits.header_timeout,
+        max_connections=limits.max_connections,
+    )
+    bound = serving.address
     click.echo(f"intake for venue {config.venue} on http://{bound[0]}:{bound[1]}", nl=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -64,7 +69,7 @@ async def serve(config: IntakeConfig) -> None:
     try:
         await stop.wait()
     finally:
-        await runner.cleanup()
+        await serving.close()
         await redis.aclose()
 
 
@@ -76,12 +81,26 @@ def token() -> None:
 @token.command("add")
 @click.argument("name")
 @click.option("--role", required=True, type=click.Choice(ROLES), help="kiosk, desk, staff or viewer.")
+@click.option(
+    "--max-outstanding",
+    type=int,
+    help="Jobs it may have not yet printed (or dead or cancelled) at once; default "
+    + ", ".join(f"{n} for a {r}" for r, n in MAX_OUTSTANDING.items() if n)
+    + ".",
+)
+@click.option(
+    "--printer",
+    "printers",
+    multiple=True,
+    metavar="NAME",
+    help="A printer it may pin jobs to (repeatable); without any, it may pin to every printer.",
+)
 @CONFIG
-def token_add(name: str, role: str, config_path: str) -> None:
+def token_add(name: str, role: str, max_outstanding: int | None, printers: tuple[str, ...], config_path: str) -> None:
     """Create a token for NAME; it is printed once, here, and stored only as a hash."""
     tokens = TokenFile(_config(config_path).tokens)
     try:
-        secret = tokens.add(name, role)
+        secret = tokens.add(name, role, max_outstanding, printers)
     except UserError as exc:
         fail(str(exc))
         return
@@ -99,7 +118,8 @@ def token_list(config_path: str) -> None:
         fail(str(exc))
         return
     for t in rows:
-        click.echo(f"{t.name:<24} {t.role:<8} {t.created}")
+        pins = f"  printers {','.join(t.printers)}" if t.printers else ""
+        click.echo(f"{t.name:<24} {t.role:<8} {t.created}  at most {t.max_outstanding} outstanding{pins}")
     click.echo(f"{len(rows)} token(s)")
 
 

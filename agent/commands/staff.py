@@ -5,10 +5,13 @@ The same protocol steps the intake service's staff routes run (agent/protocol/re
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import click
 
 from agent.cli import Target, fail, fleet_options, run_async
 from agent.commands.ops import operator
+from agent.protocol.codec import dec, enc
 from agent.protocol.replies import CancelKind, Cancelled, Reprinted, ReprintKind
 from agent.protocol.store import Store
 
@@ -59,20 +62,72 @@ def reprint(target: Target, job_id: str, reason: str, force: bool) -> None:
     click.echo(message)
 
 
+@dataclass
+class TokenCancel:
+    """What cancelling every queued job of one intake token did."""
+
+    cancelled: list[str] = field(default_factory=list)
+    #: Jobs that were not queued any more: (job id, its state or "taken").
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+
+async def cancel_token_jobs(store: Store, token: str, by: str) -> TokenCancel:
+    """Cancel every queued job the intake token ``token`` created (its set ``Keys.owned``), one cancel step each.
+
+    Jobs that were printing or final are reported and left; every job that is no longer outstanding leaves the set.
+    """
+    key = enc(store.keys.owned(token))
+    done = TokenCancel()
+    for job_id in sorted(dec(m) for m in await store.redis.smembers(key)):
+        reply = await store.cancel(job_id, by)
+        if reply.kind is CancelKind.CANCELLED:
+            done.cancelled.append(job_id)
+        elif reply.kind is not CancelKind.NO_JOB:
+            done.refused.append((job_id, reply.detail))
+        if reply.kind is not CancelKind.REFUSED or reply.detail not in ("taken", "printing", "changing"):
+            await store.redis.srem(key, enc(job_id))
+    return done
+
+
 @click.command()
 @fleet_options
-@click.argument("job_id")
-def cancel(target: Target, job_id: str) -> None:
-    """Withdraw JOB_ID while it is still queued (state becomes cancelled); refused once a printer has it."""
+@click.argument("job_id", required=False)
+@click.option("--token", "token", metavar="NAME", help="Cancel every queued job the intake token NAME created.")
+def cancel(target: Target, job_id: str | None, token: str | None) -> None:
+    """Withdraw JOB_ID while it is still queued (state becomes cancelled); refused once a printer has it.
+
+    With --token NAME instead: every queued job that intake token created, at once.
+    """
+    if (job_id is None) == (token is None):
+        fail("give a JOB_ID or --token NAME (not both)")
+        return
+    if token is not None:
+        cancel_token(target, token)
+        return
+    job: str = job_id or ""
 
     async def go() -> Cancelled:
         redis = target.client()
         try:
-            return await Store(redis, target.venue).cancel(job_id, operator())
+            return await Store(redis, target.venue).cancel(job, operator())
         finally:
             await redis.aclose()
 
-    ok, message = cancel_message(job_id, run_async(go()))
+    ok, message = cancel_message(job, run_async(go()))
     if not ok:
         fail(message, 1)
     click.echo(message)
+
+
+def cancel_token(target: Target, token: str) -> None:
+    async def go() -> TokenCancel:
+        redis = target.client()
+        try:
+            return await cancel_token_jobs(Store(redis, target.venue), token, operator())
+        finally:
+            await redis.aclose()
+
+    done = run_async(go())
+    for job_id, state in done.refused:
+        click.echo(f"{job_id}: left alone, it is {state}")
+    click.echo(f"token {token!r}: {len(done.cancelled)} queued job(s) cancelled, {len(done.refused)} left alone")

@@ -24,6 +24,26 @@ class LimitsConfig(_Strict, kw_only=True):
     burst: Annotated[int, Meta(ge=1, le=100_000)] = 100
     #: Reprints a job may have before ``"force": true`` is needed.
     reprint_cap: Annotated[int, Meta(ge=0, le=100)] = 2
+    #: SSE streams plus ``?wait=`` long-polls one token may hold open at once (one more answers 429), and the
+    #: whole process (one more answers 503).
+    watch_per_token: Annotated[int, Meta(ge=1, le=100_000)] = 10
+    watch_total: Annotated[int, Meta(ge=1, le=100_000)] = 500
+    #: Seconds between an SSE stream's keep-alive comments: a client that left is noticed when one cannot be sent,
+    #: and the stream's token is looked at again (a revoked one ends it).
+    keepalive: Annotated[float, Meta(ge=0.1, le=60)] = 5.0
+    #: The longest one SSE stream lasts, in seconds (a browser's EventSource reconnects, with Last-Event-ID).
+    stream_seconds: Annotated[float, Meta(ge=1, le=86_400)] = 600.0
+    #: Redis requests in flight at once for desks and staff, and for everyone else (kiosks, viewers, /metrics):
+    #: two lanes, so kiosks never make a desk wait; together below the Redis client's pool of 100 connections.
+    desk_lane: Annotated[int, Meta(ge=1, le=48)] = 32
+    public_lane: Annotated[int, Meta(ge=1, le=48)] = 32
+    #: Seconds a connection may take to send a request's headers (or, idle between requests, to start the next);
+    #: a slower one is closed. And the seconds a request may take to send its body (408 past it).
+    header_timeout: Annotated[float, Meta(ge=0.5, le=300)] = 10.0
+    body_timeout: Annotated[float, Meta(ge=0.5, le=300)] = 10.0
+    #: Connections held at once (below the 1024 descriptors a process gets by default); past it, the oldest
+    #: connection that is not inside a request makes room.
+    max_connections: Annotated[int, Meta(ge=8, le=60_000)] = 768
     #: Attendee lookups, searches and badge requests per second one token may make (a bucket of ``lookup_burst``):
     #: a ticket code is a credential, and codes must not be tried fast.
     lookup_rate: Annotated[float, Meta(gt=0, le=10_000)] = 5.0

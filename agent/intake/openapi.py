@@ -24,7 +24,10 @@ def _json(description: str, ref: str) -> dict[str, Any]:
 AUTH = {
     "401": _problem("no token, or an unknown or revoked one"),
     "403": _problem("this token's role may not do it"),
-    "429": {**_problem("over the token's rate"), "headers": {"Retry-After": {"schema": {"type": "integer"}}}},
+    "429": {
+        **_problem("over the token's rate, its open streams and long-polls, or (creating) its outstanding jobs"),
+        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    },
     "503": {
         **_problem("the venue's Redis is unreachable"),
         "headers": {"Retry-After": {"schema": {"type": "integer"}}},
@@ -53,7 +56,11 @@ def _jobs_spec() -> dict[str, Any]:
         "type": "object",
         "required": ["attendee_id", "name"],
         "properties": {
-            "job_id": {**TEXT, "description": "stable id; defaults to attendee_id; a known one is never changed"},
+            "job_id": {
+                **TEXT,
+                "description": "stable id; defaults to attendee_id; a known one is never changed. A kiosk's job is "
+                "kiosk:<token>:<this id> (ids starting kiosk: are refused from desks and staff)",
+            },
             "attendee_id": {**TEXT, "description": "encoded in the badge's QR code"},
             "name": TEXT,
             "company": TEXT,
@@ -152,6 +159,8 @@ def _jobs_spec() -> dict[str, Any]:
                     "responses": {
                         "201": _json("created (a batch: at least one created)", "Job"),
                         "200": _json("known job_id: duplicate true, nothing changed", "Job"),
+                        "408": _problem("the body was too slow to arrive"),
+                        "409": _problem("a kiosk's job id that is someone else's: taken (nothing more is said)"),
                         "413": _problem("body or batch too large"),
                         "422": _problem("invalid: errors name each field"),
                         **AUTH,
@@ -231,6 +240,40 @@ def _jobs_spec() -> dict[str, Any]:
                         "409": _problem("not printed or dead, or over the cap without force"),
                         "413": _problem("body too large"),
                         "422": _problem("no reason"),
+                        **AUTH,
+                    },
+                }
+            },
+            "/v1/tokens/{name}/jobs": {
+                "delete": {
+                    "summary": "cancel every queued job one token created (staff)",
+                    "security": BEARER,
+                    "parameters": [
+                        {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}},
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "what was cancelled, and the jobs left (printing or final) with their state",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {
+                                            "token": TEXT,
+                                            "cancelled": {"type": "array", "items": TEXT},
+                                            "left": {
+                                                "type": "array",
+                                                "items": {
+                                                    "type": "object",
+                                                    "properties": {"job_id": TEXT, "state": TEXT},
+                                                },
+                                            },
+                                        },
+                                    }
+                                }
+                            },
+                        },
+                        "422": _problem("not a token name"),
                         **AUTH,
                     },
                 }

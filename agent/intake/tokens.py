@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -18,9 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from agent.errors import UserError
+from agent.protocol.keys import PRINTER_RE
 
 ROLES = ("kiosk", "desk", "staff", "viewer")
+#: A token's name: it is written into events (``token:<name>``) and Redis key names (``owned:<name>``).
+TOKEN_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 PREFIX = "bdg_"  # so a token pasted into the wrong place is recognisable (secret scanners, a reviewer)
+
+
+#: Jobs a token may have outstanding (created, not yet printed, dead or cancelled) unless ``token add`` says otherwise:
+#: a kiosk serves one attendee at a time; a desk a queue of them; staff load a list.
+MAX_OUTSTANDING = {"kiosk": 5, "desk": 200, "staff": 1000, "viewer": 0}
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,23 @@ class Token:
     name: str
     role: str
     created: str
+    #: Outstanding jobs this token may have; one more answers 429.
+    max_outstanding: int = 0
+    #: The printers this token may pin a job to; empty: any.
+    printers: tuple[str, ...] = ()
+
+
+def _token(name: str, entry: dict[str, Any]) -> Token:
+    role = str(entry.get("role"))
+    cap = entry.get("max_outstanding")
+    printers = entry.get("printers")
+    return Token(
+        name,
+        role,
+        str(entry.get("created", "")),
+        cap if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 0 else MAX_OUTSTANDING.get(role, 0),
+        tuple(p for p in printers if isinstance(p, str)) if isinstance(printers, list) else (),
+    )
 
 
 def digest(secret: str) -> str:
@@ -65,18 +91,31 @@ class TokenFile:
         os.chmod(tmp, 0o600)
         os.replace(tmp, self.path)
 
-    def add(self, name: str, role: str) -> str:
-        """A new token for ``name``; returns the secret (the only time it exists outside its holder)."""
+    def add(self, name: str, role: str, max_outstanding: int | None = None, printers: tuple[str, ...] = ()) -> str:
+        """A new token for ``name``; returns the secret (the only time it exists outside its holder).
+
+        ``max_outstanding``: its cap of jobs not yet final (None: the role's default, ``MAX_OUTSTANDING``);
+        ``printers``: the only printers it may pin a job to (empty: any).
+        """
         if role not in ROLES:
             raise UserError(f"role: must be one of {', '.join(ROLES)}, not {role!r}")
-        if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        if not TOKEN_NAME_RE.match(name):
             raise UserError(f"name: letters, digits, '-', '_' or '.', at most 64 characters, not {name!r}")
+        if max_outstanding is not None and not 0 <= max_outstanding <= 100_000:
+            raise UserError(f"max outstanding: must be from 0 to 100000, not {max_outstanding}")
+        for printer in printers:
+            if not PRINTER_RE.match(printer):
+                raise UserError(f"printer: not a printer name (lowercase letters, digits, - and _): {printer!r}")
         tokens = self._read()
         if name in tokens:
             raise UserError(f"a token named {name!r} exists; revoke it first")
         secret = PREFIX + secrets.token_urlsafe(32)
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        tokens[name] = {"role": role, "sha256": digest(secret), "created": created}
+        entry: dict[str, Any] = {"role": role, "sha256": digest(secret), "created": created}
+        entry["max_outstanding"] = MAX_OUTSTANDING[role] if max_outstanding is None else max_outstanding
+        if printers:
+            entry["printers"] = sorted(set(printers))
+        tokens[name] = entry
         self._write(tokens)
         return secret
 
@@ -88,7 +127,7 @@ class TokenFile:
         return True
 
     def list(self) -> list[Token]:
-        return [Token(n, str(t.get("role")), str(t.get("created", ""))) for n, t in sorted(self._read().items())]
+        return [_token(n, t) for n, t in sorted(self._read().items()) if isinstance(t, dict)]
 
     def lookup(self, secret: str) -> Token | None:
         """The token this secret belongs to, from the file as it is now; None for an unknown or revoked one."""
@@ -101,6 +140,6 @@ class TokenFile:
             by_hash = {}
             for name, t in (self._read() if seen else {}).items():
                 if isinstance(t, dict) and t.get("role") in ROLES and isinstance(t.get("sha256"), str):
-                    by_hash[t["sha256"]] = Token(name, t["role"], str(t.get("created", "")))
+                    by_hash[t["sha256"]] = _token(name, t)
             self._by_hash, self._seen = by_hash, seen
         return self._by_hash.get(digest(secret))

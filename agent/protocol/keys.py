@@ -126,6 +126,10 @@ class Keys:
     def done(self, job_id: str) -> str:
         return f"{self.prefix}done:{job_id}"
 
+    def owned(self, token: str) -> str:
+        """The ids of the jobs an intake token created (the intake counts its outstanding ones here)."""
+        return f"{self.prefix}owned:{token}"
+
 
 class PrinterKeys(NamedTuple):
     """One printer's name and keys, encoded once: the hot path names them in every call."""
@@ -151,6 +155,7 @@ class EncodedKeys:
         self.printers, self.sweep_lease = enc(keys.printers), enc(keys.sweep_lease)
         self.pretix_jobs, self.pretix_outbox = enc(keys.pretix_jobs), enc(keys.pretix_outbox)
         self._job_prefix, self._done_prefix = enc(keys.job("")), enc(keys.done(""))
+        self._owned_prefix = enc(keys.owned(""))
         self._printer_keys: dict[str, PrinterKeys] = {}
 
     def job(self, job_id: bytes) -> bytes:
@@ -158,6 +163,9 @@ class EncodedKeys:
 
     def done(self, job_id: bytes) -> bytes:
         return self._done_prefix + job_id
+
+    def owned(self, token: bytes) -> bytes:
+        return self._owned_prefix + token
 
     def printer(self, name: str) -> PrinterKeys:
         mine = self._printer_keys.get(name)

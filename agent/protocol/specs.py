@@ -94,10 +94,20 @@ class Enqueue(Spec[Enqueued]):
     name = "enqueue"
 
     def call(
-        self, k: EncodedKeys, job_id: bytes, payload: bytes, pinned: PrinterKeys | None, maxlen: int
+        self,
+        k: EncodedKeys,
+        job_id: bytes,
+        payload: bytes,
+        pinned: PrinterKeys | None,
+        maxlen: int,
+        creator: bytes = b"",
     ) -> ScriptCall[Enqueued]:
+        """``creator``: the intake token asking (its set of jobs is then a key too), or b"" (the CLI)."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (k.pool, b"")
-        return (self, [k.job(job_id), queue, k.events, k.stats, k.pinned], [job_id, payload, printer, maxlen])
+        keys = [k.job(job_id), queue, k.events, k.stats, k.pinned]
+        if creator:
+            keys.append(k.owned(creator))
+        return (self, keys, [job_id, payload, printer, maxlen, creator])
 
     def parse(self, reply: Any) -> Enqueued:
         return Enqueued(bool(reply[0]), dec(reply[1]))

@@ -58,9 +58,10 @@ class Store:
 
     # -- producers -----------------------------------------------------------------------------------------------
 
-    async def enqueue(self, job_id: str, payload: str, pinned: str | None) -> replies.Enqueued:
-        """Add a job unless its id exists. Returns (added, state)."""
-        return await self.scripts.run(self.enqueue_call(job_id, payload, pinned))
+    async def enqueue(self, job_id: str, payload: str, pinned: str | None, creator: str = "") -> replies.Enqueued:
+        """Add a job unless its id exists. Returns (added, state). ``creator``: the intake token that asks (recorded
+        on the job and in the token's set of jobs, in the same step), or "" from the CLI."""
+        return await self.scripts.run(self.enqueue_call(job_id, payload, pinned, creator))
 
     async def enqueue_many(self, jobs: Sequence[tuple[str, str, str | None]]) -> list[replies.Enqueued]:
         """``enqueue`` each (job id, payload, pinned printer) in one round trip, in order (the enqueue command)."""
@@ -69,10 +70,12 @@ class Store:
             await self.scripts.prepare("enqueue")
         return await self.scripts.run_together([self.enqueue_call(*job) for job in jobs])
 
-    def enqueue_call(self, job_id: str, payload: str, pinned: str | None) -> ScriptCall[replies.Enqueued]:
+    def enqueue_call(
+        self, job_id: str, payload: str, pinned: str | None, creator: str = ""
+    ) -> ScriptCall[replies.Enqueued]:
         k = self.encoded_keys
         return specs.ENQUEUE.call(
-            k, enc(job_id), enc(payload), k.printer(pinned) if pinned else None, self.events_maxlen
+            k, enc(job_id), enc(payload), k.printer(pinned) if pinned else None, self.events_maxlen, enc(creator)
         )
 
     # -- the hot path --------------------------------------------------------------------------------------------

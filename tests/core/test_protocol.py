@@ -303,6 +303,7 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
         "enqueue": [
             specs.ENQUEUE.call(k, job, b"<payload>", pinned, 1),
             specs.ENQUEUE.call(k, job, b"<payload>", None, 1),
+            specs.ENQUEUE.call(k, job, b"<payload>", None, 1, b"<creator>"),
         ],
         "take": [specs.TAKE.call(k, me)],
         "begin": [specs.BEGIN.call(k, me, job, b"<location>", 1)],

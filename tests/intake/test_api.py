@@ -73,15 +73,17 @@ async def test_403_for_the_wrong_role(desk: Desk, redis: Redis, venue: str) -> N
     job = {"attendee_id": "r1", "name": "Rita"}
     viewer = await desk.client.post("/v1/jobs", json=job, headers=desk.auth("viewer"))
     assert viewer.status == 403 and (await viewer.json())["role"] == "viewer"
-    assert (await desk.client.post("/v1/jobs", json=job, headers=desk.auth("kiosk"))).status == 201
+    made = await desk.client.post("/v1/jobs", json=job, headers=desk.auth("kiosk"))
+    assert made.status == 201
+    path = f"/v1/jobs/{(await made.json())['job_id']}"  # a kiosk's job has an id of its own: kiosk:<token>:r1
     for role in ("kiosk", "desk", "viewer"):
-        assert (await desk.client.delete("/v1/jobs/r1", headers=desk.auth(role))).status == 403
-        resp = await desk.client.post("/v1/jobs/r1/reprint", json={"reason": "x"}, headers=desk.auth(role))
+        assert (await desk.client.delete(path, headers=desk.auth(role))).status == 403
+        resp = await desk.client.post(f"{path}/reprint", json={"reason": "x"}, headers=desk.auth(role))
         assert resp.status == 403
     # A kiosk reads the jobs it created, not another kiosk's.
-    assert (await desk.client.get("/v1/jobs/r1", headers=desk.auth("kiosk"))).status == 200
-    assert (await desk.client.get("/v1/jobs/r1", headers=desk.auth("kiosk-2"))).status == 403
-    assert (await desk.client.get("/v1/jobs/r1", headers=desk.auth("viewer"))).status == 200
+    assert (await desk.client.get(path, headers=desk.auth("kiosk"))).status == 200
+    assert (await desk.client.get(path, headers=desk.auth("kiosk-2"))).status == 403
+    assert (await desk.client.get(path, headers=desk.auth("viewer"))).status == 200
 
 
 async def test_404_for_an_unknown_job_or_route(desk: Desk) -> None:

@@ -62,7 +62,7 @@ async def test_kiosk_checks_in_an_attendee_and_says_where_the_badge_came_out(
 
                 await asyncio.to_thread(WebDriverWait(driver, 30).until, ready)
                 text = await asyncio.to_thread(lambda: driver.find_element(By.ID, "status").text)
-                job = await redis.hgetall(f"badge:{{{venue}}}:job:PRETIX-7QX")
+                job = await redis.hgetall(f"badge:{{{venue}}}:job:kiosk:kiosk-hall-a:PRETIX-7QX")  # a kiosk's own id
                 where = {b"hall-a-1": "Hall A, desk 1", b"hall-a-2": "Hall A, desk 2"}[job[b"printer"]]
                 assert job[b"state"] == b"printed"
                 assert text == f"Ready — collect it at {where}", text

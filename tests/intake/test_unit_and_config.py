@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent.intake.config import load_intake_config
+from agent.intake.config import IntakeConfig, load_intake_config
 from tests.support.processes import ROOT
 from tests.support.systemd import INTAKE_UNIT, UNIT, systemd_analyze
 
@@ -41,6 +41,19 @@ def test_intake_unit_has_every_hardening_line_of_the_agents() -> None:
     # Narrower on purpose: no AF_NETLINK (that is libusb's hot-plug socket; the intake has no printer).
     assert {s for s in agent if not s.startswith("RestrictAddressFamilies")} <= intake
     assert "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" in intake
+
+
+def test_intake_unit_bounds_descriptors_tasks_and_memory() -> None:
+    lines = set(INTAKE_UNIT.read_text().splitlines())
+    limit = next(int(line.split("=")[1]) for line in lines if line.startswith("LimitNOFILE="))
+    # Room for every connection the intake holds by default, its Redis pool and its own files.
+    assert limit >= load_defaults().limits.max_connections + 100 + 64
+    assert any(line.startswith("TasksMax=") for line in lines)
+    assert any(line.startswith("MemoryMax=") for line in lines)
+
+
+def load_defaults() -> IntakeConfig:
+    return IntakeConfig(venue="v", tokens=Path("tokens.json"))
 
 
 def test_example_config_loads(tmp_path: Path) -> None:

@@ -97,3 +97,7 @@ def intake_process(config: Path, port: int) -> Iterator[str]:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
         assert "bdg_" not in err  # no token in its log
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
