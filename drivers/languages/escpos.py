@@ -130,6 +130,10 @@ class EscposDriver(LanguageDriver):
             if token in replies.process_ids:
                 return PrintResult(Outcome.PRINTED, "printer confirmed the badge's process ID after printing it")
             rt, pending = await self._realtime(replies, pending)
+            if token in replies.process_ids:
+                # It came while the status was asked (the reads there keep it): waiting for the next read first
+                # would leave the printer idle for up to a poll interval.
+                return PrintResult(Outcome.PRINTED, "printer confirmed the badge's process ID after printing it")
             if rt is None:
                 continue  # silence: keep waiting; it only becomes "unknown" at the deadline
             status = es.to_device_status(rt)
