@@ -82,7 +82,8 @@ class Agent:
             label = getattr(driver, "label", None)
             if not isinstance(label, LabelConfig):
                 label = config.printer.driver.label
-            self.layouts = LayoutBook(LayoutStore(self.redis, config.venue), label)
+            # The stock the printer reports wins over the config's where the driver reads it.
+            self.layouts = LayoutBook(LayoutStore(self.redis, config.venue), label, lambda: driver.loaded)
         self.pull = PullLoop(self)
 
     def layouts_generation(self) -> int:
@@ -144,6 +145,7 @@ class Agent:
         )
         await self._refresh_layouts()  # before the first badge: it is drawn in the venue's layout
         await self.device.observe(await self.device.probe_once())
+        await self._refresh_layouts()  # the first probe may have read the stock the printer has loaded
         self._tasks = [
             asyncio.create_task(self._heartbeat_loop(), name=Loop.HEARTBEAT),
             asyncio.create_task(self.device.run(busy=self._probe_tick), name=Loop.PROBE),
@@ -236,7 +238,8 @@ class Agent:
 
     async def _layouts_loop(self) -> None:
         """Follow the venue's layouts: the announcement of a change wakes us at once; a look every heartbeat
-        interval catches one missed while disconnected. Each look is one GET of the version."""
+        interval catches one missed while disconnected, and a stock the printer now reports (a roll swapped; the
+        printer takes no badge until then). Each look is one GET of the version."""
         if self.layouts is None:
             return
         channel = self.layouts.store.keys.layouts_changed
