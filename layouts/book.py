@@ -72,7 +72,7 @@ class LayoutBook:
         self.store = store
         self.label = label
         self._loaded = loaded
-        self._state = _State()
+        self._state = _State(stock=stock_name(label.width_mm, label.height_mm))
         self._generation = 0
         self._used: dict[str, tuple[str, int]] = {}
 
@@ -85,7 +85,7 @@ class LayoutBook:
 
     def stock_moved(self) -> bool:
         """True when the printer reports another stock than the one the loaded variants were chosen for."""
-        return bool(self._state.stock) and self.stock != self._state.stock
+        return self.stock != self._state.stock
 
     @property
     def generation(self) -> int:
