@@ -178,7 +178,24 @@ class PullLoop:
         stolen = await self._steal()
         if stolen is not None:
             return stolen
-        return await self.store.wait_pool(self.me, self.agent.timing.block_timeout)
+        popped = await self.store.wait_pool(self.me, self.agent.timing.block_timeout)
+        if popped is not None and await self._drained_while_waiting(popped):
+            return None
+        return popped
+
+    async def _drained_while_waiting(self, job_id: str) -> bool:
+        """True when an operator drained this printer while it waited in the blocking pop: the job went back.
+
+        The pop cannot read the drain order the way ``take`` and ``steal`` do, and the heartbeat may not have heard
+        of it yet. ``take`` reads the order first (otherwise it answers with the job we now hold), so it is asked
+        once more: a job that arrived after the drain goes back unbegun to the front of the pool it came from.
+        """
+        taken = await self.store.take(self.me)
+        if taken is None or taken.source is not Source.DRAINED:
+            return False
+        await self._put_back(job_id, Blocked.DRAINED)
+        self.lookahead = Lookahead.DRAINED
+        return True
 
     async def _steal(self) -> str | None:
         """Idle: take a pinned job another printer has left waiting longer than ``affinity_wait``."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from agent.logs import kv
 from agent.printer import clear_buffer
+from agent.protocol.replies import Source
 
 if TYPE_CHECKING:
     from agent.pull import PullLoop
@@ -19,6 +20,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("agent")
 
 RECONFIRM_AFTER_FAILOVER = 100  # recent prints confirmed again after the master moved (~ a few seconds of printing)
+
+
+async def _drained(pull: PullLoop) -> bool:
+    """True when an operator drained this printer: a held job never sent goes back rather than being begun.
+
+    The job may have reached in-flight after the drain (a blocking pop whose reply was lost with the connection):
+    ``take`` reads the order (and otherwise only answers with the job held), since the heartbeat may not know yet.
+    """
+    if pull.agent.drained:
+        return True
+    taken = await pull.store.take(pull.me)
+    return taken is not None and taken.source is Source.DRAINED
 
 
 async def recover(pull: PullLoop, *, stopping: bool, master_moved: bool) -> None:
@@ -40,8 +53,10 @@ async def recover(pull: PullLoop, *, stopping: bool, master_moved: bool) -> None
             if entry is not None:
                 await journal.append(job_id, entry.epoch, "closed")
             log.warning("released a badge that may have printed", extra=kv(job=job_id, because=why))
-        elif stopping or not agent.device.ready.is_set():
+        elif stopping or not agent.device.ready.is_set() or await _drained(pull):
             why = "agent stopped before sending" if stopping else "printer not ready"
+            if not stopping and agent.device.ready.is_set():
+                why = "drained by an operator"
             await store.release(me, location, job_id, "unsent", why, max_attempts)
         else:
             log.info("resuming a job found in in-flight", extra=kv(job=job_id))
