@@ -198,11 +198,18 @@ async def test_the_stock_the_printer_reports_wins_over_the_config_and_a_roll_swa
             printer.roll = (29, True, 90)
             fault = "wrong stock for layout 'default': loaded 29x90 mm, the layout has 101.6x152.4, 62x90 mm"
 
-            async def healthz_names_layout_and_stock() -> bool:
+            async def paused_naming_layout_and_stock() -> bool:
+                # The heartbeat says so once the agent has stopped taking work (not at the first faulted probe).
                 status, body = await _healthz(http_port)
-                return status == 503 and fault in json.dumps(body)
+                health = json.loads(await redis.get(k.health("desk-ql")) or b"{}")
+                return (
+                    status == 503
+                    and fault in json.dumps(body)
+                    and health.get("state") != "ready"
+                    and (fault in json.dumps(health))
+                )
 
-            await wait_until(healthz_names_layout_and_stock, timeout=30)
+            await wait_until(paused_naming_layout_and_stock, timeout=30)
             [second] = await enqueue_many(store, 1, "ql2-")
             await asyncio.sleep(1.0)  # many probes: the badge must not move
             assert await redis.hget(k.job(second), "state") == b"queued"
