@@ -187,7 +187,7 @@ async def test_the_stock_the_printer_reports_wins_over_the_config_and_a_roll_swa
             },
             http__listen=f"127.0.0.1:{http_port}",
         )  # fmt: skip
-        with agent_process(config):
+        with running_process(config):
             await wait_until(lambda: redis.exists(k.done(first)), timeout=30)
             assert [e["attendee_id"] for e in printer.printed()] == [f"QL-{first}"]
             health = json.loads(await redis.get(k.health("desk-ql")) or b"{}")
