@@ -47,7 +47,8 @@ class DrawAhead:
         events: PullEvents,
         generation: Callable[[], int] = lambda: 0,
     ) -> None:
-        """``generation``: the version of the venue's badge layouts; a drawing made under another is not used."""
+        """``generation``: which loading of the venue's badge layouts the agent draws with (layouts/book.py); a drawing
+        made under another is not used."""
         self.store = store
         self.generation = generation
         self._drawn_under = 0

@@ -87,7 +87,8 @@ class Agent:
             label = getattr(driver, "label", None)
             if not isinstance(label, LabelConfig):
                 label = config.printer.driver.label
-            self.layouts = LayoutBook(LayoutStore(self.redis, config.venue), label)
+            # The stock the printer reports wins over the config's where the driver reads it.
+            self.layouts = LayoutBook(LayoutStore(self.redis, config.venue), label, lambda: driver.loaded)
         driver_config = config.printer.driver
         self.printer = Printer(driver, driver_config.print_timeout, driver_config.io_timeout, self.device.observe)
         self.pull = PullLoop(
@@ -105,7 +106,7 @@ class Agent:
         )
 
     def layouts_generation(self) -> int:
-        """The version of the venue's badge layouts this agent draws with (0: none loaded)."""
+        """Which loading of the venue's badge layouts this agent draws with (0: none loaded)."""
         return self.layouts.generation if self.layouts is not None else 0
 
     @property
@@ -157,6 +158,7 @@ class Agent:
         )
         await self._refresh_layouts()  # before the first badge: it is drawn in the venue's layout
         await self.device.observe(await self.device.probe_once())
+        await self._refresh_layouts()  # the first probe may have read the stock the printer has loaded
         self._tasks = [
             asyncio.create_task(self.heartbeat.run(), name=Loop.HEARTBEAT),
             asyncio.create_task(self.device.run(busy=self._probe_tick), name=Loop.PROBE),
@@ -238,7 +240,8 @@ class Agent:
 
     async def _layouts_loop(self) -> None:
         """Follow the venue's layouts: the announcement of a change wakes us at once; a look every heartbeat
-        interval catches one missed while disconnected. Each look is one GET of the version."""
+        interval catches one missed while disconnected, and a stock the printer now reports (a roll swapped; the
+        printer takes no badge until then). Each look is one GET of the version."""
         if self.layouts is None:
             return
         channel = self.layouts.store.keys.layouts_changed

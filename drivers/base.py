@@ -134,6 +134,10 @@ class Driver(abc.ABC):
     #: agent, read by a driver at every probe and before every badge (a media fault, as a wrong roll is).
     media_fault: Callable[[], str | None] | None = None
 
+    #: The stock the printer itself reports it has loaded (a ``LabelConfig``), or None where it does not say: the
+    #: config's ``label`` then stands. A badge layout is drawn for this stock, and the venue's variant for it chosen.
+    loaded: Any = None
+
     async def __aenter__(self) -> Driver:
         await self.open()
         return self

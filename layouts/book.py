@@ -12,7 +12,7 @@ else the job's own ``layout``, else ``default``; with none of them set, the buil
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,23 +56,42 @@ class _Loaded:
 @dataclass(frozen=True)
 class _State:
     venue_version: int = 0
+    stock: str = ""  # the printer's stock these variants were chosen for
     rules: tuple[tuple[str, str, str], ...] = ()  # (field, value casefolded, layout name)
     mine: Mapping[str, _Loaded] = field(default_factory=dict)
     elsewhere: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # no variant for this stock: its stocks
 
 
 class LayoutBook:
-    def __init__(self, store: LayoutStore, label: LabelConfig) -> None:
+    """``label``: the config's stock; ``loaded``: what the printer reports it has loaded (None: it does not say),
+    which wins over the config's when it does."""
+
+    def __init__(
+        self, store: LayoutStore, label: LabelConfig, loaded: Callable[[], LabelConfig | None] | None = None
+    ) -> None:
         self.store = store
         self.label = label
-        self.stock = stock_name(label.width_mm, label.height_mm)
-        self._state = _State()
+        self._loaded = loaded
+        self._state = _State(stock=stock_name(label.width_mm, label.height_mm))
+        self._generation = 0
         self._used: dict[str, tuple[str, int]] = {}
 
     @property
+    def stock(self) -> str:
+        """The stock this printer has loaded ("62x100", mm): as the printer reports it, else its config's label."""
+        reported = self._loaded() if self._loaded is not None else None
+        label = reported if reported is not None else self.label
+        return stock_name(label.width_mm, label.height_mm)
+
+    def stock_moved(self) -> bool:
+        """True when the printer reports another stock than the one the loaded variants were chosen for."""
+        return self.stock != self._state.stock
+
+    @property
     def generation(self) -> int:
-        """The venue's layouts version this book holds: a drawing made under another one is not used."""
-        return self._state.venue_version
+        """Which loading of the layouts this book holds (moves with the venue's version and the loaded stock): a
+        drawing made under another one is not used."""
+        return self._generation
 
     @property
     def active(self) -> bool:
@@ -80,28 +99,36 @@ class LayoutBook:
         return bool(self._state.mine or self._state.elsewhere)
 
     def fault(self) -> str | None:
-        """Why this printer cannot print the venue's badges (a layout without a variant for its stock), or None."""
-        elsewhere = self._state.elsewhere
+        """Why this printer cannot print the venue's badges (a layout without a variant for its stock), or None.
+
+        A printer that reports another stock than the variants were loaded for takes no badge until the next
+        refresh has chosen the variants for it (``refresh`` does so at its next look)."""
+        state = self._state
+        if (state.mine or state.elsewhere) and self.stock_moved():
+            return f"loaded stock changed to {self.stock} mm: choosing the venue's layouts for it"
+        elsewhere = state.elsewhere
         if not elsewhere:
             return None
         name, stocks = next(iter(sorted(elsewhere.items())))
         return (
-            f"wrong stock for layout {name!r}: loaded {self.stock} mm, the layout has {', '.join(stocks)} mm "
+            f"wrong stock for layout {name!r}: loaded {state.stock} mm, the layout has {', '.join(stocks)} mm "
             "(load that stock, or set a variant of the layout for this one)"
         )
 
     async def refresh(self) -> bool:
-        """Load what changed since the last look; True when something did. Raises RedisError."""
+        """Load what changed since the last look (the venue's layouts, or the stock the printer reports); True when
+        something did. Raises RedisError."""
         version = await self.store.version()
         state = self._state
-        if version == state.venue_version:
+        loaded = self.stock
+        if version == state.venue_version and loaded == state.stock:
             return False
         stored = await self.store.all()
         rules = await self.store.rules()
         mine: dict[str, _Loaded] = {}
         elsewhere: dict[str, tuple[str, ...]] = {}
         for name, meta in stored.items():
-            stock = next((s for s in meta.stocks if stock_fits(s, self.stock)), None)
+            stock = next((s for s in meta.stocks if stock_fits(s, loaded)), None)
             if stock is None:
                 elsewhere[name] = meta.stocks
                 continue
@@ -125,10 +152,15 @@ class LayoutBook:
         for rule, name in rules.items():
             key, _, value = rule.partition("=")
             parsed_rules.append((key, value.strip().casefold(), name))
-        self._state = _State(version, tuple(parsed_rules), mine, elsewhere)
+        self._state = _State(version, loaded, tuple(parsed_rules), mine, elsewhere)
+        self._generation += 1
         log.info(
             "badge layouts loaded",
-            extra={"venue_version": version, "layouts": ",".join(f"{n} v{v.version}" for n, v in mine.items())},
+            extra={
+                "venue_version": version,
+                "stock": loaded,
+                "layouts": ",".join(f"{n} v{v.version}" for n, v in mine.items()),
+            },
         )
         return True
 
@@ -162,7 +194,7 @@ class LayoutBook:
         loaded = state.mine.get(name)
         if loaded is None:
             if name in state.elsewhere:
-                raise RenderError(f"layout {name!r} has no variant for this printer's {self.stock} mm stock")
+                raise RenderError(f"layout {name!r} has no variant for this printer's {state.stock} mm stock")
             raise RenderError(f"layout {name!r} is not set in this venue (badge-agent layout list)")
         image = loaded.draw(badge, label)
         if len(self._used) >= _USED_KEPT:

@@ -38,6 +38,8 @@ class LanguageDriver(Driver):
         self.transport = transport
         self.printer_name = printer_name
         self.label = label or LabelConfig()
+        #: The stock the printer reports (see ``Driver.loaded``); each language fills it from its own replies.
+        self.loaded: LabelConfig | None = None
         self.io_timeout = io_timeout
         self.poll_interval = poll_interval
         self.lock = asyncio.Lock()
@@ -178,7 +180,12 @@ class LanguageDriver(Driver):
     async def _read_status(self) -> DeviceStatus | None:
         """Ask for and parse the status; ``None`` when the printer stayed silent. The lock is held."""
 
+    def draw_label(self) -> LabelConfig:
+        """The label a badge is drawn for: the stock the printer reports when the venue's layouts draw it (their
+        variant for that stock is chosen), else the config's label (the built-in design, as configured)."""
+        return self.loaded if self.draw is not None and self.loaded is not None else self.label
+
     def render(self, badge: Badge) -> bytes:
-        return render_for(self.language, badge, self.label, self.template_text, draw=self.draw)
+        return render_for(self.language, badge, self.draw_label(), self.template_text, draw=self.draw)
 
     template_text: str | None = None

@@ -33,15 +33,19 @@ class BrotherDriver(LanguageDriver):
         self.model = model or brother_media.DEFAULT_MODEL
 
     def render(self, badge: Badge) -> bytes:
-        return render_for(self.language, badge, self.label, model=self.model, draw=self.draw)
+        return render_for(self.language, badge, self.draw_label(), model=self.model, draw=self.draw)
 
     def _judge(self, st: bs.BrotherStatus) -> DeviceStatus:
         """The status, with a roll other than the configured stock as a media fault: the badge waits in the queue
         (the readiness check keeps the agent from taking jobs) until the right roll is in, instead of printing
-        cropped or on the wrong labels and being reported printed."""
+        cropped or on the wrong labels and being reported printed.
+
+        Every status names the roll: it becomes ``loaded``. When the venue's layouts draw the badges, the roll they
+        need is theirs to judge (a variant for the loaded roll, else their media fault), not the config's."""
         status = bs.to_device_status(st)
+        self.loaded = brother_media.loaded_label(st.media_width_mm, st.media_type, st.media_length_mm, self.label)
         wrong = brother_media.roll_mismatch(st.media_width_mm, st.media_type, st.media_length_mm, self.label)
-        if wrong is None or status.faulted:
+        if wrong is None or status.faulted or (self.draw is not None and self.loaded is not None):
             return status
         return DeviceStatus(DeviceState.MEDIA_OUT, (f"wrong roll: {wrong}",), status.detail)
 

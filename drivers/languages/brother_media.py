@@ -46,6 +46,18 @@ def describe_roll(width_mm: int, die_cut: bool, length_mm: int = 0) -> str:
     return f"{width_mm}x{length_mm} mm die-cut" if die_cut else f"{width_mm} mm endless"
 
 
+def loaded_label(width_mm: int, media_type: int, length_mm: int, label: LabelConfig) -> LabelConfig | None:
+    """The label the loaded roll (as the status reports it) gives: a die-cut roll its own size, endless tape the
+    configured badge length; None when nothing is loaded or the size is not a Brother stock."""
+    if media_type == 0x00 or width_mm <= 10:
+        return None
+    die_cut = media_type in (0x0B, 0x4B)
+    if die_cut and length_mm <= 10:
+        return None
+    height = float(length_mm) if die_cut else label.height_mm
+    return LabelConfig(width_mm=float(width_mm), height_mm=height, dpi=label.dpi, die_cut=die_cut)
+
+
 def roll_mismatch(width_mm: int, media_type: int, length_mm: int, label: LabelConfig) -> str | None:
     """Why the loaded roll (as the status reports it) is not the configured stock, or None when it is.
 

@@ -19,6 +19,7 @@ import logging
 import time
 
 from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
+from drivers.config import LabelConfig
 from drivers.languages import escpos_info as ei
 from drivers.languages import escpos_status as es
 from drivers.languages.base import NO_ANSWER, LanguageDriver
@@ -64,7 +65,9 @@ class EscposDriver(LanguageDriver):
         return self._judge(status)
 
     def _judge(self, status: DeviceStatus) -> DeviceStatus:
-        if self.paper_refusal is None or status.faulted:
+        # Drawn by the venue's layouts, a badge is drawn for the paper the printer reports (their variant for it,
+        # else their media fault): the configured width no longer decides.
+        if self.paper_refusal is None or status.faulted or (self.draw is not None and self.loaded is not None):
             return status
         return DeviceStatus(DeviceState.MEDIA_OUT, (self.paper_refusal,), status.detail)
 
@@ -85,6 +88,10 @@ class EscposDriver(LanguageDriver):
         self._judge_paper(paper)
 
     def _judge_paper(self, paper_mm: int | None) -> None:
+        if paper_mm is not None:
+            # A receipt is as long as the badge is drawn: the width is the printer's, the length the config's.
+            width = float(ei.printable_mm(paper_mm))
+            self.loaded = LabelConfig(width_mm=width, height_mm=self.label.height_mm, dpi=self.label.dpi)
         check = None if paper_mm is None else ei.check_paper(paper_mm, self.label.width_mm)
         note = None if check is None else check.message
         if note is not None and note != self._paper_note:  # once per open, not at every probe
@@ -130,6 +137,10 @@ class EscposDriver(LanguageDriver):
             if token in replies.process_ids:
                 return PrintResult(Outcome.PRINTED, "printer confirmed the badge's process ID after printing it")
             rt, pending = await self._realtime(replies, pending)
+            if token in replies.process_ids:
+                # It came while the status was asked (the reads there keep it): waiting for the next read first
+                # would leave the printer idle for up to a poll interval.
+                return PrintResult(Outcome.PRINTED, "printer confirmed the badge's process ID after printing it")
             if rt is None:
                 continue  # silence: keep waiting; it only becomes "unknown" at the deadline
             status = es.to_device_status(rt)

@@ -51,7 +51,7 @@ class ZplDriver(LanguageDriver):
         # Link-OS printers keep a label counter (SGD); older ones stay silent and we rely on ~HS alone.
         reply = await self.transport.ask(zs.LABEL_COUNTER, _has_counter, min(self.io_timeout, 1.0))
         self.has_label_counter = _has_counter(reply)
-        await zpl_media.warn_on_mismatch(
+        _, self.loaded = await zpl_media.warn_on_mismatch(
             self.transport.ask, self.label, self.io_timeout, self.description, self.has_label_counter
         )
 

@@ -82,14 +82,27 @@ def mismatch(stock: Stock, label: LabelConfig) -> str | None:
     )
 
 
+def as_label(stock: Stock, label: LabelConfig) -> LabelConfig | None:
+    """The label the printer reports (width and length, at the config's resolution), or None when it did not
+    give both or gave sizes no label has."""
+    if stock.width is None or stock.length is None:
+        return None
+    width, height = stock.width * 25.4 / label.dpi, stock.length * 25.4 / label.dpi
+    if not (10 < width <= 300 and 10 < height <= 600):
+        return None
+    return LabelConfig(width_mm=round(width, 1), height_mm=round(height, 1), dpi=label.dpi)
+
+
 async def warn_on_mismatch(
     query: Query, label: LabelConfig, io_timeout: float, printer: str, sgd: bool = True
-) -> str | None:
-    """Read the stock and log a warning when it differs from ``label``; returns the warning (None: it matches).
+) -> tuple[str | None, LabelConfig | None]:
+    """Read the stock and log a warning when it differs from ``label``; returns the warning (None: it matches) and
+    the label the printer reports (None: it did not give both sizes).
 
     ``sgd``: the printer answered SGD before (its label counter); one that did not is not asked its width.
     """
-    problem = mismatch(await read_stock(query, min(io_timeout, 1.0), sgd), label)
+    stock = await read_stock(query, min(io_timeout, 1.0), sgd)
+    problem = mismatch(stock, label)
     if problem is not None:
         log.warning("%s: %s", printer, problem)
-    return problem
+    return problem, as_label(stock, label)

@@ -158,3 +158,49 @@ async def test_zpl_driver_is_quiet_when_the_stock_matches_and_checks_length_with
         await driver.open()
         await driver.aclose()
     assert "printer reports print width x label length ? x 406 dots (? x 50.8 mm)" in caplog.text
+
+
+def _recording_draw(labels: list[LabelConfig]):  # type: ignore[no-untyped-def]
+    """A layout's ``draw`` as the agent sets it, keeping the label each badge is drawn for."""
+    from drivers.render import render_badge
+
+    def draw(badge, label):  # type: ignore[no-untyped-def]
+        labels.append(label)
+        return render_badge(badge, label)
+
+    return draw
+
+
+async def test_zpl_reported_stock_is_what_a_layout_draws_for(serve) -> None:
+    printer = ZplPrinter("p1", print_time=0.05)
+    printer.print_width, printer.label_length = 448, 1218
+    driver = ZplDriver(await serve(printer, "tcp"), label=LABELS["zpl"], io_timeout=0.5, poll_interval=0.02)
+    await driver.open()
+    try:
+        assert driver.loaded == LabelConfig(width_mm=56.1, height_mm=152.4, dpi=203)
+        driver.render(BADGE)
+        labels: list[LabelConfig] = []
+        driver.draw = _recording_draw(labels)
+        result = await driver.print(driver.render(BADGE), BADGE, timeout=3)
+        assert result.outcome is Outcome.PRINTED, result
+        assert labels == [driver.loaded]
+    finally:
+        await driver.aclose()
+
+
+async def test_escpos_reported_paper_is_what_a_layout_draws_for_and_it_judges_the_width(serve) -> None:
+    printer = EscposPrinter("p1", print_time=0.05)
+    printer.paper_mm = 58
+    driver = EscposDriver(await serve(printer, "tcp"), label=LABELS["escpos"], io_timeout=0.5, poll_interval=0.02)
+    await driver.open()
+    try:
+        assert driver.loaded == LabelConfig(width_mm=48, height_mm=100, dpi=203)
+        assert (await driver.probe()).state is DeviceState.MEDIA_OUT  # the built-in design would be cropped
+        labels: list[LabelConfig] = []
+        driver.draw = _recording_draw(labels)  # the venue's layouts draw: their variant is for 48 mm
+        assert (await driver.probe()).state is DeviceState.READY
+        result = await driver.print(driver.render(BADGE), BADGE, timeout=3)
+        assert result.outcome is Outcome.PRINTED, result
+        assert labels == [driver.loaded] and len(printer.printed()) == 1
+    finally:
+        await driver.aclose()

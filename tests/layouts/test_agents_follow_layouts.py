@@ -158,3 +158,66 @@ async def test_a_printer_whose_stock_no_variant_fits_takes_no_work_and_says_why(
         for front in fronts:
             await front.stop()
         await printer.stop()
+
+
+async def test_the_stock_the_printer_reports_wins_over_the_config_and_a_roll_swap_is_followed(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    write_logo(tmp_path / "logo.png")
+    layouts = LayoutStore(redis, venue)
+    variants = [
+        load_layout(qr_layout(tmp_path, "zebra.yaml", "{attendee_id}")),
+        load_layout(qr_layout(tmp_path, "ql.yaml", "QL-{attendee_id}", 62, 90)),
+    ]
+    await layouts.set("default", variants, by="test")
+    # The config says 29x90 mm die-cut labels (no variant has it); the printer reports 62 mm tape, cut at 90 mm.
+    printer = BrotherPrinter("desk-ql", print_time=0.05)
+    fronts: list[TcpFront] = []
+    k = Keys(venue)
+    store = Store(redis, venue)
+    [first] = await enqueue_many(store, 1, "ql-")
+    http_port = free_port()
+    try:
+        link = await serve(printer, fronts)
+        config = write_agent_config(
+            tmp_path / "desk-ql.yaml", venue, redis_server.url, "desk-ql",
+            printer__driver={
+                "language": "brother_ql", "transport": "tcp", "model": "QL-820NWB", **link,
+                "label": {"width_mm": 29, "height_mm": 90, "dpi": 300, "die_cut": True},
+            },
+            http__listen=f"127.0.0.1:{http_port}",
+        )  # fmt: skip
+        with running_process(config):
+            await wait_until(lambda: redis.exists(k.done(first)), timeout=30)
+            assert [e["attendee_id"] for e in printer.printed()] == [f"QL-{first}"]
+            health = json.loads(await redis.get(k.health("desk-ql")) or b"{}")
+            assert health["stock"] == "62x90"
+            # A volunteer loads 29x90 mm labels: no variant fits them, so the printer stops taking work and says so.
+            printer.roll = (29, True, 90)
+            fault = "wrong stock for layout 'default': loaded 29x90 mm, the layout has 101.6x152.4, 62x90 mm"
+
+            async def paused_naming_layout_and_stock() -> bool:
+                # The heartbeat says so once the agent has stopped taking work (not at the first faulted probe).
+                status, body = await _healthz(http_port)
+                health = json.loads(await redis.get(k.health("desk-ql")) or b"{}")
+                return (
+                    status == 503
+                    and fault in json.dumps(body)
+                    and health.get("state") != "ready"
+                    and (fault in json.dumps(health))
+                )
+
+            await wait_until(paused_naming_layout_and_stock, timeout=30)
+            [second] = await enqueue_many(store, 1, "ql2-")
+            await asyncio.sleep(1.0)  # many probes: the badge must not move
+            assert await redis.hget(k.job(second), "state") == b"queued"
+            assert await redis.hget(k.job(second), "attempts") == b"0"
+            # The tape is back: the printer takes the badge again, in the variant for the tape.
+            printer.roll = (62, False, 0)
+            await wait_until(lambda: redis.exists(k.done(second)), timeout=30)
+        assert [e["attendee_id"] for e in printer.printed()] == [f"QL-{first}", f"QL-{second}"]
+        assert "Traceback" not in config.with_suffix(".log").read_text()
+    finally:
+        for front in fronts:
+            await front.stop()
+        await printer.stop()

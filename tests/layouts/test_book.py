@@ -129,3 +129,27 @@ asyncio.run(main())
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+async def test_the_reported_stock_picks_the_variant_and_a_change_is_a_fault_until_the_next_look(
+    tmp_path: Path, redis: Redis, venue: str
+) -> None:
+    store = LayoutStore(redis, venue)
+    await store.set("default", [layout(tmp_path, "zebra"), layout(tmp_path, "ql", 62, 100)], by="test")
+    reported: list[LabelConfig | None] = [LabelConfig(width_mm=62, height_mm=100, dpi=300)]
+    book = LayoutBook(store, ZEBRA, lambda: reported[0])  # the config says 4x6 in; the printer reports 62x100
+    assert await book.refresh() is True
+    assert book.stock == "62x100" and book.fault() is None
+    book.draw(SPEAKER, reported[0])
+    assert book.used(SPEAKER.job_id) == ("default", 1)
+    before = book.generation
+    reported[0] = LabelConfig(width_mm=29, height_mm=90, dpi=300)  # a roll swap no variant fits
+    assert book.fault() == "loaded stock changed to 29x90 mm: choosing the venue's layouts for it"
+    assert await book.refresh() is True and book.generation != before  # drawings made ahead are not used
+    assert book.fault() == (
+        "wrong stock for layout 'default': loaded 29x90 mm, the layout has 101.6x152.4, 62x100 mm "
+        "(load that stock, or set a variant of the layout for this one)"
+    )
+    reported[0] = None  # the printer stops saying: the config's label stands
+    assert await book.refresh() is True and book.stock == "101.6x152.4" and book.fault() is None
+    assert await book.refresh() is False
