@@ -193,14 +193,14 @@ class SearchSpec(Spec[Any]):
         return [dec(code) for code in reply or [] if code is not None]
 
 
-class ReadSpec(Spec[list[list[bytes | None]]]):
+class ReadSpec(Spec[list[list[bytes | str | None]]]):
     name = "attendee_read"
 
-    def call(self, hashes: list[bytes], fields: tuple[bytes, ...]) -> ScriptCall[list[list[bytes | None]]]:
+    def call(self, hashes: list[bytes], fields: tuple[bytes, ...]) -> ScriptCall[list[list[bytes | str | None]]]:
         """``fields`` of each of ``hashes`` (attendee or job hashes), one list of values a hash."""
         return (self, hashes, list(fields))
 
-    def parse(self, reply: Any) -> list[list[bytes | None]]:
+    def parse(self, reply: Any) -> list[list[bytes | str | None]]:
         return [list(values) for values in reply]
 
 

@@ -128,7 +128,7 @@ class Counts:
         }
 
 
-def _attendee(code: str, raw: Sequence[bytes | None]) -> Attendee | None:
+def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
     """An attendee from its hash's ``_FIELDS`` as HMGET answers them (None: the hash does not exist)."""
     (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, ix, at) = (None if x is None else dec(x) for x in raw)
     if all(x is None for x in raw):  # no such hash
