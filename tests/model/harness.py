@@ -1,0 +1,323 @@
+"""The model's agents: a real ``Agent`` and ``PullLoop`` per printer, whose every step waits for the model's word.
+
+The pull loop runs as it does in production, as an asyncio task. It is held at three kinds of gate, so the model
+decides the interleaving and nothing depends on timing:
+
+* every call the loop makes on its ``Store`` (take, begin, confirm, release, ...) waits until the model lets it run,
+  lose its request, or lose its reply;
+* the blocking pool pop (``wait_pool``) runs the real ``Store.wait_pool`` with no timeout on a connection of its own,
+  so the server hands it a job exactly when the model pushes one (a model rule times it out);
+* the printer (``ModelPrinter``) waits for the model to say what came out: printed, failed, or unknown (and then
+  whether paper came out after all);
+* ``PullLoop.wait`` (the loop's pause while something blocks it) is one step too.
+
+What is not gated is what the model itself is: the heartbeat (the model beats for an agent, as the heartbeat task
+would), the operator, the desks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.retry import Retry
+
+from agent.config import load_config
+from agent.connection import master_changes
+from agent.gate import Blocked
+from agent.gate import Gate as LoopGate
+from agent.journal import Journal
+from agent.protocol.keys import Keys
+from agent.protocol.library import Library
+from agent.protocol.store import Store
+from agent.pull import PullLoop
+from agent.runtime import Agent
+from drivers.base import Badge, DeviceState, DeviceStatus, Outcome, PrintResult
+from drivers.sim import SimDriver
+from tests.support.agents import write_agent_config
+
+# Read-only calls the loop may make from another task (drawing ahead): never part of an interleaving.
+UNGATED = frozenset({"peek"})
+
+# How a gated Redis call ends.
+RUN = "run"
+LOSE_REQUEST = "lose request"  # the connection dropped before the server saw the call
+LOSE_REPLY = "lose reply"  # the server ran it; the reply was lost with the connection
+
+
+@dataclasses.dataclass
+class Gate:
+    """Where an agent's loop waits for the model: a Redis call, the printer, or the loop's own pause."""
+
+    kind: str  # "call", "print", "wait"
+    name: str  # the Store method, "print", or the Blocked reason
+    args: tuple[Any, ...]
+    go: asyncio.Future[Any]
+
+    @property
+    def job_id(self) -> str | None:
+        if self.kind == "print":
+            return str(self.args[0])
+        if self.name in ("begin", "confirm", "confirm_then_take"):
+            return str(self.args[2])
+        if self.name in ("release", "dead_letter"):
+            return str(self.args[2] if self.name == "release" else self.args[1])
+        return None
+
+
+class ModelPrinter(SimDriver):
+    """A printer whose every badge waits for the model's verdict; what physically came out is the model's record."""
+
+    def __init__(self, name: str, owner: ModelAgent) -> None:
+        super().__init__(name, print_time=0.0)
+        self.owner = owner
+
+    async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
+        owner = self.owner
+        begun = [r for call, args, r in owner.replies if call == "begin" and args[2] == badge.job_id]
+        owner.sending_epoch = begun[-1].epoch
+        raw = await owner.heart_redis.hget(owner.keys.job(badge.job_id), "round_epoch")
+        owner.sending_round = int(raw or 0)
+        verdict: PrintResult = await owner.arrive("print", "print", (badge.job_id,))
+        return verdict
+
+    async def probe(self) -> DeviceStatus:
+        return DeviceStatus(DeviceState.READY)
+
+    async def cancel(self) -> None:
+        """Clearing the buffer: the model's printer holds nothing back (it says at once what came out)."""
+
+
+class GatedStore:
+    """The pull loop's ``Store``: each coroutine method waits at a gate; everything else is the store itself."""
+
+    def __init__(self, store: Store, owner: ModelAgent) -> None:
+        self._store = store
+        self._owner = owner
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._store, name)
+        if name in UNGATED or not inspect.iscoroutinefunction(attr):
+            return attr
+        owner = self._owner
+
+        async def gated(*args: Any, **kwargs: Any) -> Any:
+            how = await owner.arrive("call", name, args)
+            if how == LOSE_REQUEST:
+                raise RedisConnectionError("model: the request was lost with the connection")
+            if name == "wait_pool":
+                result = await owner.blocking_pop()
+            else:
+                result = await attr(*args, **kwargs)
+            owner.replies.append((name, args, result))
+            if name == "steal":
+                owner.may_steal = False  # one look per word from the model
+            if how == LOSE_REPLY:
+                raise RedisConnectionError("model: the reply was lost with the connection")
+            return result
+
+        return gated
+
+
+class ModelAgent:
+    """One incarnation of one printer's agent (a crash starts a new one over the same journal file, or none)."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        venue: str,
+        url: str,
+        name: str,
+        library: Library | None,
+        boot_id: str,
+    ) -> None:
+        config = load_config(
+            write_agent_config(
+                workdir / f"{name}.yaml",
+                venue,
+                url,
+                name,
+                timing__heartbeat_interval=30,  # a lease lasts a minute: only the model takes it away
+                timing__block_timeout=0.05,
+                timing__affinity_wait=0,  # a pinned job may be stolen as soon as the model lets a peer look
+            )
+        )
+        self.name = name
+        self.url = url
+        self.keys = Keys(venue)
+        self.sending_epoch = 0  # the begin epoch and round of the badge at the printer now
+        self.sending_round = 0
+        self.journal_path = workdir / f"{name}.journal"
+        self.gate: Gate | None = None
+        self.arrived = asyncio.Event()
+        self.popping = False  # in BLMOVE on the server
+        self.pop_client_id: int | None = None
+        self.frozen = False
+        self.may_steal = False
+        self.replies: list[tuple[str, tuple[Any, ...], Any]] = []
+        agent = Agent(config, ModelPrinter(name, self))  # its Redis client as in production (no retries)
+        self.redis = agent.redis
+        # No retries, like the agent's own client: a retry would re-send the pop on a new connection after a backoff
+        # with jitter (redis-py's default), which no model could replay.
+        once = Retry(NoBackoff(), 0)
+        self.pop_redis = Redis.from_url(url, decode_responses=False, single_connection_client=True, retry=once)
+        self.heart_redis = Redis.from_url(url, decode_responses=False, retry=once)
+        self.store = Store(self.redis, venue, dedicated=True, library=library)
+        lane = self.store.scripts.lane
+        if lane is not None:
+            # Its look at an idle socket goes by the wall clock: never, so a dropped connection always costs the loop
+            # an error and a recovery (the harder case), whatever the pace of the model.
+            lane.IDLE_CHECK = float("inf")
+        self.pop_store = Store(self.pop_redis, venue, library=library)
+        self.heart = Store(self.heart_redis, venue, library=library)
+        self.journal = Journal(self.journal_path, boot_id=boot_id)
+        # The real loop from its parts (agent/pull.py), its store gated by the model; the agent's own printer, gate
+        # facts (stopping, the heartbeat's lease and drain order, the printer's readiness) and listeners.
+        loop_gate = LoopGate(agent.stopping, agent.heartbeat, agent.device.ready, lambda: master_changes(agent.redis))
+        pull = PullLoop(
+            GatedStore(self.store, self),  # type: ignore[arg-type]
+            self.journal,
+            agent.printer,
+            loop_gate,
+            agent.pull.events,
+            me=agent.me,
+            location=agent.location,
+            timing=agent.timing,
+            max_attempts=config.jobs.max_attempts,
+        )
+        pull.ahead.store = self.store
+        agent.pull = pull  # what the agent's snapshot reads
+        agent.device.ready.set()
+        self.agent = agent
+        self.pull = pull
+        real_wait = pull.wait
+
+        async def gated_wait(blocked: Blocked) -> None:
+            await self.arrive("wait", blocked.value, ())
+            await real_wait(blocked)
+
+        pull.wait = gated_wait  # type: ignore[method-assign]
+
+        async def no_pause(seconds: float) -> None:
+            """The loop's pauses are the model's steps: no wall-clock time has to pass."""
+            await asyncio.sleep(0)
+
+        loop_gate.sleep = no_pause  # type: ignore[method-assign]
+        self.task: asyncio.Task[None] | None = None
+        self.first_beat = True
+
+    # -- the loop's side of a gate -------------------------------------------------------------------------------
+
+    async def arrive(self, kind: str, name: str, args: tuple[Any, ...]) -> Any:
+        self._keep_steal_closed()
+        gate = Gate(kind, name, args, asyncio.get_running_loop().create_future())
+        self.gate = gate
+        self.arrived.set()
+        try:
+            return await gate.go
+        finally:
+            self.gate = None
+
+    def _keep_steal_closed(self) -> None:
+        """The loop looks for a pinned job to steal only when the model lets it (not by the wall clock)."""
+        self.pull._last_steal_look = (-1e12) if self.may_steal else (time.monotonic() + 1e12)
+
+    async def blocking_pop(self) -> str | None:
+        """The real ``Store.wait_pool``, blocking until the model pushes a job (or times it out)."""
+        self.pop_client_id = int(await self.pop_redis.client_id())
+        self.popping = True
+        try:
+            return await self.pop_store.wait_pool(self.name, 0)
+        finally:
+            self.popping = False
+
+    # -- the model's side ----------------------------------------------------------------------------------------
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.task = loop.create_task(self.pull.run(), name=f"pull {self.name}")
+
+    def release(self, value: Any) -> None:
+        assert self.gate is not None
+        self.arrived.clear()
+        self.gate.go.set_result(value)
+
+    async def settle(self, admin: Redis, timeout: float = 20.0) -> None:
+        """Run until the loop waits at its next gate, sits in BLMOVE on the server, or has ended."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.task is None:
+                return
+            if self.task.done():
+                if not self.task.cancelled() and self.task.exception() is not None:
+                    raise AssertionError(f"{self.name}: the pull loop crashed") from self.task.exception()
+                return
+            if self.gate is not None and not self.gate.go.done():
+                return
+            if self.popping and self.pop_client_id is not None and await blocked_on_server(admin, self.pop_client_id):
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.name}: the pull loop reached no gate within {timeout:g} s (spinning?)")
+            await asyncio.sleep(0.001)
+
+    async def beat(self) -> None:
+        """What the heartbeat task does with one beat (agent/runtime.py): the lease, declared dead, the drain order."""
+        agent = self.agent
+        ttl_ms = int(agent.timing.heartbeat_interval * (agent.timing.dead_after_misses + 2) * 1000)
+        started = time.monotonic()
+        beat = await self.heart.beat(self.name, agent.snapshot().health(), ttl_ms, self.first_beat)
+        self.first_beat = False
+        heartbeat = agent.heartbeat
+        heartbeat.last_beat_ok = started
+        if heartbeat.beating_since is None:
+            heartbeat.beating_since = started
+        if beat.was_declared_dead:
+            heartbeat.declared_dead += 1
+        heartbeat.drained = beat.order == "drain"
+
+    def lose_lease(self) -> None:
+        """No beat for long enough that peers may declare this agent dead: its lease is gone."""
+        self.agent.heartbeat.last_beat_ok = None
+        self.agent.heartbeat.beating_since = None
+
+    async def stop(self) -> None:
+        """A crash: the process is gone at whatever point it was (its journal file stays as it was written)."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+        self.pull.ahead.cancel()
+        self.journal.close()
+        for client in (self.redis, self.pop_redis, self.heart_redis):
+            await client.aclose()
+
+
+async def blocked_on_server(admin: Redis, client_id: int) -> bool:
+    """True while the server holds this client in a blocking command."""
+    raw = await admin.execute_command("CLIENT", "LIST", "ID", client_id)  # type: ignore[no-untyped-call]
+    text = raw.decode() if isinstance(raw, bytes) else str(raw)
+    for field in text.split():
+        if field.startswith("flags="):
+            return "b" in field.removeprefix("flags=")
+    return False
+
+
+def run(loop: asyncio.AbstractEventLoop, coro: Awaitable[Any]) -> Any:
+    return loop.run_until_complete(coro)
+
+
+Verdict = Callable[[], PrintResult]
+
+
+def verdict(outcome: Outcome) -> PrintResult:
+    if outcome is Outcome.PRINTED:
+        return PrintResult(Outcome.PRINTED, "model: the label came out")
+    if outcome is Outcome.FAILED:
+        return PrintResult(Outcome.FAILED, "model: proof nothing came out")
+    return PrintResult(Outcome.UNKNOWN, "model: no answer after the last byte")

@@ -1,0 +1,646 @@
+"""The protocol as a model: random interleavings of agents, printers, staff and faults, checked after every step.
+
+Each example is a fresh venue on one real ``redis-server`` with 2-4 printers, each run by a real ``PullLoop`` held at
+gates (harness.py). The model is the world outside Redis: what physically came out of each printer, what the desks
+were told, what staff did. After every step the invariants of docs/design.md ("The protocol as a specification")
+are checked against Redis and that world.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from redis.asyncio import Redis
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.retry import Retry
+
+from agent.jobs import parse_job
+from agent.protocol.keys import Keys, split_pinned_member
+from agent.protocol.library import Library, build
+from agent.protocol.replies import BeginKind
+from agent.protocol.store import Store
+from agent.redis_server import RedisServer
+from drivers.base import Outcome
+from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, verdict
+from tests.support.venue import pinned_index_mismatch
+
+JOB_IDS = tuple(f"j{i}" for i in range(6))
+
+# Counters of the stats hash and the event each one counts (docs/redis.md).
+COUNTED = ("enqueued", "printed", "reprint", "cancelled", "duplicate_print", "maybe_duplicate", "dead", "released")
+
+
+@dataclasses.dataclass
+class ModelWorld:
+    """Where the model runs: one redis-server (restarted by the model), a directory, and the scripts to load."""
+
+    def __post_init__(self) -> None:
+        if self.scripts_dir is not None:
+            self.library = build([self.scripts_dir])
+
+    server: RedisServer
+    workdir: Path
+    scripts_dir: Path | None = None
+    coverage: Counter[str] = dataclasses.field(default_factory=Counter)
+    failures: list[str] = dataclasses.field(default_factory=list)  # each invariant broken, in the order seen
+    steps: int = 0
+    sequences: int = 0
+    library: Library | None = None  # the scripts, when not the installed ones (a mutant's copy)
+    last_sequence_steps: int = 0  # steps of the latest sequence (after a failure: the shrunk counterexample's)
+
+
+@dataclasses.dataclass(frozen=True)
+class Copy:
+    """A badge that physically came out: of which job, at which printer, under which begin and which round."""
+
+    job_id: str
+    printer: str
+    epoch: int
+    round_epoch: int
+
+
+@dataclasses.dataclass
+class Snapshot:
+    """A replica's view of the venue at one moment (what a failover to it keeps), and the model's ledger then."""
+
+    dumps: list[tuple[bytes, int, bytes]]
+    acked: list[str]
+    reprints: int
+    drain_inflight: dict[str, set[str]]
+
+
+_venues = itertools.count()
+
+WORLD: ModelWorld | None = None  # set by the test or scripts/verify before the machine runs
+
+
+class ProtocolModel(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        assert WORLD is not None, "set tests.model.machine.WORLD first"
+        self.world = WORLD
+        self.world.sequences += 1
+        self.world.last_sequence_steps = 0
+        self.loop = asyncio.new_event_loop()
+        self.venue = f"model{uuid.uuid4().hex[:8]}-{next(_venues)}"
+        self.keys = Keys(self.venue)
+        self.dir = Path(tempfile.mkdtemp(prefix="model-", dir=self.world.workdir))
+        retry = Retry(NoBackoff(), 20)
+        self.admin = Redis.from_url(
+            self.world.server.url, decode_responses=False, retry=retry, retry_on_error=[RedisConnectionError]
+        )
+        self.desk = Store(self.admin, self.venue, library=self.world.library)
+        self.agents: dict[str, ModelAgent] = {}
+        self.boots: dict[str, str] = {}
+        self.acked: list[str] = []  # jobs the desks were told are queued, in order
+        self.reprints = 0  # reprints staff were told started
+        self.copies: list[Copy] = []
+        self.violations: list[str] = []
+        self.drain_inflight: dict[str, set[str]] = {}
+        self.stale: set[str] = set()  # printers whose lease is gone: peers may reclaim them
+        self.snapshot: Snapshot | None = None
+        self.failovers = 0
+        self.done_seen: dict[str, tuple[str, str, int]] = {}  # job -> (done by, round, failovers) last seen
+
+    # -- plumbing ------------------------------------------------------------------------------------------------
+
+    def _run(self, coro: Any) -> Any:
+        try:
+            return run(self.loop, coro)
+        except AssertionError as exc:  # the harness lost a loop (crashed, spinning): as much a finding as an invariant
+            self.world.failures.append(str(exc))
+            raise
+
+    def _note(self, what: str) -> None:
+        self.world.coverage[what] += 1
+        self.world.steps += 1
+        self.world.last_sequence_steps += 1
+
+    def _new_agent(self, name: str) -> ModelAgent:
+        agent = ModelAgent(self.dir, self.venue, self.world.server.url, name, self.world.library, self.boots[name])
+        agent.start(self.loop)
+        self.agents[name] = agent
+        return agent
+
+    def _settle_all(self) -> None:
+        async def settle() -> None:
+            for agent in self.agents.values():
+                await agent.settle(self.admin)
+
+        self._run(settle())
+
+    async def _reconnect_model(self) -> None:
+        """The model's own clients (desks, staff, heartbeats) start afresh after the server changed under them; the
+        pull loops meet the change as production does."""
+        await self.admin.connection_pool.disconnect()
+        for agent in self.agents.values():
+            await agent.heart_redis.connection_pool.disconnect()
+
+    def _live(self, pred: Any) -> list[str]:
+        return sorted(name for name, a in self.agents.items() if not a.frozen and pred(a))
+
+    def teardown(self) -> None:
+        async def down() -> None:
+            for agent in self.agents.values():
+                await agent.stop()
+            keys = [key async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500)]
+            if keys:
+                await self.admin.delete(*keys)
+            await self.admin.aclose()
+
+        try:
+            self._run(down())
+        finally:
+            self.loop.close()
+
+    # -- set-up --------------------------------------------------------------------------------------------------
+
+    @initialize(n=st.integers(min_value=2, max_value=4))
+    def start(self, n: int) -> None:
+        for i in range(n):
+            name = f"p{i}"
+            self.boots[name] = uuid.uuid4().hex
+            agent = self._new_agent(name)
+            self._run(agent.beat())
+        self._settle_all()
+
+    # -- desks and staff -----------------------------------------------------------------------------------------
+
+    @rule(job=st.sampled_from(JOB_IDS), pin=st.integers(min_value=-1, max_value=3))
+    def enqueue(self, job: str, pin: int) -> None:
+        printer = f"p{pin}" if 0 <= pin < len(self.agents) else None
+        if printer is not None:
+            # A pinned job is indexed by its Redis-time millisecond: two in the same one would tie, and which a steal
+            # takes would depend on the pace of the run, which no replay could repeat.
+            time.sleep(0.0015)
+        payload = parse_job({"job_id": job, "attendee_id": job, "name": f"Attendee {job}", "printer": printer})
+        added = self._run(self.desk.enqueue(job, payload.payload(), printer))
+        self._note("enqueue (pinned)" if printer else "enqueue")
+        if added.added:
+            self.acked.append(job)
+        else:
+            self._note("enqueue (duplicate)")
+        self._settle_all()
+
+    @rule(job=st.sampled_from(JOB_IDS), reprint=st.booleans())
+    def staff(self, job: str, reprint: bool) -> None:
+        """Staff reprint a badge on purpose (coffee on it), or cancel one no printer has taken."""
+        if reprint:
+            result = self._run(self.desk.reprint(job, "coffee on it", "desk", 100, False))
+            if result.kind == "reprint":
+                self.reprints += 1
+            self._note(f"reprint ({result.kind})")
+        else:
+            cancelled = self._run(self.desk.cancel(job, "desk"))
+            self._note(f"cancel ({cancelled.kind})")
+        self._settle_all()
+
+    @rule(data=st.data(), drain=st.booleans())
+    def operator(self, data: st.DataObject, drain: bool) -> None:
+        """An operator drains a printer (it begins nothing new; its pinned jobs go to the pool), or resumes it."""
+        printer = data.draw(st.sampled_from(sorted(self.agents)))
+
+        async def go() -> None:
+            if drain and await self.admin.get(self.keys.control(printer)) != b"drain":
+                held = await self.admin.lrange(self.keys.inflight(printer), 0, -1)
+                self.drain_inflight[printer] = {raw.decode() for raw in held}
+            await self.desk.drain(printer, "drain" if drain else "resume", "ops")
+
+        self._run(go())
+        self._note("drain" if drain else "resume")
+        self._settle_all()
+
+    # -- the pull loops ------------------------------------------------------------------------------------------
+
+    def _at(self, kind: str) -> list[str]:
+        return self._live(lambda a: a.gate is not None and a.gate.kind == kind and not a.gate.go.done())
+
+    def _at_step(self) -> list[str]:
+        return self._live(lambda a: a.gate is not None and a.gate.kind != "print" and not a.gate.go.done())
+
+    @precondition(lambda self: bool(self._at_step()))
+    @rule(data=st.data(), how=st.sampled_from((RUN, RUN, RUN, RUN, LOSE_REQUEST, LOSE_REPLY)))
+    def step(self, data: st.DataObject, how: str) -> None:
+        """One agent's loop does its next Redis call (or pause); now and then the connection drops around it."""
+        name = data.draw(st.sampled_from(self._at_step()))
+        agent = self.agents[name]
+        gate = agent.gate
+        assert gate is not None
+        if gate.kind == "wait":
+            how = RUN
+        self._note(f"{gate.kind} {gate.name}" + ("" if how == RUN else f" ({how})"))
+        check = self._run(self._before_begin(name, gate.args[2])) if gate.name == "begin" else None
+        replies = len(agent.replies)
+        agent.release(how)
+        self._run(agent.settle(self.admin))
+        if check is not None:
+            for call, args, reply in agent.replies[replies:]:
+                if call == "begin" and reply.kind is BeginKind.PRINT:
+                    self._after_begin(name, args[2], *check)
+        self._settle_all()
+
+    @precondition(lambda self: bool(self._at_step()))
+    @rule(data=st.data())
+    def step_again(self, data: st.DataObject) -> None:
+        self.step(data, RUN)
+
+    @precondition(lambda self: bool(self._at_step()))
+    @rule(data=st.data())
+    def step_once_more(self, data: st.DataObject) -> None:
+        self.step(data, RUN)
+
+    @precondition(lambda self: bool(self._at_step()))
+    @rule(data=st.data())
+    def step_on(self, data: st.DataObject) -> None:
+        self.step(data, RUN)
+
+    @precondition(lambda self: bool(self._at_step()))
+    @rule(data=st.data())
+    def step_further(self, data: st.DataObject) -> None:
+        self.step(data, RUN)
+
+    async def _before_begin(self, printer: str, job_id: str) -> tuple[bool, bool]:
+        owned = await self.admin.lpos(self.keys.inflight(printer), job_id) is not None
+        drained = await self.admin.get(self.keys.control(printer)) == b"drain"
+        return owned, drained
+
+    def _after_begin(self, printer: str, job_id: str, owned: bool, drained: bool) -> None:
+        if not owned:
+            self.violations.append(f"{printer} began {job_id}, which was not in its in-flight list")
+        if drained and job_id not in self.drain_inflight.get(printer, set()):
+            self.violations.append(f"{printer} began {job_id}, taken after an operator drained it")
+
+    @precondition(lambda self: bool(self._at("print")))
+    @rule(
+        data=st.data(),
+        outcome=st.sampled_from((Outcome.PRINTED, Outcome.PRINTED, Outcome.FAILED, Outcome.UNKNOWN)),
+        came_out=st.booleans(),
+    )
+    def printer_outcome(self, data: st.DataObject, outcome: Outcome, came_out: bool) -> None:
+        """The printer says what happened; with "unknown", the model decides what physically came out."""
+        name = data.draw(st.sampled_from(self._at("print")))
+        agent = self.agents[name]
+        assert agent.gate is not None
+        job_id = str(agent.gate.args[0])
+        out = outcome is Outcome.PRINTED or (outcome is Outcome.UNKNOWN and came_out)
+        self._note(f"printer {outcome.value}" + (" (came out)" if outcome is Outcome.UNKNOWN and came_out else ""))
+        if out:
+            self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
+        agent.release(verdict(outcome))
+        self._run(agent.settle(self.admin))
+        self._settle_all()
+
+    @precondition(lambda self: bool(self._at("print")))
+    @rule(data=st.data())
+    def printer_prints(self, data: st.DataObject) -> None:
+        self.printer_outcome(data, Outcome.PRINTED, True)
+
+    @precondition(lambda self: bool(self._at("print")))
+    @rule(data=st.data())
+    def printer_prints_again(self, data: st.DataObject) -> None:
+        self.printer_outcome(data, Outcome.PRINTED, True)
+
+    @precondition(lambda self: bool(self._at("print")))
+    @rule(data=st.data())
+    def printer_goes_silent(self, data: st.DataObject) -> None:
+        """The printer stops answering after the last byte, and the label did come out: the case flags exist for."""
+        self.printer_outcome(data, Outcome.UNKNOWN, True)
+
+    @precondition(lambda self: bool(self._live(lambda a: a.popping)))
+    @rule(data=st.data())
+    def pop_timeout(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(self._live(lambda a: a.popping)))
+        agent = self.agents[name]
+        unblocked = self._run(self.admin.execute_command("CLIENT", "UNBLOCK", agent.pop_client_id, "TIMEOUT"))
+        if unblocked != 1:
+            self.world.failures.append(f"the model lost track of {name}'s pool wait (client {agent.pop_client_id})")
+            raise AssertionError(self.world.failures[-1])
+        self._note("pool wait times out")
+        self._settle_all()
+
+    @rule(data=st.data())
+    def let_steal(self, data: st.DataObject) -> None:
+        """The affinity window of the pinned jobs ends: this agent, when idle, looks for one to steal."""
+        candidates = self._live(lambda a: not a.may_steal)
+        if not candidates:
+            return
+        self.agents[data.draw(st.sampled_from(candidates))].may_steal = True
+        self._note("steal window")
+
+    # -- liveness and faults -------------------------------------------------------------------------------------
+
+    @rule(data=st.data())
+    def beat(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(sorted(self.agents)))
+        agent = self.agents[name]
+        if agent.frozen:
+            return
+        self._run(agent.beat())
+        self.stale.discard(name)
+        self._note("heartbeat")
+        self._settle_all()
+
+    @rule(data=st.data(), fault=st.sampled_from(("cut off", "freeze", "crash, journal kept", "crash, journal lost")))
+    def agent_fault(self, data: st.DataObject, fault: str) -> None:
+        """An agent loses its heartbeat (cut off, or frozen as a zombie), or crashes and starts again."""
+        if fault.startswith("crash"):
+            self.crash(data, fault == "crash, journal kept")
+        else:
+            self.lose_heartbeat(data, fault == "freeze")
+
+    def lose_heartbeat(self, data: st.DataObject, freeze: bool) -> None:
+        """No beat for the dead-after window: cut off (the loop goes on), or frozen (a zombie, until it wakes)."""
+        name = data.draw(st.sampled_from(sorted(self.agents)))
+        agent = self.agents[name]
+        agent.lose_lease()
+        self.stale.add(name)
+        if freeze:
+            agent.frozen = True
+        self._note("freeze" if freeze else "heartbeat lost")
+
+    @precondition(lambda self: any(a.frozen for a in self.agents.values()))
+    @rule(data=st.data())
+    def wake(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(sorted(n for n, a in self.agents.items() if a.frozen)))
+        self.agents[name].frozen = False
+        self._note("zombie wakes")
+        self._settle_all()
+
+    @precondition(lambda self: bool(self.stale))
+    @rule(data=st.data())
+    def reclaim(self, data: st.DataObject) -> None:
+        victim = data.draw(st.sampled_from(sorted(self.stale)))
+        by = data.draw(st.sampled_from(sorted(set(self.agents) - {victim})))
+        result = self._run(self.agents[by].heart.reclaim(victim, by, 0))
+        self._note(f"reclaim ({result.kind})")
+        self._settle_all()
+
+    def _in_hand_gates(self) -> list[str]:
+        return sorted(n for n, a in self.agents.items() if a.gate is not None and a.gate.job_id is not None)
+
+    @precondition(lambda self: bool(self._in_hand_gates()))
+    @rule(data=st.data())
+    def reclaimed_in_hand(self, data: st.DataObject) -> None:
+        """The worst moment for a freeze: a printer holding a job (about to begin, print, confirm or release it) stops
+        beating, and a peer reclaims its work before it goes on."""
+        victim = data.draw(st.sampled_from(self._in_hand_gates()))
+        self.agents[victim].lose_lease()
+        self.stale.add(victim)
+        by = data.draw(st.sampled_from(sorted(set(self.agents) - {victim})))
+        result = self._run(self.agents[by].heart.reclaim(victim, by, 0))
+        self._note(f"reclaimed while in hand ({result.kind})")
+        self._settle_all()
+
+    def crash(self, data: st.DataObject, journal_kept: bool) -> None:
+        """The agent dies wherever it is and starts again, with its journal file, or on a new disk and boot."""
+        name = data.draw(st.sampled_from(sorted(self.agents)))
+        old = self.agents.pop(name)
+        if old.gate is not None and old.gate.kind == "print" and data.draw(st.booleans()):
+            # It died with the badge at the printer, which finished it: a copy is out that nobody confirmed.
+            self.copies.append(Copy(str(old.gate.args[0]), name, old.sending_epoch, old.sending_round))
+            self._note("crash while printing (came out)")
+        self._run(old.stop())
+        if not journal_kept:
+            old.journal_path.unlink(missing_ok=True)
+            self.boots[name] = uuid.uuid4().hex
+        self._new_agent(name)
+        self.stale.add(name)  # the new process has not beaten yet: no lease
+        self._note("crash, journal kept" if journal_kept else "crash, journal lost")
+        self._settle_all()
+
+    @rule(fault=st.sampled_from(("snapshot", "snapshot", "snapshot", "restart", "failover", "failover")))
+    def redis_fault(self, fault: str) -> None:
+        """A replica snapshot (what a later failover keeps), a Redis restart (nothing lost), or a failover."""
+        if fault == "snapshot":
+            self.take_snapshot()
+        elif fault == "failover" and self.snapshot is not None:
+            self.failover()
+        elif fault == "restart":
+            self.restart_redis()
+
+    def restart_redis(self) -> None:
+        self.world.server.restart()
+        self._run(self._reconnect_model())
+        self._note("redis restart")
+        self._settle_all()
+
+    def take_snapshot(self) -> None:
+        """A replica as of now: a later failover to it loses every write after this step."""
+
+        async def dump() -> list[tuple[bytes, int, bytes]]:
+            out = []
+            async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500):
+                value = await self.admin.dump(key)
+                if value is not None:
+                    out.append((key, max(0, int(await self.admin.pttl(key))), value))
+            return out
+
+        self.snapshot = Snapshot(
+            self._run(dump()),
+            list(self.acked),
+            self.reprints,
+            {p: set(ids) for p, ids in self.drain_inflight.items()},
+        )
+        self._note("replica snapshot")
+
+    def failover(self) -> None:
+        """Sentinel promotes the replica of the last snapshot: every write since is gone, except the desks'
+        enqueues, which the desk re-checks (and re-sends) after a master change."""
+        snap = self.snapshot
+        assert snap is not None
+        lost = self.acked[len(snap.acked) :]
+
+        async def promote() -> None:
+            keys = [key async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500)]
+            if keys:
+                await self.admin.delete(*keys)
+            for key, ttl, value in snap.dumps:
+                await self.admin.restore(key, ttl, value, replace=True)
+            for agent in self.agents.values():
+                pool = agent.redis.connection_pool
+                pool.changes = getattr(pool, "changes", 0) + 1  # type: ignore[attr-defined]
+            await self.admin.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+            await self._reconnect_model()
+
+        self._run(promote())
+        self.acked = list(snap.acked)
+        self.reprints = snap.reprints
+        self.drain_inflight = {p: set(ids) for p, ids in snap.drain_inflight.items()}
+        self.failovers += 1
+        self._note("failover (lost writes)")
+        self._settle_all()
+        for job in lost:
+            payload = parse_job({"job_id": job, "attendee_id": job, "name": f"Attendee {job}"})
+            added = self._run(self.desk.enqueue(job, payload.payload(), None))
+            if added.added:
+                self.acked.append(job)
+        self._settle_all()
+
+    # -- the invariants (docs/design.md, "The protocol as a specification") --------------------------------------
+
+    def _read(self) -> dict[str, Any]:
+        """Everything the invariants look at, in one round trip (a MULTI: one consistent moment)."""
+
+        async def read() -> dict[str, Any]:
+            k = self.keys
+            names = ["pool", "dlq"]
+            for printer in self.agents:
+                names += [f"q:{printer}", f"inflight:{printer}"]
+            async with self.admin.pipeline(transaction=True) as pipe:
+                for name in names:
+                    pipe.lrange(k.prefix + name, 0, -1)
+                for job in JOB_IDS:
+                    pipe.hgetall(k.job(job))
+                    pipe.get(k.done(job))
+                pipe.hgetall(k.stats)
+                pipe.xrange(k.events)
+                pipe.zrange(k.pinned, 0, -1, withscores=True)
+                replies = await pipe.execute()
+            lists = {name: [r.decode() for r in ids] for name, ids in zip(names, replies, strict=False)}
+            rest = replies[len(names) :]
+            jobs: dict[str, dict[str, str]] = {}
+            for i, job in enumerate(JOB_IDS):
+                raw, done = rest[2 * i], rest[2 * i + 1]
+                if raw:
+                    jobs[job] = {a.decode(): b.decode() for a, b in raw.items()}
+                    jobs[job]["_done"] = done.decode() if done is not None else ""
+            stats = {a.decode(): int(b) for a, b in rest[-3].items()}
+            events = [{a.decode(): b.decode() for a, b in f.items()} for _, f in rest[-2]]
+            return {"lists": lists, "jobs": jobs, "stats": stats, "events": events, "pinned": rest[-1]}
+
+        return self._run(read())
+
+    @invariant()
+    def check(self) -> None:
+        try:
+            self._check()
+        except AssertionError as exc:
+            self.world.failures.append(str(exc))
+            raise
+
+    def _check(self) -> None:
+        if not self.agents:
+            return
+        seen = self._read()
+        lists, jobs, stats, events = seen["lists"], seen["jobs"], seen["stats"], seen["events"]
+        self._one_place(lists, jobs)
+        self._no_acked_job_lost(jobs)
+        self._done_only_after_a_confirmed_print(jobs)
+        self._second_copies_flagged(jobs, events)
+        assert not self.violations, self.violations
+        self._reprints_counted(stats, events)
+        self._stats_equal_events(stats, events)
+        self._pinned_index_exact(lists, jobs, seen["pinned"])
+
+    def _pinned_index_exact(
+        self, lists: dict[str, list[str]], jobs: dict[str, dict[str, str]], index: list[tuple[bytes, float]]
+    ) -> None:
+        queues = {name[2:]: [i.encode() for i in ids] for name, ids in lists.items() if name.startswith("q:")}
+        problems = pinned_index_mismatch([member for member, _ in index], queues)
+        for member, score in index:
+            _, job_id = split_pinned_member(member.decode())
+            enqueued = jobs.get(job_id, {}).get("enqueued_ms")
+            if enqueued is None or int(enqueued) != score:
+                problems.append(f"{member.decode()} scored {score}, enqueued_ms {enqueued!r}")
+        assert problems == [], problems
+
+    def _one_place(self, lists: dict[str, list[str]], jobs: dict[str, dict[str, str]]) -> None:
+        places: dict[str, list[str]] = {}
+        for name, ids in lists.items():
+            if name.startswith("inflight:"):
+                assert len(ids) <= 1, f"{name} holds {ids}: a printer holds at most one job"
+            for job_id in ids:
+                places.setdefault(job_id, []).append(name)
+        for job_id, where in places.items():
+            assert job_id in jobs, f"{job_id} is in {where} without a job record"
+        for job_id, job in jobs.items():
+            state, where = job["state"], places.get(job_id, [])
+            if state in ("queued", "printing"):
+                assert len(where) == 1 and where[0] != "dlq", f"{job_id} ({state}) is in {where}: exactly one place"
+                if state == "printing":
+                    assert where[0] == f"inflight:{job['printer']}", f"{job_id} printing at {job['printer']}: {where}"
+            elif state == "printed" and len(where) == 1 and where[0].startswith("inflight:"):
+                # A zombie's late confirm removes the reclaimed copy from the pool, but a peer may have taken it
+                # already: it waits in that peer's in-flight list, and the peer's begin drops it ("skipped").
+                continue
+            elif state == "dead":
+                assert where == ["dlq"], f"{job_id} is dead and in {where}: the DLQ only"
+            else:
+                assert where == [], f"{job_id} is {state} and still in {where}"
+
+    def _no_acked_job_lost(self, jobs: dict[str, dict[str, str]]) -> None:
+        for job_id in self.acked:
+            assert job_id in jobs, f"{job_id} was acknowledged to a desk and is gone"
+
+    def _round_copies(self, job_id: str, job: dict[str, str]) -> list[Copy]:
+        round_epoch = int(job.get("round_epoch") or 0)
+        return [c for c in self.copies if c.job_id == job_id and c.round_epoch == round_epoch]
+
+    def _done_only_after_a_confirmed_print(self, jobs: dict[str, dict[str, str]]) -> None:
+        for job_id, job in jobs.items():
+            done = job["_done"]
+            # The gate is written once a round: a second confirm of the round is a duplicate, never a new "done".
+            round_epoch = job.get("round_epoch") or "0"
+            before = self.done_seen.get(job_id)
+            if done and before is not None and before[1] == round_epoch and before[2] == self.failovers:
+                assert before[0] == done, f"{job_id}: done rewritten from {before[0]} to {done} within one round"
+            if done:
+                self.done_seen[job_id] = (done, round_epoch, self.failovers)
+            assert (job["state"] == "printed") == bool(done), f"{job_id}: state {job['state']}, done by {done!r}"
+            if done:
+                printers = {c.printer for c in self._round_copies(job_id, job)}
+                assert done in printers, f"{job_id} done by {done}, but this round came out only at {printers}"
+
+    def _in_hand(self, job_id: str) -> bool:
+        """A printer still settles this job: its flags are not final yet."""
+        for agent in self.agents.values():
+            gate = agent.gate
+            if gate is not None and gate.job_id == job_id:
+                return True
+            if agent.pull.printing == job_id:
+                return True
+        return False
+
+    def _second_copies_flagged(self, jobs: dict[str, dict[str, str]], events: list[dict[str, str]]) -> None:
+        for job_id, job in jobs.items():
+            if job["state"] != "printed" or self._in_hand(job_id):
+                continue
+            by_round: dict[int, list[Copy]] = {}
+            for c in self.copies:
+                if c.job_id == job_id:
+                    by_round.setdefault(c.round_epoch, []).append(c)
+            for copies in by_round.values():
+                if len(copies) < 2:
+                    continue
+                flagged = job.get("maybe_duplicate") == "1" or job.get("duplicate_print") == "1"
+                assert flagged, f"{job_id} came out {len(copies)} times in one round ({copies}) without a flag"
+                named = job.get("maybe_printed_where", "") + " " + job.get("printer", "")
+                for e in events:
+                    if e.get("job_id") == job_id and e["event"] in ("duplicate_print", "maybe_duplicate"):
+                        named += " " + " ".join(e.values())
+                first = copies[0].printer
+                assert first in named, f"{job_id}: second copy not flagged with where the first came out ({first})"
+
+    def _reprints_counted(self, stats: dict[str, int], events: list[dict[str, str]]) -> None:
+        told = sum(1 for e in events if e["event"] == "reprint")
+        assert stats.get("reprint", 0) == told == self.reprints, (stats.get("reprint"), told, self.reprints)
+        for e in events:
+            if e["event"] == "duplicate_print":
+                copies = [c for c in self.copies if c.job_id == e["job_id"]]
+                assert len(copies) >= 2, f"duplicate_print for {e['job_id']} with {len(copies)} physical copies"
+
+    def _stats_equal_events(self, stats: dict[str, int], events: list[dict[str, str]]) -> None:
+        counted = Counter(e["event"] for e in events)
+        for name in COUNTED:
+            assert stats.get(name, 0) == counted.get(name, 0), f"stats {name}={stats.get(name, 0)}, events {counted}"

@@ -1,0 +1,92 @@
+"""Deliberate protocol mutations for ``scripts/verify --mutants``: each breaks one rule in a copy of the scripts.
+
+A mutant is one textual change to one ``.lua`` file: ``find`` must occur exactly once (verify stops and says so when
+a script changed under it), and the model must fail on the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str
+    find: str
+    replace: str
+    breaks: str
+
+
+MUTANTS = (
+    Mutant(
+        "begin-without-fence",
+        "begin.lua",
+        "if not redis.call('LPOS', KEYS[1], id) then\n  return {'not_owner'}\nend",
+        "",
+        "begin prints a job its printer no longer holds",
+    ),
+    Mutant(
+        "confirm-without-nx",
+        "confirm.lua",
+        "redis.call('SET', KEYS[3], me, 'NX')",
+        "redis.call('SET', KEYS[3], me)",
+        "a second confirmed copy is not told apart from the first",
+    ),
+    Mutant(
+        "reclaim-without-flag",
+        "reclaim.lua",
+        "redis.call('HSET', KEYS[10], 'maybe_printed', 1, 'maybe_printed_where', prior)",
+        "",
+        "a job reclaimed mid-print is not flagged maybe printed",
+    ),
+    Mutant(
+        "take-ignores-drain",
+        "take.lua",
+        "if redis.call('GET', KEYS[4]) == 'drain' then",
+        "if false then",
+        "a drained printer takes new work",
+    ),
+    Mutant(
+        "release-unknown-unflagged",
+        "release.lua",
+        "redis.call('HSET', KEYS[2], 'maybe_printed', 1, 'maybe_printed_where', where)",
+        "",
+        "an unknown outcome is released without saying where",
+    ),
+    Mutant(
+        "confirm-keeps-pool-copy",
+        "confirm.lua",
+        "  redis.call('LREM', KEYS[5], 0, id)\n",
+        "",
+        "a reclaimed job confirmed late stays in the pool too",
+    ),
+    Mutant(
+        "reprint-keeps-done",
+        "reprint.lua",
+        "redis.call('DEL', KEYS[2])",
+        "",
+        "a reprint leaves the completion gate of the last round",
+    ),
+    Mutant(
+        "enqueue-unindexed",
+        "prelude.lua",
+        "redis.call('ZADD', pinned, now, pinned_member(printer, id))",
+        "",
+        "a pinned job is missing from the pinned index",
+    ),
+    Mutant(
+        "confirm-uncounted",
+        "confirm.lua",
+        "redis.call('HINCRBY', KEYS[6], 'printed', 1)",
+        "",
+        "a printed badge is not counted in the stats",
+    ),
+    Mutant(
+        "release-keeps-inflight",
+        "release.lua",
+        "redis.call('LREM', KEYS[1], 0, id)\nif redis.call('EXISTS', KEYS[3]) == 1 then",
+        "if redis.call('EXISTS', KEYS[3]) == 1 then",
+        "a released job stays in the printer's in-flight list too",
+    ),
+)
