@@ -12,9 +12,11 @@ from redis.asyncio import Redis
 from agent.intake.config import load_intake_config
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
-from tests.attendees.test_intake import listed
-from tests.intake.conftest import start_desk, write_intake_config
-from tests.intake.test_cli import run_cli
+from tests.support.agents import eq, running_agent
+from tests.support.attendee_files import listed
+from tests.support.intake import start_desk, write_intake_config
+from tests.support.processes import run_cli
+from tests.support.waiting import wait_until
 
 ZONES = "zones:\n  hall-a: {printers: [hall-a-1]}\n  hall-b: {printers: [hall-b-1], tokens: [kiosk-b]}\n"
 
@@ -49,8 +51,6 @@ def test_a_bound_zone_wins_over_the_configs_lists_and_a_zone_no_longer_defined_i
 async def test_a_token_added_with_a_zone_prints_its_attendee_badges_there(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
-    from tests.core.test_agent import _eq, running_agent, wait_until
-
     await listed(redis, venue)
     zoned, client = await start_desk(tmp_path, venue, redis_server.url, ZONES)
     secret = zoned.tokens.add("kiosk-a", "kiosk", zone="hall-a")
@@ -69,7 +69,7 @@ async def test_a_token_added_with_a_zone_prints_its_attendee_badges_there(
             running_agent(tmp_path, venue, redis_server.url, "hall-a-1", printer__location="Hall A, desk 1"),
             running_agent(tmp_path, venue, redis_server.url, "hall-b-1", printer__location="Hall B, desk 1"),
         ):
-            await wait_until(lambda: _eq(redis.zcard(k.hb), 2), timeout=10)
+            await wait_until(lambda: eq(redis.zcard(k.hb), 2), timeout=10)
             for code, job_id in (("secret-renee", "ORD1-1"), ("secret-dimitris", "ORD2-1")):
                 resp = await zoned.client.post(f"/v1/attendees/{code}/badge", headers=auth)
                 assert resp.status == 201, await resp.text()
