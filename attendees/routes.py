@@ -144,7 +144,7 @@ async def zone_printer(request: web.Request, token: Token) -> str | None:
     its printer stops (handed back to the pool) or stays busy past the agents' affinity_wait (an idle peer steals
     it)."""
     intake = request.app[INTAKE]
-    zone = intake.config.zone_of(token.name)
+    zone = intake.config.zone_of(token.name, token.zone)
     if zone is None:
         return None
     view = await fleet(intake.redis, intake.config.venue)

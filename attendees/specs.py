@@ -193,6 +193,17 @@ class SearchSpec(Spec[Any]):
         return [dec(code) for code in reply or [] if code is not None]
 
 
+class ReadSpec(Spec[list[list[bytes | str | None]]]):
+    name = "attendee_read"
+
+    def call(self, hashes: list[bytes], fields: tuple[bytes, ...]) -> ScriptCall[list[list[bytes | str | None]]]:
+        """``fields`` of each of ``hashes`` (attendee or job hashes), one list of values a hash."""
+        return (self, hashes, list(fields))
+
+    def parse(self, reply: Any) -> list[list[bytes | str | None]]:
+        return [list(values) for values in reply]
+
+
 PUT = PutSpec()
 BADGE = BadgeSpec()
 EDIT = EditSpec()
@@ -200,4 +211,5 @@ STATUS = StatusSpec()
 CHECKIN = CheckinSpec()
 PAYLOAD = PayloadSpec()
 SEARCH = SearchSpec()
-SPECS: tuple[Spec[Any], ...] = (PUT, BADGE, EDIT, STATUS, CHECKIN, PAYLOAD, SEARCH)
+READ = ReadSpec()
+SPECS: tuple[Spec[Any], ...] = (PUT, BADGE, EDIT, STATUS, CHECKIN, PAYLOAD, SEARCH, READ)

@@ -27,8 +27,10 @@ from attendees.terms import index_terms, query_words
 
 #: Fields of an attendee hash, in the order ``_FIELDS`` reads them.
 _FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "ix", "at")
+_FIELD_NAMES = tuple(enc(f) for f in _FIELDS)
 #: The job hash fields a badge state is made of.
 _JOB_FIELDS = ("state", "printer", "printed_ms", "printed_at", "reprints")
+_JOB_FIELD_NAMES = tuple(enc(f) for f in _JOB_FIELDS)
 SEARCH_LIMIT = 50
 #: Distinct terms of one word's prefix range a search looks at (``ma`` may start thousands of names).
 SEARCH_TERMS = 500
@@ -126,34 +128,34 @@ class Counts:
         }
 
 
-def _attendee(code: str, raw: dict[Any, Any]) -> Attendee | None:
-    """An attendee from its hash as HGETALL answers it (no field names to send: a search reads fifty at once)."""
-    if not raw:
+def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
+    """An attendee from its hash's ``_FIELDS`` as HMGET answers them (None: the hash does not exist)."""
+    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, ix, at) = (None if x is None else dec(x) for x in raw)
+    if all(x is None for x in raw):  # no such hash
         return None
-    values = {field: None for field in _FIELDS} | {dec(k): dec(v) for k, v in raw.items()}
     edits: dict[str, Any] = {}
-    if values["en"]:
-        edits["name"] = values["en"]
-    if values["ec"]:
-        edits["company"] = values["ec"]
-    if values["ef"]:
-        edits["fields"] = json.loads(values["ef"])
+    if en:
+        edits["name"] = en
+    if ec:
+        edits["company"] = ec
+    if ef:
+        edits["fields"] = json.loads(ef)
     return Attendee(
         code=code,
-        name=values["n"] or "",
-        company=values["c"] or "",
-        role=values["r"] or "",
-        fields=json.loads(values["f"]) if values["f"] else {},
-        order_code=values["o"] or "",
-        email=values["e"] or "",
-        source=values["s"] or "",
-        status=values["st"] or "valid",
-        job_id=values["j"] or "",
-        ticket_type=values["t"] or NO_TYPE,
-        version=values["v"] or "",
+        name=n or "",
+        company=c or "",
+        role=r or "",
+        fields=json.loads(f) if f else {},
+        order_code=o or "",
+        email=e or "",
+        source=s or "",
+        status=st or "valid",
+        job_id=j or "",
+        ticket_type=t or NO_TYPE,
+        version=v or "",
         edits=edits,
-        indexed=values["ix"] or "",
-        attention=values["at"] or "",
+        indexed=ix or "",
+        attention=at or "",
     )
 
 
@@ -176,27 +178,27 @@ class AttendeeStore:
 
     async def get(self, code: str) -> Attendee | None:
         # One command, not a pipeline of one: a kiosk's lookup is the list's most frequent request.
-        return _attendee(code, await self.redis.hgetall(enc(self.keys.attendee(code))))
+        return _attendee(code, await self.redis.hmget(enc(self.keys.attendee(code)), _FIELD_NAMES))
 
     async def get_many(self, codes: Sequence[str]) -> list[Attendee | None]:
+        """Many attendees in one script call (attendee_read.lua): one command to send and one reply to parse, where
+        a pipeline of one HMGET each costs the intake a command object and a reply callback per attendee."""
         if not codes:
             return []
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for code in codes:
-                pipe.hgetall(enc(self.keys.attendee(code)))
-            raws = await pipe.execute()
+        keys = [enc(self.keys.attendee(code)) for code in codes]
+        raws = await self.scripts.run(specs.READ.call(keys, _FIELD_NAMES))
         return [_attendee(code, raw) for code, raw in zip(codes, raws, strict=True)]
 
     async def badge_states(self, attendees: Sequence[Attendee]) -> list[BadgeState]:
         """Each attendee's badge, in one round trip (two when a badge is queued or printing: where it is)."""
         k = self.venue.encoded_keys
-        if len(attendees) == 1:  # a lookup: one command, not a pipeline of one
-            raws = [await self.redis.hmget(k.job(enc(attendees[0].job_id)), list(_JOB_FIELDS))]
-        else:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for attendee in attendees:
-                    pipe.hmget(k.job(enc(attendee.job_id)), list(_JOB_FIELDS))
-                raws = await pipe.execute()
+        if not attendees:
+            return []
+        if len(attendees) == 1:  # a lookup: one plain command
+            raws = [await self.redis.hmget(k.job(enc(attendees[0].job_id)), _JOB_FIELD_NAMES)]
+        else:  # a search's fifty: one script call (see get_many)
+            keys = [k.job(enc(attendee.job_id)) for attendee in attendees]
+            raws = await self.scripts.run(specs.READ.call(keys, _JOB_FIELD_NAMES))
         rows = [dict(zip(_JOB_FIELDS, (dec(v) if v is not None else None for v in raw), strict=True)) for raw in raws]
         printers = sorted({r["printer"] for r in rows if r["state"] and r["state"] != "printed" and r["printer"]})
         locations = await self._locations(printers)

@@ -96,7 +96,7 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
     "attendee_put", "attendee_badge", "attendee_edit", "attendee_status", "attendee_checkin", "attendee_payload",
-    "attendee_search",
+    "attendee_search", "attendee_read",
 )  # fmt: skip
 ATTENDEE_WRITES = (
     "attendee", "attendee_terms", "attendee_postings", "attendee_exact", "attendee_refs", "attendee_counts",
@@ -105,7 +105,7 @@ ATTENDEE_WRITES = (
 
 #: The pretix sync's functions and the keys it writes (besides the list's, its badges' when a ticket is cancelled).
 PRETIX_SYNC_FUNCTIONS = (
-    "attendee_put", "attendee_status", "attendee_payload", "cancel", "pretix_lease", "pretix_sent",
+    "attendee_put", "attendee_status", "attendee_payload", "attendee_read", "cancel", "pretix_lease", "pretix_sent",
 )  # fmt: skip
 PRETIX_SYNC_WRITES = (
     "job", "pool", "queue", "pinned", "events", "stats", *(w for w in ATTENDEE_WRITES if w != "attendee_secret"),

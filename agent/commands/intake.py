@@ -95,12 +95,25 @@ def token() -> None:
     metavar="NAME",
     help="A printer it may pin jobs to (repeatable); without any, it may pin to every printer.",
 )
+@click.option(
+    "--zone",
+    default="",
+    metavar="NAME",
+    help="The zone (the config's zones:) whose printers print its attendee badges.",
+)
 @CONFIG
-def token_add(name: str, role: str, max_outstanding: int | None, printers: tuple[str, ...], config_path: str) -> None:
+def token_add(
+    name: str, role: str, max_outstanding: int | None, printers: tuple[str, ...], zone: str, config_path: str
+) -> None:
     """Create a token for NAME; it is printed once, here, and stored only as a hash."""
-    tokens = TokenFile(_config(config_path).tokens)
+    config = _config(config_path)
+    if zone and zone not in config.zones:
+        defined = ", ".join(sorted(config.zones)) or "none"
+        fail(f"zone: {config_path} defines no zone {zone!r} (zones: {defined})")
+        return
+    tokens = TokenFile(config.tokens)
     try:
-        secret = tokens.add(name, role, max_outstanding, printers)
+        secret = tokens.add(name, role, max_outstanding, printers, zone)
     except UserError as exc:
         fail(str(exc))
         return
@@ -119,6 +132,7 @@ def token_list(config_path: str) -> None:
         return
     for t in rows:
         pins = f"  printers {','.join(t.printers)}" if t.printers else ""
+        pins += f"  zone {t.zone}" if t.zone else ""
         click.echo(f"{t.name:<24} {t.role:<8} {t.created}  at most {t.max_outstanding} outstanding{pins}")
     click.echo(f"{len(rows)} token(s)")
 

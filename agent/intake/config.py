@@ -72,7 +72,7 @@ class ZoneConfig(_Strict, kw_only=True):
     when none of them can print."""
 
     printers: Annotated[list[str], Meta(min_length=1, extra={"check": _printer_names})]
-    #: Token names (``intake token add NAME``) bound to this zone.
+    #: Token names (``intake token add NAME``) bound to this zone; a token added with ``--zone`` is bound by that.
     tokens: list[str] = msgspec.field(default_factory=list)
 
 
@@ -86,8 +86,11 @@ class IntakeConfig(_Strict, kw_only=True):
     kiosk: KioskConfig = msgspec.field(default_factory=KioskConfig)
     zones: dict[str, ZoneConfig] = msgspec.field(default_factory=dict)
 
-    def zone_of(self, token: str) -> ZoneConfig | None:
-        """The zone a token is bound to, or None."""
+    def zone_of(self, token: str, bound: str = "") -> ZoneConfig | None:
+        """The zone a token is bound to, or None: the one it was added with (``token add --zone``: ``bound``), else
+        the zone whose ``tokens`` name it. A bound zone this config no longer defines is no zone."""
+        if bound:
+            return self.zones.get(bound)
         return next((zone for zone in self.zones.values() if token in zone.tokens), None)
 
 

@@ -24,6 +24,8 @@ from agent.protocol.keys import PRINTER_RE
 ROLES = ("kiosk", "desk", "staff", "viewer")
 #: A token's name: it is written into events (``token:<name>``) and Redis key names (``owned:<name>``).
 TOKEN_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+#: A zone's name (a key of the intake config's ``zones:``), as a token file stores it.
+ZONE_NAME_RE = TOKEN_NAME_RE
 PREFIX = "bdg_"  # so a token pasted into the wrong place is recognisable (secret scanners, a reviewer)
 
 
@@ -41,6 +43,8 @@ class Token:
     max_outstanding: int = 0
     #: The printers this token may pin a job to; empty: any.
     printers: tuple[str, ...] = ()
+    #: The zone (the intake config's ``zones:``) whose printers print this token's attendee badges; "" for none.
+    zone: str = ""
 
 
 def _token(name: str, entry: dict[str, Any]) -> Token:
@@ -53,6 +57,7 @@ def _token(name: str, entry: dict[str, Any]) -> Token:
         str(entry.get("created", "")),
         cap if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 0 else MAX_OUTSTANDING.get(role, 0),
         tuple(p for p in printers if isinstance(p, str)) if isinstance(printers, list) else (),
+        zone if isinstance(zone := entry.get("zone"), str) else "",
     )
 
 
@@ -91,11 +96,19 @@ class TokenFile:
         os.chmod(tmp, 0o600)
         os.replace(tmp, self.path)
 
-    def add(self, name: str, role: str, max_outstanding: int | None = None, printers: tuple[str, ...] = ()) -> str:
+    def add(
+        self,
+        name: str,
+        role: str,
+        max_outstanding: int | None = None,
+        printers: tuple[str, ...] = (),
+        zone: str = "",
+    ) -> str:
         """A new token for ``name``; returns the secret (the only time it exists outside its holder).
 
         ``max_outstanding``: its cap of jobs not yet final (None: the role's default, ``MAX_OUTSTANDING``);
-        ``printers``: the only printers it may pin a job to (empty: any).
+        ``printers``: the only printers it may pin a job to (empty: any); ``zone``: the zone whose printers print
+        its attendee badges (the caller checks that the intake config defines it).
         """
         if role not in ROLES:
             raise UserError(f"role: must be one of {', '.join(ROLES)}, not {role!r}")
@@ -106,6 +119,10 @@ class TokenFile:
         for printer in printers:
             if not PRINTER_RE.match(printer):
                 raise UserError(f"printer: not a printer name (lowercase letters, digits, - and _): {printer!r}")
+        if zone and role == "viewer":
+            raise UserError("zone: a viewer token prints nothing; bind a kiosk, desk or staff token to a zone")
+        if zone and not ZONE_NAME_RE.match(zone):
+            raise UserError(f"zone: letters, digits, '-', '_' or '.', at most 64 characters, not {zone!r}")
         tokens = self._read()
         if name in tokens:
             raise UserError(f"a token named {name!r} exists; revoke it first")
@@ -115,6 +132,8 @@ class TokenFile:
         entry["max_outstanding"] = MAX_OUTSTANDING[role] if max_outstanding is None else max_outstanding
         if printers:
             entry["printers"] = sorted(set(printers))
+        if zone:
+            entry["zone"] = zone
         tokens[name] = entry
         self._write(tokens)
         return secret

@@ -196,3 +196,22 @@ async def test_pretix_syncs_records_load_through_the_same_importer(redis: Redis,
     reply, _ = await store.badge("pxsecret2", "kiosk")
     assert reply.kind is BadgeKind.CANCELLED
     assert sorted(a.code for a in await store.search("abc12")) == ["pxsecret1", "pxsecret2"]
+
+
+async def test_many_attendees_and_their_badges_are_read_in_one_call_each(redis: Redis, venue: str) -> None:
+    store = await loaded(redis, venue)
+    await store.badge("secret-renee", "kiosk")
+    codes = ["secret-lee", "no-such-code", "secret-renee", "secret-dimitris"]
+    await redis.config_resetstat()
+    found = await store.get_many(codes)
+    assert [a.code if a else None for a in found] == ["secret-lee", None, "secret-renee", "secret-dimitris"]
+    lee, _, renee, dimitris = found
+    assert lee is not None and (lee.name, lee.company, lee.ticket_type) == ("李小龍", "Golden Harvest", "Visitor")
+    assert renee is not None and renee.fields == {"ticket_type": "Speaker"} and renee.email == "renee@example.org"
+    assert dimitris is not None
+    states = await store.badge_states([lee, renee, dimitris])
+    assert [s.state for s in states] == ["none", "queued", "none"]
+    stats = await redis.info("commandstats")
+    # one script call a step, never a command an attendee
+    assert stats["cmdstat_fcall"]["calls"] == 2, stats
+    assert "cmdstat_hgetall" not in stats and "cmdstat_hmget" in stats and stats["cmdstat_hmget"]["calls"] == 7
