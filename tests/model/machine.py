@@ -452,7 +452,27 @@ class ProtocolModel(RuleBasedStateMachine):
         taker = [name for name in idle if not self.agents[name].popping]
         job = self.acked[-1] if self.acked else ""
         if len(taker) == 1 and self._drive_to_printer(taker[0], job):
-            self._freeze_at_printer(taker[0], data)
+            if data.draw(st.booleans()):
+                self._freeze_at_printer(taker[0], data)
+            else:
+                self._silent_then_peer(taker[0], job)
+
+    def _silent_then_peer(self, name: str, job_id: str) -> None:
+        """The printer stops answering after the last byte, though the label came out; the agent releases the job as
+        unknown and the peer the pool hands it to prints it: the second copy must carry where the first may be."""
+        idle = self._live(lambda a: a.popping)
+        agent = self.agents[name]
+        self._note("printer unknown (came out), a peer prints it next")
+        self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
+        agent.release(verdict(Outcome.UNKNOWN))
+        self._run(agent.settle(self.admin))
+        self._settle_all()
+        gate = agent.gate
+        if gate is not None and not gate.go.done() and gate.name == "release":
+            self._advance(name, RUN)
+        got = [peer for peer in idle if not self.agents[peer].popping]
+        if len(got) == 1:
+            self._peer_prints(got[0], job_id, None, None)
 
     @precondition(lambda self: bool(self._at_printer_with_peer()))
     @rule(data=st.data())
@@ -480,7 +500,7 @@ class ProtocolModel(RuleBasedStateMachine):
         if len(got) == 1 and job_id is not None:
             self._peer_prints(got[0], job_id, victim, data)
 
-    def _peer_prints(self, name: str, job_id: str, zombie: str, data: st.DataObject) -> None:
+    def _peer_prints(self, name: str, job_id: str, zombie: str | None, data: st.DataObject | None) -> None:
         """The peer waiting on the pool gets the reclaimed job and runs its own steps up to the printer, which
         prints it, and on until it has confirmed: all before the zombie wakes (or, drawn so, while it sleeps on)."""
         peer = self.agents[name]
@@ -494,7 +514,7 @@ class ProtocolModel(RuleBasedStateMachine):
         gate = peer.gate
         if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
             self._advance(name, RUN)
-        if data.draw(st.booleans()):
+        if zombie is not None and data is not None and data.draw(st.booleans()):
             self.agents[zombie].frozen = False
             self._note("zombie wakes")
         self._settle_all()
