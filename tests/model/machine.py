@@ -452,10 +452,34 @@ class ProtocolModel(RuleBasedStateMachine):
         taker = [name for name in idle if not self.agents[name].popping]
         job = self.acked[-1] if self.acked else ""
         if len(taker) == 1 and self._drive_to_printer(taker[0], job):
-            if data.draw(st.booleans()):
+            how = data.draw(st.sampled_from(("peer prints", "printer silent", "late confirm")))
+            if how == "peer prints":
                 self._freeze_at_printer(taker[0], data)
-            else:
+            elif how == "printer silent":
                 self._silent_then_peer(taker[0], job)
+            else:
+                self._late_confirm(taker[0], job, data)
+
+    def _late_confirm(self, name: str, job_id: str, data: st.DataObject) -> None:
+        """Every peer is busy (their pool waits end), so the reclaimed job waits in the pool when the zombie wakes,
+        its printer prints, and its late confirm must take that copy out of the pool."""
+        for peer in self._live(lambda a: a.popping):
+            self._run(self.admin.execute_command("CLIENT", "UNBLOCK", self.agents[peer].pop_client_id, "TIMEOUT"))
+        self._settle_all()
+        self._freeze_at_printer(name, data)
+        agent = self.agents[name]
+        agent.frozen = False
+        self._note("zombie wakes, prints, confirms late")
+        gate = agent.gate
+        if gate is None or gate.kind != "print" or gate.job_id != job_id:
+            return
+        self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
+        agent.release(verdict(Outcome.PRINTED))
+        self._run(agent.settle(self.admin))
+        self._settle_all()
+        gate = agent.gate
+        if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
+            self._advance(name, RUN)
 
     def _silent_then_peer(self, name: str, job_id: str) -> None:
         """The printer stops answering after the last byte, though the label came out; the agent releases the job as
