@@ -23,7 +23,6 @@ import logging
 from collections import Counter
 from typing import Any, cast
 
-import hiredis
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import Connection, ConnectionPool, SSLConnection, UnixDomainSocketConnection, parse_url
@@ -36,7 +35,7 @@ from redis.asyncio.sentinel import (
 )
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import DataError, RedisError, ResponseError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent.config import RedisConfig, TlsConfig
@@ -95,40 +94,15 @@ class _Explained:
             raise RedisConnectionError(masked(explain(exc, isinstance(self, SSLConnection)))) from exc
 
 
-class _HiredisPack:
-    """Mixin: commands packed by hiredis (C) rather than redis-py's Python loop; the same bytes on the wire.
-
-    redis-py's asyncio connection packs every argument in Python, a few microseconds for a script call with a dozen
-    KEYS and ARGV: a tenth of the hot path's own work per badge. hiredis is already installed for the reply parser.
-    Only for the default encoding (UTF-8, strict), which is what hiredis applies to ``str``.
-    """
-
-    def pack_command(self, *args: Any) -> list[bytes]:
-        encoder = self.encoder  # type: ignore[attr-defined]
-        if encoder.encoding != "utf-8" or encoder.encoding_errors != "strict":
-            return super().pack_command(*args)  # type: ignore[misc,no-any-return]
-        # As redis-py does: a command name with a space in it ("CONFIG GET") is sent as separate arguments.
-        name = args[0]
-        if isinstance(name, str):
-            if " " in name:
-                args = (*name.split(), *args[1:])
-        elif b" " in name:
-            args = (*name.split(), *args[1:])
-        try:
-            return [hiredis.pack_command(args)]
-        except TypeError as exc:  # None, a bool, any other object: redis-py's own error for it
-            raise DataError(f"Invalid input: {exc}") from exc
-
-
-class _TcpConnection(_Explained, _HiredisPack, Connection):
+class _TcpConnection(_Explained, Connection):
     pass
 
 
-class _TlsConnection(_Explained, _HiredisPack, SSLConnection):
+class _TlsConnection(_Explained, SSLConnection):
     pass
 
 
-class _UnixConnection(_Explained, _HiredisPack, UnixDomainSocketConnection):
+class _UnixConnection(_Explained, UnixDomainSocketConnection):
     pass
 
 
@@ -138,7 +112,7 @@ def _check_reply(exc: ResponseError) -> None:
         raise MasterChangedError(f"redis master changed ({exc}); finding the master again") from exc
 
 
-class _MasterConnection(_Explained, _HiredisPack, SentinelManagedConnection):
+class _MasterConnection(_Explained, SentinelManagedConnection):
     async def read_response(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return await super().read_response(*args, **kwargs)

@@ -29,8 +29,8 @@ from agent.printer import render
 from drivers.base import Badge, RenderError
 
 if TYPE_CHECKING:
-    from agent.metrics import AgentMetrics
     from agent.protocol.store import Store
+    from agent.pull_events import PullEvents
     from drivers.base import Driver
 
 RECENT = 8  # prints and drawings the look's timing is learnt from
@@ -44,7 +44,7 @@ class DrawAhead:
         store: Store,
         me: str,
         driver: Driver,
-        metrics: AgentMetrics,
+        events: PullEvents,
         generation: Callable[[], int] = lambda: 0,
     ) -> None:
         """``generation``: the version of the venue's badge layouts; a drawing made under another is not used."""
@@ -53,8 +53,9 @@ class DrawAhead:
         self._drawn_under = 0
         self.me = me
         self.driver = driver
-        self.metrics = metrics
-        self.print_seconds: deque[float] = deque(maxlen=RECENT)  # first byte -> the printer's evidence
+        self.events = events
+        # Both written here only: by ``printed`` (first byte -> the printer's evidence) and by ``draw``.
+        self.print_seconds: deque[float] = deque(maxlen=RECENT)
         self.draw_seconds: deque[float] = deque(maxlen=RECENT)
         self._task: asyncio.Task[bytes | None] | None = None
         self._payload: bytes | None = None  # the payload the task looked at and draws, once it has looked
@@ -84,6 +85,10 @@ class DrawAhead:
         except (RedisError, OSError, JobError, RenderError):
             return None  # a guess: the real begin and drawing meet whatever this met, and report it
 
+    def printed(self, seconds: float) -> None:
+        """A badge took ``seconds`` from its first byte to the printer's evidence: when to look next time."""
+        self.print_seconds.append(seconds)
+
     async def draw(self, badge: Badge) -> bytes:
         """Draw a badge (in a worker thread), learning how long drawing takes here."""
         started = time.monotonic()
@@ -103,11 +108,11 @@ class DrawAhead:
         if looked_at != payload or self._drawn_under != self.generation():  # another job, or an older layout
             task.cancel()  # still waiting to look, or drawing another job (a no-op once it is done)
             if looked_at is not None:
-                self.metrics.drawn_ahead.labels("wasted").inc()
+                self.events.drawn_ahead(used=False)
             return None
         data = None if task.cancelled() else await task
         if data is not None:
-            self.metrics.drawn_ahead.labels("used").inc()
+            self.events.drawn_ahead(used=True)
         return data
 
     def has_drawing(self) -> bool:

@@ -12,26 +12,26 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from agent.liveness import LOOPS, problems, stale_loops
-
-if TYPE_CHECKING:
-    from agent.runtime import Agent
+from agent.state import Snapshot
 
 __all__ = ["LOOPS", "make_app", "problems", "serve_sockets", "stale_loops"]
 
 
-def make_app(agent: Agent) -> web.Application:
-    """The /healthz and /metrics app for one agent (tests serve it with aiohttp's TestServer)."""
-    registry = agent.metrics.prometheus_registry()
+def make_app(snapshot: Callable[[], Snapshot], metrics_text: Callable[[], tuple[bytes, str]]) -> web.Application:
+    """The /healthz and /metrics app for one agent (tests serve it with aiohttp's TestServer).
+
+    ``snapshot``: the agent's state now; ``metrics_text``: its Prometheus text and Content-Type (agent/metrics.py).
+    """
 
     async def healthz(_request: web.Request) -> web.Response:
-        snap = agent.snapshot()
-        reasons = problems(snap, agent.loop_budgets)
+        snap = snapshot()
+        reasons = problems(snap)
         body: dict[str, Any] = {
             "ok": not reasons,
             "printer": snap.printer,
@@ -42,8 +42,8 @@ def make_app(agent: Agent) -> web.Application:
         return web.json_response(body, status=503 if reasons else 200)
 
     async def metrics(_request: web.Request) -> web.Response:
-        payload = generate_latest(registry)
-        return web.Response(body=payload, headers={"Content-Type": CONTENT_TYPE_LATEST})
+        payload, content_type = metrics_text()
+        return web.Response(body=payload, headers={"Content-Type": content_type})
 
     app = web.Application()
     app.router.add_get("/healthz", healthz)
@@ -51,9 +51,11 @@ def make_app(agent: Agent) -> web.Application:
     return app
 
 
-async def serve_sockets(agent: Agent, sockets: list[socket.socket]) -> None:
-    """Serve ``make_app(agent)`` on sockets already bound and listening (``agent.http_port``) until cancelled."""
-    runner = web.AppRunner(make_app(agent), access_log=None)
+async def serve_sockets(
+    snapshot: Callable[[], Snapshot], metrics_text: Callable[[], tuple[bytes, str]], sockets: list[socket.socket]
+) -> None:
+    """Serve ``make_app`` on sockets already bound and listening (``agent.http_port``) until cancelled."""
+    runner = web.AppRunner(make_app(snapshot, metrics_text), access_log=None)
     await runner.setup()
     try:
         for sock in sockets:

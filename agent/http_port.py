@@ -14,13 +14,11 @@ import asyncio
 import importlib
 import logging
 import socket
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from agent.config import split_host_port
 from agent.logs import kv
-
-if TYPE_CHECKING:
-    from agent.runtime import Agent
+from agent.state import Snapshot
 
 log = logging.getLogger("agent.http_app")
 
@@ -66,7 +64,7 @@ async def _first_connection(sockets: list[socket.socket]) -> None:
             loop.remove_reader(sock.fileno())
 
 
-async def serve(agent: Agent, listen: str) -> None:
+async def serve(snapshot: Callable[[], Snapshot], metrics_text: Callable[[], tuple[bytes, str]], listen: str) -> None:
     """Serve /healthz and /metrics on ``listen`` until cancelled (the agent cancels its tasks at shutdown).
 
     A port already taken is logged, not fatal: the printer keeps printing without its HTTP endpoints, which beats a
@@ -83,7 +81,7 @@ async def serve(agent: Agent, listen: str) -> None:
         log.info("http endpoints up", extra=kv(listen=listen))
         await _first_connection(sockets)
         http = await asyncio.to_thread(importlib.import_module, "agent.http_app")
-        await http.serve_sockets(agent, sockets)
+        await http.serve_sockets(snapshot, metrics_text, sockets)
     finally:
         for sock in sockets:
             sock.close()

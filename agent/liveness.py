@@ -49,11 +49,11 @@ def loop_budgets(config: AgentConfig) -> dict[str, float]:
     }
 
 
-def stale_loops(snap: Snapshot, budgets: dict[str, float], now: float | None = None) -> dict[str, float]:
+def stale_loops(snap: Snapshot, now: float | None = None) -> dict[str, float]:
     """Loops that have not iterated within their budget: name -> seconds since their last iteration."""
     now = time.monotonic() if now is None else now
     stale = {}
-    for name, budget in budgets.items():
+    for name, budget in snap.budgets.items():
         last = snap.loops.get(name)
         if last is None:
             continue  # not started yet: start-up is systemd's TimeoutStartSec's business
@@ -70,7 +70,7 @@ def stale_loops(snap: Snapshot, budgets: dict[str, float], now: float | None = N
     return stale
 
 
-def problems(snap: Snapshot, budgets: dict[str, float]) -> list[str]:
+def problems(snap: Snapshot) -> list[str]:
     """Why this agent cannot print a badge right now, in words for staff; empty when it can."""
     reasons = []
     if snap.stopping:
@@ -88,6 +88,6 @@ def problems(snap: Snapshot, budgets: dict[str, float]) -> list[str]:
         reasons.append(f"printer down: {snap.device.describe()}")
     elif not snap.device_ready and snap.printing is None:
         reasons.append(f"printer not ready: {snap.device.describe()}")
-    for name, age in stale_loops(snap, budgets).items():
+    for name, age in stale_loops(snap).items():
         reasons.append(f"{name} loop stalled for {age:.0f} s")
     return reasons

@@ -15,12 +15,11 @@ import asyncio
 import logging
 import os
 import socket
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+from agent.gate import sleep_unless
 from agent.logs import kv
-
-if TYPE_CHECKING:
-    from agent.runtime import Agent
+from agent.state import Snapshot
 
 log = logging.getLogger("agent.notify")
 
@@ -71,24 +70,23 @@ class Notifier:
             self._sock = None
 
 
-def status_line(agent: Agent) -> str:
+def status_line(snap: Snapshot) -> str:
     """One line for ``systemctl status``: state, why, and the count so far."""
     from agent.liveness import problems
 
-    snap = agent.snapshot()
     line = f"{snap.state}; printed {snap.printed}"
     if snap.printing:
         line += f"; printing {snap.printing}"
-    reasons = problems(snap, agent.loop_budgets)
+    reasons = problems(snap)
     if reasons:
         line += "; " + "; ".join(reasons)
     return line
 
 
-async def supervise(agent: Agent, notifier: Notifier) -> None:
+async def supervise(snapshot: Callable[[], Snapshot], stopping: asyncio.Event, notifier: Notifier) -> None:
     """The agent's systemd task: READY after the first acknowledged heartbeat, STATUS on change, WATCHDOG while alive.
 
-    Runs until the agent's shutdown cancels it; says STOPPING as soon as the agent is asked to stop.
+    Runs until the agent's shutdown cancels it; says STOPPING as soon as ``stopping`` is set.
     """
     from agent.liveness import stale_loops
 
@@ -99,20 +97,21 @@ async def supervise(agent: Agent, notifier: Notifier) -> None:
     try:
         while True:
             fields: dict[str, str] = {}
-            if agent.stopping.is_set():
+            snap = snapshot()
+            if snap.stopping:
                 if "stopping" not in sent_once:
                     sent_once.add("stopping")
                     fields.update(STOPPING="1", STATUS="stopping: finishing the badge in progress")
             else:
-                if "ready" not in sent_once and agent.beating_since is not None:
+                if "ready" not in sent_once and snap.beating_since is not None:
                     sent_once.add("ready")
                     fields["READY"] = "1"
-                    log.info("ready", extra=kv(printer=agent.me))
-                status = status_line(agent)
+                    log.info("ready", extra=kv(printer=snap.printer))
+                status = status_line(snap)
                 if status != last_status:
                     fields["STATUS"] = status
                     last_status = status
-            stale = stale_loops(agent.snapshot(), agent.loop_budgets)
+            stale = stale_loops(snap)
             if stale.keys() != was_stale:
                 if stale:
                     log.error("loops stalled; not feeding the watchdog", extra=kv(loops=",".join(sorted(stale))))
@@ -128,10 +127,10 @@ async def supervise(agent: Agent, notifier: Notifier) -> None:
                     fields["EXTEND_TIMEOUT_USEC"] = str(EXTEND_START_USEC)
             if fields:
                 notifier.send(**fields)
-            if agent.stopping.is_set():
+            if stopping.is_set():
                 await asyncio.sleep(tick)
             else:
                 # Wake at once when a stop is asked: STOPPING must go out before shutdown cancels this task.
-                await agent.sleep_unless_stopping(tick)
+                await sleep_unless(stopping, tick)
     finally:
         notifier.close()

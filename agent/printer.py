@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from agent.logs import kv
-from drivers.base import Badge, Driver, DriverError, Outcome, PrintResult
+from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult
 
 log = logging.getLogger("agent")
 
@@ -43,3 +44,30 @@ async def clear_buffer(driver: Driver, io_timeout: float) -> None:
             await driver.cancel()
     except (DriverError, TimeoutError) as exc:
         log.error("could not clear the printer's buffer; it may print a released badge later", extra=kv(error=exc))
+
+
+async def _ignore(status: DeviceStatus) -> None:
+    return None
+
+
+class Printer:
+    """The driver with the agent's bounds around it (the print timeout and its backstop, the I/O timeout), and who
+    hears what the printer reports about itself while printing (the device monitor, agent/device.py)."""
+
+    def __init__(
+        self,
+        driver: Driver,
+        print_timeout: float,
+        io_timeout: float,
+        observe: Callable[[DeviceStatus], Awaitable[None]] = _ignore,
+    ) -> None:
+        self.driver = driver
+        self.print_timeout = print_timeout
+        self.io_timeout = io_timeout
+        self.observe = observe
+
+    async def print(self, data: bytes, badge: Badge) -> PrintResult:
+        return await print_badge(self.driver, data, badge, self.print_timeout)
+
+    async def clear_buffer(self) -> None:
+        await clear_buffer(self.driver, self.io_timeout)

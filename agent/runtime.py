@@ -1,8 +1,9 @@
 """The agent daemon: one task per concern (pull loop, heartbeat, device probe, sweep, journal sync, systemd, HTTP),
 and a structured shutdown.
 
-The hot path (take, begin, print, confirm) is agent/pull.py; recovery of the in-flight list is agent/recovery.py.
-This module starts the tasks, beats, sweeps dead peers, and hands back what is left at shutdown.
+The hot path (take, begin, print, confirm) is agent/pull.py; recovery of the in-flight list is agent/recovery.py;
+the heartbeat agent/heartbeat.py, the sweep of dead peers agent/sweep.py. This module builds the parts, starts their
+tasks, and hands back what is left at shutdown.
 """
 
 from __future__ import annotations
@@ -18,19 +19,21 @@ from redis.exceptions import RedisError
 
 from agent import __version__
 from agent.config import AgentConfig
-from agent.connection import make_redis
+from agent.connection import make_redis, master_changes
 from agent.device import DeviceMonitor
+from agent.gate import Gate
+from agent.heartbeat import Heartbeat
 from agent.journal import Journal
 from agent.liveness import Loop, loop_budgets
 from agent.logs import kv
 from agent.metrics import AgentMetrics
 from agent.notify import Notifier, supervise
-from agent.printer import print_badge, render
-from agent.protocol.replies import ReclaimKind
+from agent.printer import Printer, print_badge, render
 from agent.protocol.store import Store
 from agent.pull import PullLoop
+from agent.pull_events import Fanout, LogEvents
 from agent.state import AgentState, Snapshot
-from agent.venue_fault import VenueFaultBackoff, venue_fault_name
+from agent.sweep import Sweep
 from drivers.base import Badge, DeviceStatus, Driver, Outcome, RenderError
 from drivers.config import LabelConfig
 from layouts.book import LayoutBook
@@ -40,6 +43,14 @@ log = logging.getLogger("agent")
 
 
 class Agent:
+    """One printer's agent: its parts, wired together, and the tasks that run them.
+
+    Who writes what: the heartbeat its lease, drain order and error count (agent/heartbeat.py); the sweep its reclaim
+    count (agent/sweep.py); the device monitor the printer's state (agent/device.py); the pull loop its badge,
+    counts, Redis errors and venue fault (agent/pull.py); ``stop()`` and the end of ``run`` the ``stopping`` event.
+    Everything else reads them through ``snapshot()``.
+    """
+
     def __init__(self, config: AgentConfig, driver: Driver, redis: Redis | None = None) -> None:
         self.config = config
         self.me = config.printer.name
@@ -61,20 +72,14 @@ class Agent:
             test_print=self._test_print if config.jobs.test_print_on_recovery else None,
         )
         self.stopping = asyncio.Event()
-        # Written by the heartbeat only (the pull loop reads them):
-        self.last_beat_ok: float | None = None  # monotonic time of the last acknowledged heartbeat
-        self.beating_since: float | None = None
-        self.declared_dead = 0  # how often Redis answered that peers had declared us dead (each means recovering)
-        self.drained = False  # an operator ordered this printer out of service
-        self.redis_errors = 0
-        self.venue_fault = VenueFaultBackoff()  # the pull loop's: a Redis error retrying cannot fix
-        self.beat_fault = VenueFaultBackoff()  # the heartbeat's (its function missing from Redis, say)
-        self.reclaimed = 0  # written by the sweep
         self.loop_budgets = loop_budgets(config)
-        self._alive: dict[str, float] = {}  # loop name -> monotonic time it last started an iteration
+        self._alive: dict[str, float] = {}  # loop name -> monotonic time it last started an iteration (each its own)
         self._tasks: list[asyncio.Task[None]] = []
-        self._left = False  # set once the shutdown starts handing back: no heartbeat may be published after it
-        self.metrics = AgentMetrics(self)
+        self.heartbeat = Heartbeat(
+            self.store, self.me, self.timing, lambda: self.snapshot().health(), lambda: self.mark_alive(Loop.HEARTBEAT)
+        )
+        self.sweep = Sweep(self.store, self.me, self.timing, self.heartbeat, self.stopping)
+        self.metrics = AgentMetrics(self.snapshot)
         # Badge layouts (layouts/): only for printers the agent draws badges for (not the simulated one).
         self.layouts: LayoutBook | None = None
         if not driver.render_is_cheap:
@@ -83,7 +88,21 @@ class Agent:
             if not isinstance(label, LabelConfig):
                 label = config.printer.driver.label
             self.layouts = LayoutBook(LayoutStore(self.redis, config.venue), label)
-        self.pull = PullLoop(self)
+        driver_config = config.printer.driver
+        self.printer = Printer(driver, driver_config.print_timeout, driver_config.io_timeout, self.device.observe)
+        self.pull = PullLoop(
+            self.store,
+            self.journal,
+            self.printer,
+            Gate(self.stopping, self.heartbeat, self.device.ready, lambda: master_changes(self.redis)),
+            Fanout(self.metrics, LogEvents()),
+            me=self.me,
+            location=self.location,
+            timing=self.timing,
+            max_attempts=config.jobs.max_attempts,
+            layouts=self.layouts,
+            alive=lambda: self.mark_alive(Loop.PULL),
+        )
 
     def layouts_generation(self) -> int:
         """The version of the venue's badge layouts this agent draws with (0: none loaded)."""
@@ -99,38 +118,32 @@ class Agent:
         self._alive[loop] = time.monotonic()
 
     def lease_ok(self) -> bool:
-        """True while our last heartbeat is recent enough that no peer can have declared us dead.
-
-        A frozen or cut-off agent finds its lease expired when it wakes and does not print; its heartbeat then tells
-        it whether peers took its work.
-        """
-        if self.last_beat_ok is None:
-            return False
-        margin = self.timing.heartbeat_interval
-        return time.monotonic() - self.last_beat_ok < self.timing.dead_after - margin
+        """True while our last heartbeat is recent enough that no peer can have declared us dead."""
+        return self.heartbeat.lease_ok()
 
     def snapshot(self) -> Snapshot:
         """What the agent is doing now, frozen: what the heartbeat, /healthz, /metrics and systemd read."""
-        device = self.device
-        printing = self.pull.printing
+        device, pull, heartbeat = self.device, self.pull, self.heartbeat
         return Snapshot(
             printer=self.me,
+            venue=self.config.venue,
             location=self.location,
             version=__version__,
             device=device.status,
             device_down=device.down,
             device_ready=device.ready.is_set(),
-            printing=printing,
-            printed=self.pull.printed,
-            drained=self.drained,
+            printing=pull.printing,
+            printed=pull.printed,
+            drained=heartbeat.drained,
             stopping=self.stopping.is_set(),
-            venue_fault=next((f.describe() for f in (self.venue_fault, self.beat_fault) if f.active()), None),
-            lease_ok=self.lease_ok(),
-            last_beat_ok=self.last_beat_ok,
-            beating_since=self.beating_since,
+            venue_fault=next((f.describe() for f in (pull.venue_fault, heartbeat.venue_fault) if f.active()), None),
+            lease_ok=heartbeat.lease_ok(),
+            last_beat_ok=heartbeat.last_beat_ok,
+            beating_since=heartbeat.beating_since,
             loops=dict(self._alive),
-            redis_errors=self.redis_errors,
-            reclaimed=self.reclaimed,
+            redis_errors=heartbeat.redis_errors + pull.redis_errors,
+            reclaimed=self.sweep.reclaimed,
+            budgets=self.loop_budgets,
             stock=self.layouts.stock if self.layouts is not None else "",
         )
 
@@ -145,18 +158,19 @@ class Agent:
         await self._refresh_layouts()  # before the first badge: it is drawn in the venue's layout
         await self.device.observe(await self.device.probe_once())
         self._tasks = [
-            asyncio.create_task(self._heartbeat_loop(), name=Loop.HEARTBEAT),
+            asyncio.create_task(self.heartbeat.run(), name=Loop.HEARTBEAT),
             asyncio.create_task(self.device.run(busy=self._probe_tick), name=Loop.PROBE),
-            asyncio.create_task(self._sweep_loop(), name="sweep"),
+            asyncio.create_task(self.sweep.run(), name="sweep"),
             asyncio.create_task(self._journal_sync_loop(), name="journal"),
-            asyncio.create_task(supervise(self, Notifier()), name="systemd"),
+            asyncio.create_task(supervise(self.snapshot, self.stopping, Notifier()), name="systemd"),
         ]
         if self.layouts is not None:
             self._tasks.append(asyncio.create_task(self._layouts_loop(), name="layouts"))
         if self.config.http.listen:
             from agent.http_port import serve as serve_http  # aiohttp itself waits for the first client
 
-            self._tasks.append(asyncio.create_task(serve_http(self, self.config.http.listen), name="http"))
+            serving = serve_http(self.snapshot, self.metrics.text, self.config.http.listen)
+            self._tasks.append(asyncio.create_task(serving, name="http"))
         puller = asyncio.create_task(self.pull.run(), name=Loop.PULL)
         stop_wait = asyncio.create_task(self.stopping.wait(), name="stop-wait")
         done, _ = await asyncio.wait([puller, stop_wait, *self._tasks], return_when=asyncio.FIRST_COMPLETED)
@@ -169,18 +183,6 @@ class Agent:
 
     def stop(self) -> None:
         self.stopping.set()
-
-    async def sleep_unless_stopping(self, seconds: float) -> None:
-        """Sleep up to ``seconds``, waking at once when a stop is asked.
-
-        ``asyncio.wait`` rather than ``wait_for``: on Python 3.11 ``wait_for`` swallows a cancellation that arrives
-        as the awaited thing completes (fixed in 3.12), and a task that ignores its cancel hangs the shutdown.
-        """
-        waiter = asyncio.ensure_future(self.stopping.wait())
-        try:
-            await asyncio.wait({waiter}, timeout=seconds)
-        finally:
-            waiter.cancel()
 
     async def _finish(self, puller: asyncio.Task[None]) -> None:
         if not puller.done():
@@ -196,7 +198,7 @@ class Agent:
                 await puller
         # From here no heartbeat is published, even by a beat already under way: the "stopped" health written below
         # must be the last word, or the venue would see a stopped printer as ready.
-        self._left = True
+        self.heartbeat.left = True
         for task in self._tasks:
             task.cancel()
         # Bounded: a task that swallows its cancellation must not keep the badge hand-back below from running.
@@ -264,35 +266,6 @@ class Agent:
             if self.journal.dirty:
                 await asyncio.to_thread(self.journal.sync)  # a disk error puts the journal in memory (agent/journal.py)
 
-    async def _sweep_loop(self) -> None:
-        """Reclaim the work of peers that stopped beating. One agent per half interval sweeps (a short lease).
-
-        Only an agent that has itself beaten without a break for the whole dead-after window sweeps: after a Redis
-        restart every heartbeat looks old at once, and live peers need that long to beat again (no reclaim storm).
-        """
-        # Twice per heartbeat interval: a silent peer is found at most half an interval after its dead-after window
-        # ends, so detection stays within dead-after + 1 s even when sweeps and deaths fall badly (bench/scale.py).
-        interval = self.timing.heartbeat_interval / 2
-        dead_ms = int(self.timing.dead_after * 1000)
-        while True:
-            await asyncio.sleep(interval)
-            since = self.beating_since
-            if since is None or time.monotonic() - since < self.timing.dead_after or self.stopping.is_set():
-                continue
-            try:
-                for victim in await self.store.sweep(self.me, dead_ms, int(interval * 1000)):
-                    if victim == self.me:
-                        continue
-                    result = await self.store.reclaim(victim, self.me, dead_ms)
-                    if result.kind is ReclaimKind.RECLAIMED:
-                        self.reclaimed += 1
-                        log.warning(
-                            "reclaimed the work of a dead agent",
-                            extra=kv(victim=victim, held=result.held, pinned=result.pinned),
-                        )
-            except (RedisError, OSError) as exc:
-                log.warning("sweep failed", extra=kv(error=exc))
-
     async def _test_print(self) -> bool:
         """After the printer comes back: one test badge must print before real badges do."""
         badge = Badge("test-print", "TEST-PRINT", "Test print", self.me, "printer check")
@@ -306,42 +279,6 @@ class Agent:
         return result.outcome is Outcome.PRINTED
 
     # -- liveness ------------------------------------------------------------------------------------------------
-
-    async def _heartbeat_loop(self) -> None:
-        interval = self.timing.heartbeat_interval
-        ttl_ms = int(interval * (self.timing.dead_after_misses + 2) * 1000)
-        first = True
-        while not self._left:
-            started = time.monotonic()
-            self.mark_alive(Loop.HEARTBEAT)
-            try:
-                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the shutdown's cancel (see
-                # sleep_unless_stopping).
-                async with asyncio.timeout(interval * 2):
-                    beat = await self.store.beat(self.me, self.snapshot().health(), ttl_ms, first)
-            except (RedisError, OSError, TimeoutError) as exc:
-                fault = venue_fault_name(exc) if isinstance(exc, RedisError) else None
-                if fault is not None and isinstance(exc, RedisError):
-                    self.beat_fault.failed(fault, exc)  # named in health, logged once per interval; beats go on
-                elif self.beating_since is not None:
-                    log.warning("heartbeat failed; retrying every %.1f s", interval, extra=kv(error=exc))
-                self.beating_since = None
-                self.redis_errors += 1
-            else:
-                self.beat_fault.clear()
-                first = False
-                self.last_beat_ok = started
-                if self.beating_since is None:
-                    self.beating_since = started
-                    log.info("heartbeat ok", extra=kv(printer=self.me))
-                if beat.was_declared_dead:
-                    log.error("peers declared this agent dead (frozen or cut off); rejoining cleanly")
-                    self.declared_dead += 1
-                drained = beat.order == "drain"
-                if drained != self.drained:
-                    log.warning("drained by an operator" if drained else "back in service", extra=kv(printer=self.me))
-                    self.drained = drained
-            await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
 
     def _probe_tick(self) -> bool:
         """Called by the probe loop once per iteration: records that it is alive; True while a badge streams."""

@@ -1,7 +1,8 @@
 """What the agent is doing, as one frozen picture: the heartbeat, /healthz, /metrics and systemd all read this.
 
 Taken in one go by ``Agent.snapshot()``, so the views never mix two moments (a state from before a badge with a
-count from after it), and they cannot reach into the agent's working parts.
+count from after it), and they cannot reach into the agent's working parts: the metrics, systemd's notifications
+and the HTTP endpoints are given a way to take a snapshot, never the agent.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class AgentState(enum.StrEnum):
 @dataclass(frozen=True)
 class Snapshot:
     printer: str
+    venue: str
     location: str
     version: str
     device: DeviceStatus
@@ -43,8 +45,10 @@ class Snapshot:
     last_beat_ok: float | None  # monotonic time of the last acknowledged heartbeat
     beating_since: float | None  # monotonic time since which heartbeats are acknowledged without a break
     loops: Mapping[str, float] = field(default_factory=dict)  # loop name -> monotonic time of its last iteration
-    redis_errors: int = 0
+    redis_errors: int = 0  # the heartbeat's and the pull loop's, added up
     reclaimed: int = 0
+    #: The longest each loop may go between two iterations and still be called alive (agent/liveness.py).
+    budgets: Mapping[str, float] = field(default_factory=dict)
     stock: str = ""  # the label stock loaded ("101.6x152.4", mm): which variant of a badge layout it prints
 
     @property

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
 
 REPRINTS = "reprints"
 INTENDED = "(intended)"
@@ -110,9 +113,13 @@ def job_lines(job_id: str, job: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def staff_metric_lines(counts: StaffCounts) -> list[str]:
-    """Prometheus text for the staff counts, each ``what`` label a key of STAFF_COUNTS, its words in the HELP."""
+def staff_family(counts: StaffCounts) -> Metric:
+    """The staff counts as one metric family (agent/exposition.py writes it), each ``what`` label a key of
+    STAFF_COUNTS, its words in the HELP."""
+    from prometheus_client.core import GaugeMetricFamily
+
     help_words = "; ".join(f"{key} = {words}" for key, _, words in STAFF_COUNTS)
-    lines = [f"# HELP badge_venue_staff Counts staff act on: {help_words}.", "# TYPE badge_venue_staff gauge"]
-    lines += [f'badge_venue_staff{{what="{key}"}} {value}' for key, value in counts.as_dict().items()]
-    return lines
+    family = GaugeMetricFamily("badge_venue_staff", f"Counts staff act on: {help_words}.", labels=["what"])
+    for key, value in counts.as_dict().items():
+        family.add_metric([key], value)
+    return family

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import secrets
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -26,6 +26,9 @@ from attendees.keys import CODE_RE
 from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
 from attendees.views import describe, kiosk_view
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
 
 log = logging.getLogger("badge_agent.intake.attendees")
 
@@ -340,30 +343,27 @@ async def _desk_file(name: str) -> web.Response:
     return web.Response(text=text, content_type=DESK_FILES[name])
 
 
-async def metric_lines(request: web.Request) -> list[str]:
-    """The attendee list's counts for the intake's /metrics (the venue's one exporter of them): expected and
-    checked in, in all and per ticket type; nothing without a list."""
+async def metric_families(request: web.Request) -> list[Metric]:
+    """The attendee list's counts for the intake's /metrics (the venue's one exporter of them), as metric families
+    (agent/exposition.py writes them): expected and checked in, in all and per ticket type; nothing without a list."""
+    from prometheus_client.core import GaugeMetricFamily
+
     intake = request.app[INTAKE]
     if not await AttendeeStore.exists(intake.redis, intake.config.venue):
         return []
     counts = await request.app[ATTENDEES].counts()
-    lines = [
-        "# HELP badge_attendees Attendees of the venue's list: expected (valid tickets), checked_in (first badge "
-        "printed), cancelled.",
-        "# TYPE badge_attendees gauge",
-        f'badge_attendees{{what="expected"}} {counts.expected}',
-        f'badge_attendees{{what="checked_in"}} {counts.checked_in}',
-        f'badge_attendees{{what="cancelled"}} {counts.cancelled}',
-        "# HELP badge_attendees_by_ticket_type Expected and checked in, per ticket type.",
-        "# TYPE badge_attendees_by_ticket_type gauge",
-    ]
+    attendees = GaugeMetricFamily(
+        "badge_attendees",
+        "Attendees of the venue's list: expected (valid tickets), checked_in (first badge printed), cancelled.",
+        labels=["what"],
+    )
+    attendees.add_metric(["expected"], counts.expected)
+    attendees.add_metric(["checked_in"], counts.checked_in)
+    attendees.add_metric(["cancelled"], counts.cancelled)
+    by_type = GaugeMetricFamily(
+        "badge_attendees_by_ticket_type", "Expected and checked in, per ticket type.", labels=["ticket_type", "what"]
+    )
     for ticket_type, (expected, checked_in) in sorted(counts.by_type.items()):
-        label = _label(ticket_type)
-        lines.append(f'badge_attendees_by_ticket_type{{ticket_type="{label}",what="expected"}} {expected}')
-        lines.append(f'badge_attendees_by_ticket_type{{ticket_type="{label}",what="checked_in"}} {checked_in}')
-    return lines
-
-
-def _label(value: str) -> str:
-    """A Prometheus label value: backslash, quote and newline escaped (ticket types come from a file)."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        by_type.add_metric([ticket_type, "expected"], expected)  # label values escaped by the exposition
+        by_type.add_metric([ticket_type, "checked_in"], checked_in)
+    return [attendees, by_type]

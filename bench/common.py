@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import logging
 import math
@@ -29,8 +30,10 @@ from typing import Any
 
 import yaml
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from agent.logs import KeyValueFormatter
+from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,9 +77,11 @@ def agent_config(
     http: str | None = None,
     log_level: str = "info",
     driver: dict[str, Any] | None = None,
+    overrides: dict[str, object] | None = None,
 ) -> Path:
     """Write one agent's YAML on a simulated printer (or on ``driver``, a real one); its control file, print log
-    and journal sit beside it."""
+    and journal sit beside it. ``overrides``: any other setting by its path, parts joined by ``__``
+    (``{"jobs__max_attempts": 1, "journal": "/dev/full"}``); a value of None removes the setting."""
     if driver is None:
         driver = {
             "language": "sim",
@@ -96,6 +101,15 @@ def agent_config(
     }
     if journal:
         config["journal"] = str(path.parent / f"{name}.journal")
+    for dotted, value in (overrides or {}).items():
+        node = config
+        *parents, leaf = dotted.split("__")
+        for part in parents:
+            node = node.setdefault(part, {})
+        if value is None:
+            node.pop(leaf, None)
+        else:
+            node[leaf] = value
     path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     return path
 
@@ -112,6 +126,31 @@ def agent_process(config: Path) -> subprocess.Popen[bytes]:
         )
 
 
+async def wait_until(check: Callable[[], object], timeout: float, every: float = 0.002) -> None:
+    """Poll ``check`` (a plain or an async callable) every ``every`` seconds until it returns something true;
+    TimeoutError after ``timeout``. A short poll by default: the benches time what they wait for."""
+    async with asyncio.timeout(timeout):
+        while True:
+            result = check()
+            if asyncio.iscoroutine(result):
+                result = await result
+            if result:
+                return
+            await asyncio.sleep(every)
+
+
+async def job_states(client: Redis, venue: str, ids: Sequence[str]) -> list[bytes | None] | None:
+    """Each job's state, read in one round trip; None while Redis does not answer (a failover under way)."""
+    k = Keys(venue)
+    try:
+        async with client.pipeline(transaction=False) as pipe:
+            for job_id in ids:
+                pipe.hget(k.job(job_id), "state")
+            return list(await pipe.execute())
+    except (RedisError, OSError):
+        return None
+
+
 def read_print_log(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -122,6 +161,21 @@ def read_print_log(path: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue  # a line being written right now
     return out
+
+
+def print_log_copies(*logs: Path, complete_only: bool = True) -> collections.Counter[str]:
+    """job id -> copies printed, over the given print logs (a missing log printed nothing)."""
+    copies: collections.Counter[str] = collections.Counter()
+    for log in logs:
+        for entry in read_print_log(log):
+            if entry["complete"] or not complete_only:
+                copies[entry["job_id"]] += 1
+    return copies
+
+
+def printed_lines(folder: Path) -> int:
+    """Labels out of every simulated printer whose print log is in ``folder``."""
+    return sum(len(read_print_log(log)) for log in folder.glob("*.prints.jsonl"))
 
 
 async def command_counts(redis: Redis) -> dict[str, int]:

@@ -39,6 +39,7 @@ from bench.common import (
     redis_server,
     table,
     verdict,
+    wait_until,
 )
 from bench.gap import BADGE_BYTES, PARTS, GapStamps
 from bench.printers import LABELS, LANGS, emulator, read_labels, real_driver
@@ -60,12 +61,6 @@ def stamp_writes(driver: Driver, stamps: list[float]) -> None:
         await write(data)
 
     transport.write = stamped
-
-
-async def wait_until(check: Any, timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.002)
 
 
 async def start_agent(server: RedisServer, folder: Path, venue: str, driver: Driver) -> tuple[Agent, Any]:

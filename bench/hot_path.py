@@ -53,6 +53,7 @@ from bench.common import (
     spread,
     table,
     verdict,
+    wait_until,
 )
 from bench.stamp import StampDriver
 
@@ -77,12 +78,6 @@ def count_window(
             continue
         counts[f"fcall {FUNCTION_NAMES.get(arg, arg)}" if cmd == "fcall" else cmd] += 1
     return counts
-
-
-async def wait_for(check: Any, timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.002)
 
 
 # -- the three consumers --------------------------------------------------------------------------------------------
@@ -110,7 +105,7 @@ async def run_agent(server: RedisServer, tmp: Path, tag: str, n: int, journal: b
     before = await command_counts(redis)
     task = asyncio.create_task(agent.run())
     try:
-        await wait_for(lambda: agent.printed >= n, 120)
+        await wait_until(lambda: agent.printed >= n, 120)
     finally:
         agent.stop()
         await asyncio.wait_for(task, 30)
@@ -185,7 +180,7 @@ async def run_saq(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
     worker = Worker(queue, functions=[("noop", noop)], concurrency=1)
     task = asyncio.create_task(worker.start())
     try:
-        await wait_for(lambda: len(stamps) >= n, 120)
+        await wait_until(lambda: len(stamps) >= n, 120)
         await asyncio.sleep(0.05)  # let the last job's completion reach Redis
     finally:
         await worker.stop()

@@ -39,17 +39,12 @@ from bench.common import (
     spread,
     table,
     verdict,
+    wait_until,
 )
 from bench.stamp import StampDriver
 
 FLEET = 4
 SYSTEMS = ("agent", "agent, journal in memory", "saq")
-
-
-async def wait_for(check: Any, timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.001)
 
 
 async def agents_latency(server: RedisServer, tmp: Path, tag: str, samples: int, journal: bool) -> list[float]:
@@ -76,9 +71,9 @@ async def agents_latency(server: RedisServer, tmp: Path, tag: str, samples: int,
             t0 = time.perf_counter()
             await store.enqueue(job.job_id, payload, None)
             job_id, done = job.job_id, i + 1
-            await wait_for(lambda: job_id in by_job, 10)  # noqa: B023 - awaited within this iteration
+            await wait_until(lambda: job_id in by_job, 10, every=0.001)  # noqa: B023 - awaited within this iteration
             latencies.append(by_job[job_id] - t0)
-            await wait_for(lambda: sum(a.printed for a in agents) >= done, 10)  # noqa: B023
+            await wait_until(lambda: sum(a.printed for a in agents) >= done, 10, every=0.001)  # noqa: B023
             await asyncio.sleep(random.uniform(0.01, 0.04))
     finally:
         for a in agents:
@@ -106,7 +101,7 @@ async def saq_latency(server: RedisServer, tag: str, samples: int) -> list[float
         for i in range(samples):
             t0 = time.perf_counter()
             await queue.enqueue("noop", n=str(i))
-            await wait_for(lambda: str(i) in called, 10)  # noqa: B023 - awaited within this iteration
+            await wait_until(lambda: str(i) in called, 10, every=0.001)  # noqa: B023 - awaited within this iteration
             latencies.append(called[str(i)] - t0)
             await asyncio.sleep(random.uniform(0.01, 0.04))
     finally:

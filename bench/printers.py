@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agent.redis_server import free_port
 from drivers.base import Driver
 from drivers.config import LabelConfig
 from drivers.languages import LANGUAGES
@@ -29,12 +30,6 @@ LABELS = {
     "brother_ql": LabelConfig(width_mm=62, height_mm=100, dpi=300),
     "escpos": LabelConfig(width_mm=72, height_mm=100, dpi=203),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

@@ -3,20 +3,21 @@
 Run: .venv/bin/python -m bench.scale [--agents 500] [--venues 10] [--single-venue-agents 500] [--window 8]
 Prints a table and writes bench/results/scale.json.
 
-500 full agent processes do not fit on a 2-core machine next to Redis, so this runs a lighter loop per agent in one
-process that makes the agent's real Redis calls through ``Store``, on the agent's schedule at default timings:
-``beat`` every second; ``sweep`` every half second once beating for the dead-after window (and ``reclaim`` of what it
-returns); the pull loop's ``take``, the idle ``steal`` look (one ZRANGE of the venue's pinned index, at most every
-2 s, and the steal script only for a job old enough) and ``BLMOVE pool`` for 1 s; on a job ``begin``, a 2 s
-simulated print, ``confirm`` with the next ``take`` in the same pipeline. No printer probes, journal or HTTP: they
-do not touch Redis. Redis figures come from the server: ``INFO stats`` total_commands_processed (Lua-internal calls
-included) and ``INFO cpu`` (used_cpu_sys + used_cpu_user) deltas.
+500 full agent processes do not fit on a 2-core machine next to Redis, so this runs 500 agents' real loops in one
+process: the pull loop (agent/pull.py), the heartbeat (agent/heartbeat.py) and the sweep (agent/sweep.py), each
+agent on its own Redis client and a ``sim`` printer that prints a badge in 2 s, at default timings: a beat every
+second; a sweep every half second once beating for the dead-after window; take, the idle steal look, a blocking pop
+of the pool for 1 s; begin, print, confirm with the next take in the same round trip. Left out: printer probes (the
+printer is ready throughout), the journal's file (kept in memory) and HTTP: they do not touch Redis. Redis figures
+come from the server: ``INFO stats`` total_commands_processed (Lua-internal calls included) and ``INFO cpu``
+(used_cpu_sys + used_cpu_user) deltas.
 
 Shapes: 10 venues of 50 agents, and one venue of 500 (until the pinned index, each idle look read every peer's
 queue: 499 reads per look, ~125,000 a second for that venue). While printing, one job in five is pinned to a
 printer of its venue, so the index is written and emptied at the rush's rate. Death detection: three agents stop
 dead at a random moment; the time from their last acknowledged heartbeat, and from the stop, to a peer's reclaim
-removing them from the heartbeat set.
+removing them from the heartbeat set. Late beats: a beat that starts more than half an interval after it was due
+(the one process running 500 agents falling behind).
 """
 
 from __future__ import annotations
@@ -25,17 +26,25 @@ import asyncio
 import contextlib
 import random
 import sys
+import tempfile
 import time
-from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
+from agent.config import TimingConfig
+from agent.gate import Gate
+from agent.heartbeat import Heartbeat
 from agent.jobs import parse_job
-from agent.protocol.replies import BeginKind, Source, Taken
+from agent.journal import Journal
+from agent.printer import Printer
 from agent.protocol.store import Store
-from bench.common import bench_main, fmt, fmt_spread, redis_cpu, redis_server, spread, table, verdict
+from agent.pull import PullLoop
+from agent.pull_events import PullEvents
+from agent.sweep import Sweep
+from bench.common import bench_main, fmt, fmt_spread, log_to_file, redis_cpu, redis_server, spread, table, verdict
+from drivers.sim import SimDriver
 
 HB = 1.0
 DEAD_AFTER = 3.0
@@ -43,93 +52,63 @@ BLOCK = 1.0
 AFFINITY = 10.0
 PRINT = 2.0
 PINNED_SHARE = 0.2  # of the jobs fed while printing
+TIMING = TimingConfig(
+    heartbeat_interval=HB, dead_after_misses=int(DEAD_AFTER / HB), block_timeout=BLOCK, affinity_wait=AFFINITY
+)
 
 
-async def quiet(loop: Coroutine[Any, Any, None]) -> None:
-    """A loop that ends when its Redis goes away (the bench stops each shape's server under its agents)."""
-    with contextlib.suppress(RedisError, OSError):
-        await loop
-
-
-class LiteAgent:
-    """The agent's Redis traffic, through the real ``Store`` calls, without the printer and the journal."""
+class BenchAgent:
+    """One agent's Redis-facing loops, the real ones, on a simulated printer that is always ready."""
 
     def __init__(self, url: str, venue: str, name: str) -> None:
-        # max_connections: the blocking BLMOVE holds one, the heartbeat and sweep need their own.
-        self.redis = Redis.from_url(url, socket_timeout=BLOCK + 5, max_connections=4)
-        self.store = Store(self.redis, venue)
+        # The pull loop keeps one connection (dedicated), its blocking pop and steal look take one from the pool, the
+        # heartbeat and the sweep one each.
+        self.redis = Redis.from_url(url, socket_timeout=BLOCK + 5, max_connections=6)
+        self.store = Store(self.redis, venue, dedicated=True)
         self.me = name
-        self.last_beat = 0.0
-        self.beating_since: float | None = None
-        self.printed = 0
-        self.last_steal = 0.0
+        self.stopping = asyncio.Event()
+        ready = asyncio.Event()
+        ready.set()
+        self.heartbeat = Heartbeat(self.store, name, TIMING, self._health)
+        self.sweep = Sweep(self.store, name, TIMING, self.heartbeat, self.stopping)
+        self.pull = PullLoop(
+            self.store,
+            Journal(None),
+            Printer(SimDriver(name, PRINT), print_timeout=PRINT + 5, io_timeout=1.0),
+            Gate(self.stopping, self.heartbeat, ready),
+            PullEvents(),
+            me=name,
+            location="bench",
+            timing=TIMING,
+            max_attempts=3,
+        )
         self.tasks: list[asyncio.Task[None]] = []
+        self._last_beat_start: float | None = None
         self.falls_behind = 0
 
-    def start(self) -> None:
-        self.tasks = [asyncio.create_task(quiet(f())) for f in (self.beat_loop, self.sweep_loop, self.pull_loop)]
+    def _health(self) -> dict[str, Any]:
+        """Called as each beat starts: what it publishes, and a look at whether it comes late."""
+        now = time.monotonic()
+        if self._last_beat_start is not None and now - self._last_beat_start > HB * 1.5:
+            self.falls_behind += 1
+        self._last_beat_start = now
+        return {"state": "ready", "printed": self.pull.printed, "location": "bench"}
+
+    async def start(self) -> None:
+        await asyncio.sleep(random.uniform(0, HB))  # agents of a venue start at different moments
+        self.tasks = [
+            asyncio.create_task(self.heartbeat.run()),
+            asyncio.create_task(self.sweep.run()),
+            asyncio.create_task(self.pull.run()),
+        ]
 
     async def stop(self) -> None:
         """Dead: the tasks end mid-call, no goodbye (connections are dropped with the server at the end)."""
+        self.stopping.set()
         for t in self.tasks:
             t.cancel()
         # Bounded: a task cancelled inside redis-py's connection handling can take a while to unwind.
         await asyncio.wait(self.tasks, timeout=2)
-
-    async def beat_loop(self) -> None:
-        first = True
-        await asyncio.sleep(random.uniform(0, HB))  # agents of a venue start at different moments
-        while True:
-            started = time.monotonic()
-            health = {"state": "ready", "printed": self.printed, "location": "bench"}
-            await self.store.beat(self.me, health, int(HB * 5 * 1000), first)
-            first = False
-            self.last_beat = time.time()
-            if self.beating_since is None:
-                self.beating_since = started
-            late = time.monotonic() - started
-            if late > HB:
-                self.falls_behind += 1
-            await asyncio.sleep(max(0.0, HB - late))
-
-    async def sweep_loop(self) -> None:
-        while True:
-            await asyncio.sleep(HB / 2)  # the agent sweeps twice per heartbeat interval
-            if self.beating_since is None or time.monotonic() - self.beating_since < DEAD_AFTER:
-                continue
-            for victim in await self.store.sweep(self.me, int(DEAD_AFTER * 1000), int(HB / 2 * 1000)):
-                if victim != self.me:
-                    await self.store.reclaim(victim, self.me, int(DEAD_AFTER * 1000))
-
-    async def pull_loop(self) -> None:
-        while self.beating_since is None:
-            await asyncio.sleep(0.05)
-        taken: Taken | None = None
-        took_nothing = False  # the take that rode with the last confirm found both lists empty
-        while True:
-            if not took_nothing and taken is None:
-                taken = await self.store.take(self.me)
-            job_id = taken.job_id if taken is not None and taken.source is not Source.DRAINED else None
-            taken, took_nothing = None, False
-            if job_id is None:
-                job_id = await self.steal()
-            if job_id is None:
-                job_id = await self.store.wait_pool(self.me, BLOCK)
-            if job_id is not None:
-                begun = await self.store.begin(self.me, "bench", job_id)
-                if begun.kind is BeginKind.PRINT:
-                    await asyncio.sleep(PRINT)
-                    # As the agent does: the next take rides in the confirm's round trip.
-                    _, taken = await self.store.confirm_then_take(self.me, "bench", job_id, begun.epoch)
-                    took_nothing = taken is None
-                    self.printed += 1
-
-    async def steal(self) -> str | None:
-        now = time.monotonic()
-        if now - self.last_steal < max(BLOCK, AFFINITY / 5):
-            return None
-        self.last_steal = now
-        return await self.store.steal(self.me, int(AFFINITY * 1000))
 
 
 async def server_load(redis: Redis, seconds: float) -> dict[str, float]:
@@ -142,11 +121,11 @@ async def server_load(redis: Redis, seconds: float) -> dict[str, float]:
 async def run_shape(url: str, agents: int, venues: int, window: float, kills: int) -> dict[str, Any]:
     redis = Redis.from_url(url)
     names = [(f"v{v}", f"v{v}-p{i}") for v in range(venues) for i in range(agents // venues)]
-    fleet = [LiteAgent(url, venue, name) for venue, name in names]
-    for a in fleet:
-        a.start()
+    fleet = [BenchAgent(url, venue, name) for venue, name in names]
+    starting = [asyncio.create_task(a.start()) for a in fleet]
     out: dict[str, Any] = {"agents": len(fleet), "venues": venues}
     try:
+        await asyncio.gather(*starting)
         await asyncio.sleep(DEAD_AFTER + 3.0)  # all beating, past the sweep warm-up and the first steal looks
         out["idle"] = await server_load(redis, window)
         progress(f"{len(fleet)} agents in {venues} venue(s): idle measured")
@@ -158,7 +137,7 @@ async def run_shape(url: str, agents: int, venues: int, window: float, kills: in
         out["printing"] = await server_load(redis, window)
         progress("printing measured")
         await feeding
-        out["printed"] = sum(a.printed for a in fleet)
+        out["printed"] = sum(a.pull.printed for a in fleet)
         if kills:
             victims = [fleet[i * len(fleet) // kills] for i in range(kills)]
             out["detection"] = await asyncio.gather(*(detect(redis, v) for v in victims))
@@ -194,24 +173,28 @@ async def feed(stores: dict[str, Store], printers: dict[str, list[str]], per_sec
         await asyncio.sleep(0.01)
 
 
-async def detect(redis: Redis, victim: LiteAgent) -> dict[str, float]:
+async def detect(redis: Redis, victim: BenchAgent) -> dict[str, float]:
     await asyncio.sleep(random.uniform(0, HB))
     await victim.stop()  # dead: no goodbye, no leaving the heartbeat set
-    stopped = time.time()
+    stopped = time.monotonic()
+    last_beat = victim.heartbeat.last_beat_ok or stopped  # when the last acknowledged beat was sent
     hb = victim.store.keys.hb
     async with asyncio.timeout(30):
         while await redis.zscore(hb, victim.me) is not None:
             await asyncio.sleep(0.01)
-    gone = time.time()
-    return {"from_last_beat_s": gone - victim.last_beat, "from_stop_s": gone - stopped}
+    gone = time.monotonic()
+    return {"from_last_beat_s": gone - last_beat, "from_stop_s": gone - stopped}
 
 
 async def main_async(agents: int, venues: int, window: float, single: int) -> dict[str, Any]:
     shapes = {}
-    # A server per shape: nothing of one shape (a task still unwinding its cancellation) can reach the next one's.
-    for label, n, v in ((f"{venues} venues x {agents // venues}", agents, venues), (f"1 venue x {single}", single, 1)):
-        with redis_server() as server:
-            shapes[label] = await run_shape(server.url, n, v, window, kills=3)
+    with tempfile.TemporaryDirectory(prefix="badge-bench-scale-") as tmp:
+        log_to_file(Path(tmp) / "bench.log")  # the agents' own log lines, as in production, out of the tables
+        # A server per shape: nothing of one shape (a task still unwinding its cancellation) can reach the next one's.
+        shapes_run = ((f"{venues} venues x {agents // venues}", agents, venues), (f"1 venue x {single}", single, 1))
+        for label, n, v in shapes_run:
+            with redis_server() as server:
+                shapes[label] = await run_shape(server.url, n, v, window, kills=3)
     detections = [d["from_last_beat_s"] for s in shapes.values() for d in s.get("detection", [])]
     worst_cpu = max(max(s["idle"]["cpu_core_fraction"], s["printing"]["cpu_core_fraction"]) for s in shapes.values())
     return {

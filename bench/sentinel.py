@@ -9,7 +9,6 @@ At the end every enqueued badge (each acknowledged by Redis) must be printed: lo
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 import time
 from pathlib import Path
@@ -29,11 +28,13 @@ from bench.common import (
     agent_process,
     bench_main,
     fmt,
+    job_states,
     percentile,
-    read_print_log,
+    print_log_copies,
     spread,
     table,
     verdict,
+    wait_until,
 )
 from bench.topology import SentinelSetup
 
@@ -46,14 +47,6 @@ async def _replication_ok(setup: SentinelSetup) -> bool:
     return await setup.replicas_follow(await setup.master_port())
 
 
-async def _until(check: Any, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{check.__name__} not true within {timeout:g} s")
-        await asyncio.sleep(0.05)
-
-
 async def main_async(rounds: int, badges: int) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="bench-sentinel-"))
     setup = SentinelSetup(root / "redis")
@@ -64,7 +57,7 @@ async def main_async(rounds: int, badges: int) -> dict[str, Any]:
     procs = []
     times: list[float] = []
     try:
-        await _until(lambda: _replication_ok(setup), 30)
+        await wait_until(lambda: _replication_ok(setup), 30, every=0.05)
         ids: list[str] = []
 
         async def check_in(n: int) -> None:
@@ -91,7 +84,7 @@ async def main_async(rounds: int, badges: int) -> dict[str, Any]:
         async def some_printed() -> bool:
             return await printed() >= 10
 
-        await _until(some_printed, 30)
+        await wait_until(some_printed, 30, every=0.05)
         for _ in range(rounds):
             await check_in(badges // 2)  # the rush goes on: the printers are busy at every kill
             old = setup.by_port(await setup.master_port())
@@ -102,35 +95,21 @@ async def main_async(rounds: int, badges: int) -> dict[str, Any]:
             async def moved(base: int = before) -> bool:
                 return await printed() > base
 
-            await _until(moved, 30)
+            await wait_until(moved, 30, every=0.05)
             times.append(time.monotonic() - killed)
             old.start()
-            await _until(lambda: _replication_ok(setup), 30)
+            await wait_until(lambda: _replication_ok(setup), 30, every=0.05)
 
         async def all_printed() -> bool:
-            try:
-                async with client.pipeline(transaction=False) as pipe:
-                    for job_id in ids:
-                        pipe.hget(k.job(job_id), "state")
-                    states = await pipe.execute()
-            except (RedisError, OSError):
-                return False
-            return all(s in (b"printed", b"dead") for s in states)
+            states = await job_states(client, VENUE, ids)
+            return states is not None and all(s in (b"printed", b"dead") for s in states)
 
-        await _until(all_printed, 120)
-        states = []
-        async with client.pipeline(transaction=False) as pipe:
-            for job_id in ids:
-                pipe.hget(k.job(job_id), "state")
-            states = await pipe.execute()
+        await wait_until(all_printed, 120, every=0.05)
+        states = await job_states(client, VENUE, ids) or []
         lost = sum(1 for s in states if s != b"printed")
         for proc in procs:
             stop_process(proc, 15)
-        copies: dict[str, int] = {}
-        for name in PRINTERS:
-            for entry in read_print_log(root / f"{name}.prints.jsonl"):
-                if entry["complete"]:
-                    copies[entry["job_id"]] = copies.get(entry["job_id"], 0) + 1
+        copies = print_log_copies(*(root / f"{name}.prints.jsonl" for name in PRINTERS))
         twice = [job_id for job_id, n in copies.items() if n > 1]
         unflagged = []
         for job_id in twice:

@@ -167,8 +167,11 @@ class SimDriver(Driver):
         started = time.time()
         try:
             deadline = time.monotonic() + self.print_time
+            # Without a control file no fault can come mid-print: one sleep, not a look every slice (hundreds of
+            # simulated printers share one process in bench/scale.py).
+            slice_ = _SLICE if self.control.path is not None else self.print_time
             while (left := deadline - time.monotonic()) > 0:
-                await asyncio.sleep(min(_SLICE, left))
+                await asyncio.sleep(min(slice_, left))
                 fault = self.control.fault()
                 if fault is not None:
                     # The label is half out of the printer: it may be usable, it may not.

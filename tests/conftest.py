@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 from redis.asyncio import Redis
 
 from agent.redis_server import RedisServer
-from tests.netns import inside_netns, run_in_netns
+from tests.support.intake import Desk, start_desk
+from tests.support.netns import inside_netns, run_in_netns
 
 _venues = itertools.count()
 
@@ -27,7 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """A ``netns`` test is run again by a pytest inside a fresh network namespace (tests/netns.py), where its
+    """A ``netns`` test is run again by a pytest inside a fresh network namespace (tests/support/netns.py), where its
     default paths (the machine's own /24, mDNS on every interface) see only what the test made; its outcome is
     this test's outcome."""
     marker = pyfuncitem.get_closest_marker("netns")
@@ -64,39 +64,11 @@ async def redis(redis_server: RedisServer) -> AsyncIterator[Redis]:
     await client.aclose()
 
 
-def write_agent_config(
-    path: Path,
-    venue: str,
-    redis_url: str,
-    name: str,
-    print_time: float = 0.05,
-    **overrides: object,
-) -> Path:
-    """An agent config on a simulated printer whose control file and print log sit next to the config."""
-    config: dict[str, object] = {
-        "venue": venue,
-        "printer": {
-            "name": name,
-            "location": f"desk of {name}",
-            "driver": {
-                "language": "sim",
-                "transport": "sim",
-                "print_time": print_time,
-                "control_file": str(path.parent / f"{name}.control.json"),
-                "print_log": str(path.parent / f"{name}.prints.jsonl"),
-                "io_timeout": 0.3,
-            },
-        },
-        "redis": {"url": redis_url},
-        "timing": {"heartbeat_interval": 0.2, "probe_interval": 0.1, "block_timeout": 0.2},
-        "http": {"listen": "off"},
-        "journal": str(path.parent / f"{name}.journal"),
-    }
-    for dotted, value in overrides.items():
-        node = config
-        *parents, leaf = dotted.split("__")
-        for part in parents:
-            node = node.setdefault(part, {})  # type: ignore[assignment]
-        node[leaf] = value
-    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-    return path
+@pytest.fixture
+async def desk(tmp_path: Path, redis_server: RedisServer, venue: str) -> AsyncIterator[Desk]:
+    d, redis = await start_desk(tmp_path, venue, redis_server.url)
+    try:
+        yield d
+    finally:
+        await d.client.close()
+        await redis.aclose()

@@ -24,6 +24,7 @@ from redis.exceptions import RedisError
 
 from agent.commands.staff import cancel_message, cancel_token_jobs, reprint_message
 from agent.errors import JobError, UserError
+from agent.exposition import Counter, exposition
 from agent.fleet import fleet
 from agent.intake.budget import Lanes, Watches
 from agent.intake.config import IntakeConfig
@@ -40,7 +41,7 @@ from agent.protocol.codec import dec, enc
 from agent.protocol.keys import JOB_ID_RE
 from agent.protocol.replies import CancelKind, ReprintKind
 from agent.protocol.store import Store
-from agent.vocabulary import StaffCounts, staff_metric_lines
+from agent.vocabulary import StaffCounts, staff_family
 
 log = logging.getLogger("badge_agent.intake")
 
@@ -69,7 +70,7 @@ class Intake:
         self.store = Store(redis, config.venue)
         self.tokens = TokenFile(config.tokens)
         self.rate = RateLimit(config.limits.rate, config.limits.burst)
-        self.requests: dict[tuple[str, int], int] = {}  # (route, status) -> count; never a token
+        self.requests = Counter("badge_intake_requests", "Requests answered, by route and status.", ["route", "status"])
         self.hub = Hub(redis, enc(self.store.keys.events))
         self.watches = Watches(config.limits.watch_per_token, config.limits.watch_total)
         self.lanes = Lanes(config.limits.desk_lane, config.limits.public_lane)
@@ -147,8 +148,7 @@ def make_middleware(intake: Intake) -> Any:
         finally:
             intake.activity.end(request.protocol)
         route = _route_name(request)
-        key = (route, resp.status)
-        intake.requests[key] = intake.requests.get(key, 0) + 1
+        intake.requests.labels(route, str(resp.status)).inc()
         # The route and status only: never a header (the token rides in Authorization), never the path (it holds
         # ticket codes: /v1/attendees/{code}). Refusals for being over a limit are counted in /metrics, not logged one
         # by one: a flooding kiosk must not flood the journal too.
@@ -515,31 +515,25 @@ async def openapi(request: web.Request) -> web.Response:
 
 async def metrics(request: web.Request) -> web.Response:
     """Prometheus text: the venue's counts (printed, reprints, cancels, ...) and this process's requests."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
     intake: Intake = request.app[INTAKE]
     async with intake.lanes.lane(None):
         view = await fleet(intake.redis, intake.config.venue)
-    lines = ["# HELP badge_venue_jobs Venue counts by transition (the stats hash).", "# TYPE badge_venue_jobs gauge"]
+    jobs = GaugeMetricFamily("badge_venue_jobs", "Venue counts by transition (the stats hash).", labels=["what"])
     for name, value in sorted(view.counts.items()):
-        lines.append(f'badge_venue_jobs{{what="{name}"}} {value}')
-    lines += staff_metric_lines(StaffCounts.from_stats(view.counts))
-    from attendees.routes import metric_lines  # the attendee list's counts, folded as they are read
+        jobs.add_metric([name], value)
+    from attendees.routes import metric_families  # the attendee list's counts, folded as they are read
 
-    lines += await metric_lines(request)
-    lines += [
-        "# HELP badge_intake_requests Requests answered, by route and status.",
-        "# TYPE badge_intake_requests counter",
-    ]
-    for (route, status), count in sorted(intake.requests.items()):
-        lines.append(f'badge_intake_requests_total{{route="{route}",status="{status}"}} {count}')
-    lines += [
-        "# HELP badge_intake_watches SSE streams and long-polls open now.",
-        "# TYPE badge_intake_watches gauge",
-        f"badge_intake_watches {intake.watches.count}",
-        "# HELP badge_intake_event_reads XREADs of the venue's events stream (one reader for every watch).",
-        "# TYPE badge_intake_event_reads counter",
-        f"badge_intake_event_reads_total {intake.hub.reads}",
-    ]
-    return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+    families = [jobs, staff_family(StaffCounts.from_stats(view.counts)), *await metric_families(request)]
+    watches = GaugeMetricFamily("badge_intake_watches", "SSE streams and long-polls open now.")
+    watches.add_metric([], intake.watches.count)
+    reads = CounterMetricFamily(
+        "badge_intake_event_reads", "XREADs of the venue's events stream (one reader for every watch)."
+    )
+    reads.add_metric([], intake.hub.reads)
+    text, content_type = exposition([*families, intake.requests.family(), watches, reads])
+    return web.Response(body=text, headers={"Content-Type": content_type})
 
 
 KIOSK_FILES = {"kiosk.js": "text/javascript", "kiosk.css": "text/css", "strings.js": "text/javascript"}

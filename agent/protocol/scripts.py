@@ -163,14 +163,9 @@ class Lane:
         self.busy = False
 
     @property
-    def address(self) -> str | None:
-        """The kept connection's local ``host:port`` (as CLIENT LIST shows it), or None while it has none open."""
-        conn = self._conn
-        writer = getattr(conn, "_writer", None) if conn is not None and conn.is_connected else None
-        if writer is None:
-            return None
-        host, port = writer.get_extra_info("sockname")[:2]
-        return f"{host}:{port}"
+    def connected(self) -> bool:
+        """True while the lane holds an open connection."""
+        return self._conn is not None and bool(self._conn.is_connected)
 
     @staticmethod
     async def _ready(conn: Any) -> None:

@@ -124,8 +124,7 @@ class Take(Spec[Taken | None]):
         return (self, [me.queue, k.pool, me.inflight, me.control, k.pinned], [me.name])
 
     def parse(self, reply: Any) -> Taken | None:
-        # tuple.__new__: a NamedTuple's own constructor is a Python call, and the pull loop parses two takes a badge
-        return tuple.__new__(Taken, (_SOURCES[reply[0]], dec(reply[1]))) if reply else None
+        return Taken(_SOURCES[reply[0]], dec(reply[1])) if reply else None
 
 
 _BEGIN_KINDS = _by_value(BeginKind)
@@ -174,7 +173,7 @@ class Confirm(Spec[Confirmed]):
         )
 
     def parse(self, reply: Any) -> Confirmed:
-        return tuple.__new__(Confirmed, (_CONFIRM_KINDS[reply[0]], dec(reply[1])))  # as Take.parse
+        return Confirmed(_CONFIRM_KINDS[reply[0]], dec(reply[1]))
 
 
 class Release(_Word[ReleaseKind]):

@@ -11,8 +11,8 @@ from redis.asyncio import Redis
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
-from tests.core.test_cli import cli
-from tests.core.test_enqueue_import import EVENTBRITE, PRETIX
+from tests.support.attendee_files import EVENTBRITE, PRETIX
+from tests.support.processes import cli
 
 
 def pretix_file(tmp_path: Path, text: str = PRETIX) -> str:
@@ -109,7 +109,7 @@ def test_purge_asks_and_a_waiting_badge_refuses_it(tmp_path: Path, redis_server:
 
 
 async def test_import_a_pretix_xlsx_export(tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str) -> None:
-    from tests.core.test_enqueue_import import xlsx_export
+    from tests.support.attendee_files import xlsx_export
 
     path = xlsx_export(tmp_path / "pretix.xlsx", {"Order positions": PRETIX})
     result = cli(redis_server, venue, "attendees", "import", str(path), "--preset", "pretix", "--json")

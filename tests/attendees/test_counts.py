@@ -13,13 +13,11 @@ from agent.board.server import Board
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
-from tests.attendees.test_intake import listed
-from tests.core.test_cli import cli
-from tests.intake.conftest import Desk, desk
-from tests.venue.browser import start_chromium
-from tests.venue.test_board import board_process
-
-__all__ = ["desk"]
+from tests.support.attendee_files import listed
+from tests.support.browser import start_chromium
+from tests.support.intake import Desk
+from tests.support.metrics import samples
+from tests.support.processes import board_process, cli
 
 EXPECTED = {
     "expected": 2,
@@ -52,11 +50,11 @@ async def test_counts_agree_in_status_board_and_metrics(
     text = cli(redis_server, venue, "status").stdout
     assert "attendees: checked in 1 of 2 expected · Speaker 1/1 · Visitor 0/1 · cancelled 1" in text
     assert (await Board(redis, venue).poll())["attendees"] == EXPECTED
-    metrics = await (await desk.client.get("/metrics")).text()
-    assert 'badge_attendees{what="expected"} 2' in metrics
-    assert 'badge_attendees{what="checked_in"} 1' in metrics
-    assert 'badge_attendees_by_ticket_type{ticket_type="Speaker",what="checked_in"} 1' in metrics
-    assert 'badge_attendees_by_ticket_type{ticket_type="Visitor",what="expected"} 1' in metrics
+    m = samples(await (await desk.client.get("/metrics")).text())
+    assert m[("badge_attendees", (("what", "expected"),))] == 2
+    assert m[("badge_attendees", (("what", "checked_in"),))] == 1
+    assert m[("badge_attendees_by_ticket_type", (("ticket_type", "Speaker"), ("what", "checked_in")))] == 1
+    assert m[("badge_attendees_by_ticket_type", (("ticket_type", "Visitor"), ("what", "expected")))] == 1
     assert (await AttendeeStore(redis, venue).counts(fold=False)).as_dict() == EXPECTED
     assert json.loads(cli(redis_server, venue, "status", "--json").stdout)["attendees"] == EXPECTED
 

@@ -14,11 +14,12 @@ from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer, free_port
 from attendees.importer import Importer
 from attendees.store import AttendeeStore
-from tests.attendees.test_list import PEOPLE, rows
-from tests.core.test_agent import running_agent
-from tests.intake.conftest import write_intake_config
-from tests.intake.test_kiosk import intake_process, zpl_printer
-from tests.venue.browser import start_chromium
+from tests.support.agents import running_agent
+from tests.support.attendee_files import PEOPLE, rows
+from tests.support.browser import start_chromium
+from tests.support.drivers import zpl_printer
+from tests.support.intake import write_intake_config
+from tests.support.processes import intake_process
 
 
 async def test_the_desk_finds_prints_and_reprints_with_a_reason(

@@ -12,18 +12,9 @@ from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
-from attendees.importer import Importer
 from attendees.store import AttendeeStore
-from tests.attendees.test_list import PEOPLE, rows
-from tests.intake.conftest import Desk, desk, start_desk
-
-__all__ = ["desk"]  # the fixture, shared with the intake tests
-
-
-async def listed(redis: Redis, venue: str) -> AttendeeStore:
-    store = AttendeeStore(redis, venue)
-    await Importer(store).load(iter(rows(PEOPLE)))
-    return store
+from tests.support.attendee_files import listed
+from tests.support.intake import Desk, start_desk
 
 
 async def test_a_kiosk_looks_up_one_full_code_and_never_searches(desk: Desk, redis: Redis, venue: str) -> None:
@@ -182,8 +173,8 @@ async def test_the_attendee_routes_run_under_the_intake_user(
     from agent.intake.app import make_app
     from agent.intake.config import load_intake_config
     from agent.intake.tokens import TokenFile
-    from tests.intake.conftest import write_intake_config
-    from tests.redis.helpers import badge_agent
+    from tests.support.intake import write_intake_config
+    from tests.support.processes import badge_agent
 
     await listed(redis, venue)
     pw = tmp_path / "intake.pw"
@@ -237,7 +228,8 @@ async def test_a_zone_tokens_badges_print_in_its_zone_and_elsewhere_only_when_it
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
     from agent.protocol.store import Store
-    from tests.core.test_agent import _eq, running_agent, wait_until
+    from tests.support.agents import eq, running_agent
+    from tests.support.waiting import wait_until
 
     await listed(redis, venue)
     zones = "zones:\n  hall-a: {printers: [hall-a-1], tokens: [kiosk-1]}\n"
@@ -256,7 +248,7 @@ async def test_a_zone_tokens_badges_print_in_its_zone_and_elsewhere_only_when_it
             running_agent(tmp_path, venue, redis_server.url, "hall-a-1", printer__location="Hall A, desk 1"),
             running_agent(tmp_path, venue, redis_server.url, "hall-b-1", printer__location="Hall B, desk 1"),
         ):
-            await wait_until(lambda: _eq(redis.zcard(k.hb), 2), timeout=10)
+            await wait_until(lambda: eq(redis.zcard(k.hb), 2), timeout=10)
             resp = await zoned.client.post("/v1/attendees/secret-renee/badge", headers=zoned.auth("kiosk"))
             assert resp.status == 201
             assert await printer_of("ORD1-1") == b"hall-a-1"  # its zone's printer, though hall-b-1 is idle too

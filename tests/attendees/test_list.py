@@ -16,18 +16,7 @@ from agent.protocol.store import Store
 from attendees.importer import Importer
 from attendees.specs import BadgeKind
 from attendees.store import AttendeeStore, PurgeRefused
-
-PEOPLE = [
-    {"attendee_id": "secret-renee", "job_id": "ORD1-1", "name": "Renée Lefèvre", "company": "Café Müller",
-     "fields": {"ticket_type": "Speaker"}, "order_code": "ORD1", "email": "renee@example.org"},
-    {"attendee_id": "secret-dimitris", "job_id": "ORD2-1", "name": "Δημήτρης Παπαδόπουλος",
-     "fields": {"ticket_type": "Visitor"}, "order_code": "ORD2"},
-    {"attendee_id": "secret-lee", "name": "李小龍", "company": "Golden Harvest", "fields": {"ticket_type": "Visitor"}},
-]  # fmt: skip
-
-
-def rows(people: list[dict[str, object]]) -> list[tuple[int, dict[str, object], str]]:
-    return [(n, dict(p), "") for n, p in enumerate(people, start=2)]
+from tests.support.attendee_files import PEOPLE, rows
 
 
 async def loaded(redis: Redis, venue: str) -> AttendeeStore:

@@ -5,69 +5,23 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
-from agent.config import load_config
 from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.library import default_library
 from agent.protocol.store import Store
-from agent.pull import Blocked, Lookahead, TakenAhead
 from agent.redis_server import RedisServer
-from agent.runtime import Agent
 from bench.common import Monitor, RoundTrips
-from drivers import build_driver
 from drivers.sim import SimControl
-from tests.conftest import write_agent_config
-from tests.core.helpers import (
-    assert_each_unfinished_job_in_one_list,
-    assert_pinned_index_exact,
-    print_log_copies,
-)
-
-
-@asynccontextmanager
-async def running_agent(
-    tmp_path: Path, venue: str, url: str, name: str = "desk-1", **kw: object
-) -> AsyncIterator[Agent]:
-    config = load_config(write_agent_config(tmp_path / f"{name}.yaml", venue, url, name, **kw))
-    agent = Agent(config, build_driver(config.printer.driver, name))
-    task = asyncio.create_task(agent.run())
-    try:
-        yield agent
-    finally:
-        agent.stop()
-        await asyncio.wait_for(task, 30)
-
-
-async def enqueue_many(store: Store, n: int, prefix: str = "a", printer: str | None = None) -> list[str]:
-    ids = []
-    for i in range(n):
-        job = parse_job({"attendee_id": f"{prefix}{i}", "name": f"Attendee {i}", "printer": printer})
-        await store.enqueue(job.job_id, job.payload(), job.printer)
-        ids.append(job.job_id)
-    return ids
-
-
-async def wait_until(check: Callable[[], object], timeout: float = 15.0) -> None:
-    async with asyncio.timeout(timeout):
-        while True:
-            result = check()
-            if asyncio.iscoroutine(result):
-                result = await result
-            if result:
-                return
-            await asyncio.sleep(0.05)
-
-
-async def printed_count(redis: Redis, venue: str) -> int:
-    return int(await redis.hget(Keys(venue).stats, "printed") or 0)
+from tests.support.agents import enqueue_many, eq, printed_count, running_agent, state_is
+from tests.support.metrics import samples as metric_samples
+from tests.support.prints import print_log_copies
+from tests.support.venue import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
+from tests.support.waiting import wait_until
 
 
 async def test_prints_every_job_once_and_confirms_it(
@@ -77,7 +31,7 @@ async def test_prints_every_job_once_and_confirms_it(
     ids = await enqueue_many(store, 12)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
         await wait_until(lambda: printed_count(redis, venue), 15)
-        await wait_until(lambda: _eq(printed_count(redis, venue), 12))
+        await wait_until(lambda: eq(printed_count(redis, venue), 12))
     copies = print_log_copies(tmp_path / "desk-1.prints.jsonl")
     assert copies == {i: 1 for i in ids}
     k = Keys(venue)
@@ -88,10 +42,6 @@ async def test_prints_every_job_once_and_confirms_it(
     health = json.loads(await redis.get(k.health("desk-1")))
     assert health["state"] == "stopped" and health["printed"] == 12
     assert await redis.zscore(k.hb, "desk-1") is None
-
-
-async def _eq(value: object, expected: int) -> bool:
-    return await value == expected  # type: ignore[misc]
 
 
 async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
@@ -113,8 +63,8 @@ async def test_garbage_and_bad_jobs_go_to_the_dlq_while_printing_goes_on(
     await store.enqueue(unrenderable.job_id, unrenderable.payload(), None)
     ids += await enqueue_many(store, 3, "after")
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
-        await wait_until(lambda: _eq(printed_count(redis, venue), 6))
-        await wait_until(lambda: _eq(redis.llen(k.dlq), 5))
+        await wait_until(lambda: eq(printed_count(redis, venue), 6))
+        await wait_until(lambda: eq(redis.llen(k.dlq), 5))
     bad = ("pushed-by-hand", "badjson", "noname", "norender", "huge")
     reasons = {j: (await redis.hget(k.job(j), "error")).decode() for j in bad}
     assert "no job record" in reasons["pushed-by-hand"]
@@ -133,8 +83,8 @@ async def test_a_job_that_keeps_failing_is_dead_lettered_after_max_attempts(
     SimControl(tmp_path / "desk-1.control.json").set_fault(None, fail_attendees=["a1"])
     ids = await enqueue_many(store, 4)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01, jobs__max_attempts=3):
-        await wait_until(lambda: _eq(redis.llen(k.dlq), 1))
-        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+        await wait_until(lambda: eq(redis.llen(k.dlq), 1))
+        await wait_until(lambda: eq(printed_count(redis, venue), 3))
     assert await redis.lrange(k.dlq, 0, -1) == [b"a1"]
     assert await redis.hget(k.job("a1"), "attempts") == b"3"
     assert b"jammed" in await redis.hget(k.job("a1"), "error")
@@ -151,11 +101,11 @@ async def test_a_printer_out_of_labels_releases_and_hands_back_and_prints_nothin
     pinned = await enqueue_many(store, 3, "pin", printer="desk-1")
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
         # Declared down after 3 failed probes: its pinned jobs go to the pool for any printer.
-        await wait_until(lambda: _eq(redis.llen(k.pool), 3))
+        await wait_until(lambda: eq(redis.llen(k.pool), 3))
         assert await redis.llen(k.queue("desk-1")) == 0
         await assert_pinned_index_exact(redis, venue)  # handed back: out of the index too
         control.set_fault(None)
-        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+        await wait_until(lambda: eq(printed_count(redis, venue), 3))
     kinds = [f[b"event"] for _, f in await redis.xrange(k.events)]
     assert b"handed_back" in kinds and b"device_down" in kinds and b"device_up" in kinds
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in pinned}
@@ -169,19 +119,15 @@ async def test_a_job_cut_short_by_a_jam_is_released_as_maybe_printed(
     control = SimControl(tmp_path / "desk-1.control.json")
     await enqueue_many(store, 1)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=1.0):
-        await wait_until(lambda: _state_is(redis, k, "a0", b"printing"))
+        await wait_until(lambda: state_is(redis, k, "a0", b"printing"))
         await asyncio.sleep(0.2)
         control.set_fault("jam")
-        await wait_until(lambda: _state_is(redis, k, "a0", b"queued"))
+        await wait_until(lambda: state_is(redis, k, "a0", b"queued"))
         job = await redis.hgetall(k.job("a0"))
         assert job[b"maybe_printed"] == b"1" and b"desk-1 (desk of desk-1)" in job[b"maybe_printed_where"]
         control.set_fault(None)
-        await wait_until(lambda: _state_is(redis, k, "a0", b"printed"))
+        await wait_until(lambda: state_is(redis, k, "a0", b"printed"))
     assert await redis.hget(k.job("a0"), "maybe_duplicate") == b"1"
-
-
-async def _state_is(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
-    return await redis.hget(k.job(job_id), "state") == state
 
 
 async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge(
@@ -197,7 +143,7 @@ async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge
         # One badge first: a server may lack the library once (then FUNCTION LOAD); that is not the hot path,
         # and without this warm-up the count would depend on which tests ran before on the same server.
         await enqueue_many(store, 1, "warm-up")
-        await wait_until(lambda: _eq(printed_count(redis, venue), 1))
+        await wait_until(lambda: eq(printed_count(redis, venue), 1))
         # All badges wait in the pool before the printer is ready again, so every take finds one.
         control.set_fault("paused")
         await wait_until(lambda: not agent.device.ready.is_set())
@@ -206,7 +152,7 @@ async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge
         await asyncio.sleep(0.1)
         mark = len(trips.sent)
         control.set_fault(None)
-        await wait_until(lambda: _eq(printed_count(redis, venue), n + 1))
+        await wait_until(lambda: eq(printed_count(redis, venue), n + 1))
         await asyncio.sleep(0.1)
         seen = monitor.close()
     own = (await redis.client_info())["addr"]
@@ -230,32 +176,6 @@ async def test_the_happy_path_costs_two_round_trips_and_three_commands_per_badge
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ["warm-up0", *ids]}
 
 
-async def test_a_job_taken_with_the_last_confirm_goes_back_when_the_printer_stops_being_ready(
-    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
-) -> None:
-    """The take that rides with a confirm can land just as a probe finds the printer paused: the job must not sit in
-    this printer's in-flight list until the printer is back."""
-    store = Store(redis, venue)
-    k = Keys(venue)
-    ids = await enqueue_many(store, 3)
-    config = load_config(write_agent_config(tmp_path / "desk-1.yaml", venue, redis_server.url, "desk-1"))
-    agent = Agent(config, build_driver(config.printer.driver, "desk-1"))
-    agent.last_beat_ok = time.monotonic()  # a fresh lease, as a beating agent has
-    taken = await agent.store.take("desk-1")
-    assert taken == ("pool", ids[0])
-    agent.pull.lookahead = TakenAhead(taken[1])
-    agent.device.ready.clear()  # the probe found the printer paused
-    blocked = agent.pull.blocked()
-    assert blocked is Blocked.NOT_READY
-    await agent.pull.wait(blocked)
-    assert agent.pull.lookahead is Lookahead.UNKNOWN
-    assert await redis.llen(k.inflight("desk-1")) == 0
-    assert await redis.lindex(k.pool, -1) == ids[0].encode()  # at the front: next out, by any printer
-    job = await redis.hgetall(k.job(ids[0]))
-    assert job[b"state"] == b"queued" and job[b"attempts"] == b"0" and job[b"maybe_printed"] == b"0"
-    await agent.redis.aclose()
-
-
 async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
@@ -265,7 +185,7 @@ async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
     control = SimControl(tmp_path / "desk-1.control.json")
     ids = await enqueue_many(store, 2)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01, jobs__max_attempts=1):
-        await wait_until(lambda: _state_is(redis, k, ids[0], b"printed"))
+        await wait_until(lambda: state_is(redis, k, ids[0], b"printed"))
         control.set_fault("power_off")
         more = await enqueue_many(store, 3, "later")
         await asyncio.sleep(1.0)  # many probe intervals with the power off
@@ -273,7 +193,7 @@ async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
         for job_id in more:
             assert await redis.hget(k.job(job_id), "attempts") == b"0"
         control.set_fault(None)
-        await wait_until(lambda: _eq(printed_count(redis, venue), 5))
+        await wait_until(lambda: eq(printed_count(redis, venue), 5))
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids + more}
 
 
@@ -286,7 +206,7 @@ async def test_each_printed_badge_is_closed_counted_and_logged_once(
     with caplog.at_level(logging.INFO, logger="agent"):
         async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0) as agent:
             await wait_until(lambda: agent.printed == 25)
-            assert agent.metrics.printed.series[()].value == 25
+            assert metric_samples(agent.metrics.text()[0].decode())[("badge_jobs_printed_total", ())] == 25
             assert not agent.journal.open_entries()
             logged = [getattr(r, "fields", {}).get("job") for r in caplog.records if r.getMessage() == "printed"]
             assert sorted(logged) == sorted(ids)

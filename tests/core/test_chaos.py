@@ -6,7 +6,6 @@ import asyncio
 import random
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,11 +16,12 @@ from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
+from bench.common import agent_process
 from drivers.sim import SimControl
-from tests.conftest import write_agent_config
-from tests.core.helpers import pinned_index_mismatch, print_log_copies
-from tests.core.test_agent import wait_until
-from tests.core.test_process import ROOT
+from tests.support.agents import write_agent_config
+from tests.support.prints import print_log_copies
+from tests.support.venue import pinned_index_mismatch
+from tests.support.waiting import wait_until
 
 SEED = 20261130
 PRINTERS = ["c1", "c2", "c3", "c4"]
@@ -29,13 +29,6 @@ JOBS = 300
 CHAOS_SECONDS = 40
 FAULTS = ["media_out", "jam", "power_off", "no_answer", "head_open"]
 FINAL = (b"printed", b"dead", b"cancelled")
-
-
-def start(config: Path) -> subprocess.Popen[bytes]:
-    log = config.with_suffix(".log").open("ab")
-    return subprocess.Popen(
-        [sys.executable, "-m", "agent", "run", "-c", str(config)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT
-    )
 
 
 async def snapshot_violations(redis: Redis, venue: str, ids: list[str]) -> list[str]:
@@ -89,7 +82,7 @@ async def test_chaos_every_badge_prints_and_no_duplicate_goes_unflagged(tmp_path
         for name in PRINTERS
     }
     controls = {name: SimControl(tmp_path / f"{name}.control.json") for name in PRINTERS}
-    procs = {name: start(cfg) for name, cfg in configs.items()}
+    procs = {name: agent_process(cfg) for name, cfg in configs.items()}
     store = Store(redis, venue)
     ids: list[str] = []
     violations: list[str] = []
@@ -148,7 +141,7 @@ async def test_chaos_every_badge_prints_and_no_duplicate_goes_unflagged(tmp_path
                     del faulted[name]
             for name, until in list(dead.items()):
                 if now >= until:
-                    procs[name] = start(configs[name])
+                    procs[name] = agent_process(configs[name])
                     del dead[name]
             violations += await snapshot_violations(redis, venue, ids)
             await asyncio.sleep(0.15)
@@ -158,7 +151,7 @@ async def test_chaos_every_badge_prints_and_no_duplicate_goes_unflagged(tmp_path
         for name in faulted:
             controls[name].set_fault(None)
         for name in dead:
-            procs[name] = start(configs[name])
+            procs[name] = agent_process(configs[name])
         try:
             await wait_until(lambda: _all_final(redis, venue, ids), timeout=60)
         except TimeoutError:

@@ -14,21 +14,7 @@ from redis.asyncio import Redis
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def cli(server: RedisServer, venue: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "BADGE_REDIS_URL": server.url, "BADGE_VENUE": venue, "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "agent", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=60,
-    )
+from tests.support.processes import ROOT, cli
 
 
 def test_enqueue_one_job_from_flags_then_again_is_a_duplicate(redis_server: RedisServer, venue: str) -> None:

@@ -13,8 +13,8 @@ from agent.config import ClusterConfig, RedisConfig, load_config
 from agent.errors import EXIT_CONFIG, ConfigError
 from agent.validate import Invalid
 from drivers.config import LabelConfig
+from tests.support.processes import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "hall-a-1.yaml"
 
 

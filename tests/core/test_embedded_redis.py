@@ -10,8 +10,9 @@ from redis.asyncio import Redis
 
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer, find_redis_server
-from tests.core.helpers import print_log_copies
-from tests.core.test_agent import _eq, enqueue_many, printed_count, running_agent, wait_until
+from tests.support.agents import enqueue_many, eq, printed_count, running_agent
+from tests.support.prints import print_log_copies
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ async def test_without_redis_server_on_path_the_packaged_one_serves_an_agent(
         store = Store(redis, venue)
         ids = await enqueue_many(store, 5)
         async with running_agent(tmp_path, venue, server.url, print_time=0.01):
-            await wait_until(lambda: _eq(printed_count(redis, venue), 5))
+            await wait_until(lambda: eq(printed_count(redis, venue), 5))
         assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
     finally:
         await redis.aclose()

@@ -9,24 +9,8 @@ from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
-from tests.core.test_cli import cli
-
-# The header rows as pretix ("Order data", order positions) and Eventbrite ("Attendee Summary") write them.
-PRETIX = (
-    "Event slug;Order code;Position ID;Status;Email;Phone number;Order date;Order time;Product;Variation;Price;"
-    "Tax rate;Tax rule;Tax value;Attendee name;Attendee email;Company;Address;ZIP code;City;Country;State;"
-    "Voucher;Pseudonymization ID;Ticket secret\r\n"
-    "expo;ABC12;1;paid;a@example.org;;2026-05-01;10:00:00;Exhibitor;;0.00;0;;0;Zoë Ó Briain;;Café Müller;;;;;;;"
-    "X1;s3cr3tqr1\r\n"
-    "expo;ABC12;2;paid;a@example.org;;2026-05-01;10:00:00;Visitor;;0.00;0;;0;François Gérard;;;;;;;;;X2;s3cr3tqr2\r\n"
-    "expo;ABC13;1;paid;b@example.org;;2026-05-01;10:00:00;Visitor;;0.00;0;;0;;;;;;;;;;X3;s3cr3tqr3\r\n"
-)
-EVENTBRITE = (
-    "Order #,Order Date,First Name,Last Name,Email,Quantity,Ticket Type,Attendee #,Barcode #,Buyer Last Name,"
-    "Buyer First Name,Buyer Email,Company,Job Title\r\n"
-    "1001,2026-05-01,José,Núñez,j@example.org,1,General,5001,900100,Núñez,José,j@example.org,Señor Café,CTO\r\n"
-    "1002,2026-05-01,Łukasz,Ö,l@example.org,1,General,5002,900200,Ö,Łukasz,l@example.org,,\r\n"
-)
+from tests.support.attendee_files import EVENTBRITE, PRETIX, xlsx_export
+from tests.support.processes import cli
 
 
 def test_a_pretix_export_saved_by_excel_in_cp1252_imports_with_the_preset(
@@ -160,21 +144,6 @@ def test_dry_run_shows_what_each_badge_will_say(tmp_path: Path, redis_server: Re
     assert "row 2: would enqueue ABC12-1: Zoë Ó Briain | Café Müller | Exhibitor | ticket_type=Exhibitor" in (
         result.stdout
     )
-
-
-def xlsx_export(path: Path, sheets: dict[str, str]) -> Path:
-    """A workbook as pretix or Eventbrite offer it for download: each sheet from ``;``-separated text (numbers stored
-    as numbers, as those exports do)."""
-    from openpyxl import Workbook
-
-    book = Workbook()
-    book.remove(book.active)
-    for title, text in sheets.items():
-        sheet = book.create_sheet(title)
-        for line in text.strip().split("\r\n"):
-            sheet.append([int(c) if c.isdigit() and not c.startswith("0") else (c or None) for c in line.split(";")])
-    book.save(path)
-    return path
 
 
 async def test_a_pretix_xlsx_export_reads_the_order_positions_sheet(

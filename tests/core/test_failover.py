@@ -15,10 +15,19 @@ from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from drivers.sim import SimControl
-from tests.conftest import write_agent_config
-from tests.core.helpers import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact, print_log_copies
-from tests.core.test_agent import _eq, _state_is, enqueue_many, printed_count, running_agent, wait_until
-from tests.core.test_process import _at_least, agent_process
+from tests.support.agents import (
+    at_least,
+    enqueue_many,
+    eq,
+    printed_count,
+    running_agent,
+    running_process,
+    state_is,
+    write_agent_config,
+)
+from tests.support.prints import print_log_copies
+from tests.support.venue import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
+from tests.support.waiting import wait_until
 
 
 async def events_of(redis: Redis, venue: str, kind: str) -> list[dict[str, str]]:
@@ -45,7 +54,7 @@ async def test_a_backup_prints_each_unprinted_badge_of_a_dead_printer_once_and_n
     await redis.set(k.done("seed7"), "primary")
     await redis.hset(k.job("seed7"), mapping={"state": "printed"})
     async with running_agent(tmp_path, venue, redis_server.url, name="backup", print_time=0.01):
-        await wait_until(lambda: _eq(printed_count(redis, venue), 40), timeout=20)
+        await wait_until(lambda: eq(printed_count(redis, venue), 40), timeout=20)
         # Failover a second time (an operator's nervous double run): nothing moves, nothing reprints.
         again = await store.reclaim("primary", "operator", None)
         assert again.kind == "reclaimed" and again.held == "" and again.pinned == 0
@@ -79,7 +88,7 @@ async def test_a_probe_blip_shorter_than_the_threshold_changes_nothing(
     ):
         await asyncio.sleep(0.25)  # two or three failed probes: fewer than six
         control.set_fault(None)
-        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+        await wait_until(lambda: eq(printed_count(redis, venue), 3))
     assert await events_of(redis, venue, "device_down") == []
     assert await events_of(redis, venue, "handed_back") == []
     assert [e["printer"] for e in await events_of(redis, venue, "printed")] == ["desk-1"] * 3
@@ -99,7 +108,7 @@ async def test_second_seed_down_printer_gets_nothing_fast_printers_take_more_dup
         running_agent(tmp_path, venue, redis_server.url, name="slow", print_time=0.08),
         running_agent(tmp_path, venue, redis_server.url, name="down", print_time=0.02),
     ):
-        await wait_until(lambda: _eq(printed_count(redis, venue), 60), timeout=30)
+        await wait_until(lambda: eq(printed_count(redis, venue), 60), timeout=30)
     fast = print_log_copies(tmp_path / "fast.prints.jsonl")
     slow = print_log_copies(tmp_path / "slow.prints.jsonl")
     assert print_log_copies(tmp_path / "down.prints.jsonl") == {}
@@ -115,11 +124,11 @@ async def test_kill_9_mid_print_a_peer_prints_the_held_and_pinned_jobs(
     victim_cfg = write_agent_config(tmp_path / "victim.yaml", venue, redis_server.url, "victim", print_time=3.0)
     peer_cfg = write_agent_config(tmp_path / "peer.yaml", venue, redis_server.url, "peer", print_time=0.02)
     ids = await enqueue_many(store, 6, "v", printer="victim")
-    with agent_process(victim_cfg) as victim:
-        await wait_until(lambda: _state_is(redis, k, "v0", b"printing"))
-        with agent_process(peer_cfg) as peer:
+    with running_process(victim_cfg) as victim:
+        await wait_until(lambda: state_is(redis, k, "v0", b"printing"))
+        with running_process(peer_cfg) as peer:
             victim.kill()  # SIGKILL: no goodbye, the printer was mid-badge
-            await wait_until(lambda: _eq(printed_count(redis, venue), 6), timeout=20)
+            await wait_until(lambda: eq(printed_count(redis, venue), 6), timeout=20)
             peer.send_signal(signal.SIGTERM)
             assert await asyncio.to_thread(peer.wait, 15) == 0
     assert print_log_copies(tmp_path / "peer.prints.jsonl") == {i: 1 for i in ids}
@@ -138,15 +147,15 @@ async def test_a_frozen_agent_never_prints_what_it_no_longer_owns_and_rejoins(
     zombie_cfg = write_agent_config(tmp_path / "zombie.yaml", venue, redis_server.url, "zombie", print_time=0.6)
     peer_cfg = write_agent_config(tmp_path / "peer.yaml", venue, redis_server.url, "peer", print_time=0.02)
     ids = await enqueue_many(store, 5, "z", printer="zombie")
-    with agent_process(zombie_cfg) as zombie, agent_process(peer_cfg) as peer:
-        await wait_until(lambda: _state_is(redis, k, "z0", b"printing"))
+    with running_process(zombie_cfg) as zombie, running_process(peer_cfg) as peer:
+        await wait_until(lambda: state_is(redis, k, "z0", b"printing"))
         zombie.send_signal(signal.SIGSTOP)
-        await wait_until(lambda: _eq(printed_count(redis, venue), 5), timeout=20)
+        await wait_until(lambda: eq(printed_count(redis, venue), 5), timeout=20)
         zombie.send_signal(signal.SIGCONT)
         # It learns from its next heartbeat that it was declared dead, and rejoins.
         await wait_until(lambda: _rejoined(redis, venue))
         later = await enqueue_many(store, 2, "after", printer="zombie")
-        await wait_until(lambda: _eq(printed_count(redis, venue), 7), timeout=20)
+        await wait_until(lambda: eq(printed_count(redis, venue), 7), timeout=20)
         for proc in (zombie, peer):
             proc.send_signal(signal.SIGTERM)
             assert await asyncio.to_thread(proc.wait, 15) == 0
@@ -174,7 +183,7 @@ async def test_a_redis_restart_reclaims_nothing_from_live_agents(tmp_path: Path,
     try:
         store = Store(redis, venue)
         configs = [write_agent_config(tmp_path / f"p{i}.yaml", venue, server.url, f"p{i}") for i in range(3)]
-        procs = [agent_process(c) for c in configs]
+        procs = [running_process(c) for c in configs]
         with procs[0] as a, procs[1] as b, procs[2] as c:
             await wait_until(lambda: _all_beating(redis, venue, 3))
             server.kill()
@@ -182,7 +191,7 @@ async def test_a_redis_restart_reclaims_nothing_from_live_agents(tmp_path: Path,
             server.start()
             await asyncio.sleep(2.0)
             ids = await _enqueue_retrying(store, 9)
-            await wait_until(lambda: _at_least(printed_count(redis, venue), 9), timeout=20)
+            await wait_until(lambda: at_least(printed_count(redis, venue), 9), timeout=20)
             assert await _all_beating(redis, venue, 3)
             for proc in (a, b, c):
                 proc.send_signal(signal.SIGTERM)
@@ -229,7 +238,7 @@ async def test_affinity_a_pinned_job_waits_then_an_idle_peer_steals_it(
             await asyncio.sleep(0.6)
             assert await redis.llen(k.queue("lane")) == 1  # still waiting for its own printer
             await assert_pinned_index_exact(redis, venue)
-            await wait_until(lambda: _eq(printed_count(redis, venue), 1), timeout=10)
+            await wait_until(lambda: eq(printed_count(redis, venue), 1), timeout=10)
         finally:
             keep_alive.cancel()
     stolen = await events_of(redis, venue, "stolen")
@@ -277,7 +286,7 @@ async def test_a_running_agent_obeys_drain_and_resume(
         await asyncio.sleep(0.6)
         assert await redis.llen(k.pool) == 3  # a drained printer takes nothing
         await store.drain("desk-1", "resume", "ops")
-        await wait_until(lambda: _eq(printed_count(redis, venue), 3))
+        await wait_until(lambda: eq(printed_count(redis, venue), 3))
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {i: 1 for i in ids}
 
 
@@ -303,7 +312,7 @@ async def test_a_job_that_reaches_a_printer_blocked_in_its_pool_wait_after_a_dra
         await wait_until(lambda: _blocked_in_pool_wait(redis))
         await store.drain("desk-1", "drain", "ops")
         (job_id,) = await enqueue_many(store, 1, "late")
-        await wait_until(lambda: _eq(redis.lrange(k.pool, 0, -1), [job_id.encode()]), timeout=5)
+        await wait_until(lambda: eq(redis.lrange(k.pool, 0, -1), [job_id.encode()]), timeout=5)
         await asyncio.sleep(0.3)  # a buggy loop would be printing it now
         assert await redis.lrange(k.pool, 0, -1) == [job_id.encode()]
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl", complete_only=False) == {}
@@ -331,7 +340,7 @@ async def test_recovery_gives_back_a_job_that_reached_a_drained_printer_instead_
     async with running_agent(
         tmp_path, venue, redis_server.url, print_time=0.01, timing__heartbeat_interval=5, timing__block_timeout=5
     ):
-        await wait_until(lambda: _eq(redis.lrange(k.pool, 0, -1), [job_id.encode()]), timeout=5)
+        await wait_until(lambda: eq(redis.lrange(k.pool, 0, -1), [job_id.encode()]), timeout=5)
         await asyncio.sleep(0.3)
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl", complete_only=False) == {}
     assert await redis.hget(k.job(job_id), "state") == b"queued"

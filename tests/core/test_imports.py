@@ -23,10 +23,9 @@ from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer, free_port
-from tests.conftest import write_agent_config
-from tests.core.test_agent import wait_until
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.agents import write_agent_config
+from tests.support.processes import ROOT
+from tests.support.waiting import wait_until
 
 REPORTER = """
 import json, os, signal, sys
@@ -103,6 +102,9 @@ async def test_run_loads_only_what_its_config_needs(
             # The first request waits in the backlog while aiohttp is imported, then is answered like any other.
             status, body = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/healthz")
             assert status == 200 and json.loads(body)["printer"] == "desk-1"
+            # prometheus_client comes with the first scrape (agent/exposition.py).
+            status, body = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/metrics")
+            assert status == 200 and b"badge_jobs_printed_total 0.0" in body
         proc.send_signal(signal.SIGUSR1)
         await wait_until(report.exists)
     finally:

@@ -10,17 +10,16 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from redis.asyncio import Redis
 
-from agent.journal import THIS_BOOT, Journal, Stage, record_line
+from agent.journal import THIS_BOOT, Journal
 from agent.logs import KeyValueFormatter
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.helpers import print_log_copies
-from tests.core.test_agent import enqueue_many, running_agent, wait_until
+from tests.support.agents import enqueue_many, running_agent
+from tests.support.prints import print_log_copies
+from tests.support.waiting import wait_until
 
 
 async def test_written_records_are_read_back_by_the_next_process_of_the_same_boot(tmp_path: Path) -> None:
@@ -135,15 +134,6 @@ async def _state(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
     return await redis.hget(k.job(job_id), "state") == state
 
 
-@given(st.text(), st.integers(min_value=0, max_value=2**53), st.sampled_from(["sending", "printed", "closed"]))
-def test_a_record_is_the_line_json_dumps_writes(job_id: str, epoch: int, stage: Stage) -> None:
-    # The hot path builds the line by hand; the reader and every file written before must not see a difference.
-    assert (
-        record_line(job_id, epoch, stage)
-        == (json.dumps({"job": job_id, "epoch": epoch, "stage": stage}) + "\n").encode()
-    )
-
-
 async def test_records_with_odd_ids_are_read_back(tmp_path: Path) -> None:
     odd = ['quote"d', "back\\slash", "tab\there", "naïve", "not utf-8 \udcff", "plain-1"]
     journal = Journal(tmp_path / "j", boot_id="boot-1")
@@ -191,7 +181,7 @@ async def test_an_agent_whose_journal_disk_is_full_prints_every_badge_once_witho
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0, journal="/dev/full") as agent:
         await wait_until(lambda: _all_printed(redis, k, job_ids))
         assert agent.journal.failure is not None
-        assert agent.redis_errors == 0  # the disk error is not taken for a Redis outage
+        assert agent.snapshot().redis_errors == 0  # the disk error is not taken for a Redis outage
     for job_id in job_ids:
         assert await redis.hget(k.job(job_id), "attempts") == b"1"
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == dict.fromkeys(job_ids, 1)

@@ -10,8 +10,8 @@ from redis.asyncio import Redis
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.test_agent import enqueue_many
-from tests.core.test_cli import cli
+from tests.support.agents import enqueue_many
+from tests.support.processes import cli
 
 
 async def test_drain_hands_back_pinned_jobs_and_resume_undoes_it(

@@ -14,9 +14,9 @@ from agent.protocol.library import default_library
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from bench.common import Monitor
-from tests.core.helpers import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
-from tests.core.test_agent import enqueue_many, running_agent, wait_until
-from tests.core.test_protocol import add
+from tests.support.agents import add, enqueue_many, running_agent
+from tests.support.venue import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
+from tests.support.waiting import wait_until
 
 
 async def indexed(redis: Redis, venue: str) -> list[str]:

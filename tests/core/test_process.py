@@ -3,44 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from redis.asyncio import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.conftest import write_agent_config
-from tests.core.helpers import assert_each_unfinished_job_in_one_list, print_log_copies
-from tests.core.test_agent import _state_is, enqueue_many, printed_count, wait_until
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@contextmanager
-def agent_process(config: Path) -> Iterator[subprocess.Popen[bytes]]:
-    log = config.with_suffix(".log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agent", "run", "-c", str(config)],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        log.close()
+from tests.support.agents import at_least, enqueue_many, printed_count, running_process, state_is, write_agent_config
+from tests.support.prints import print_log_copies
+from tests.support.venue import assert_each_unfinished_job_in_one_list
+from tests.support.waiting import wait_until
 
 
 async def test_sigterm_lets_the_badge_in_progress_finish_and_exits_zero(
@@ -50,8 +24,8 @@ async def test_sigterm_lets_the_badge_in_progress_finish_and_exits_zero(
     k = Keys(venue)
     ids = await enqueue_many(store, 3)
     config = write_agent_config(tmp_path / "desk-1.yaml", venue, redis_server.url, "desk-1", print_time=1.5)
-    with agent_process(config) as proc:
-        await wait_until(lambda: _state_is(redis, k, ids[0], b"printing"))
+    with running_process(config) as proc:
+        await wait_until(lambda: state_is(redis, k, ids[0], b"printing"))
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(proc.wait, 15) == 0
     assert await redis.hget(k.job(ids[0]), "state") == b"printed"
@@ -72,8 +46,8 @@ async def test_sigterm_past_the_grace_period_releases_the_badge_as_maybe_printed
     config = write_agent_config(
         tmp_path / "desk-1.yaml", venue, redis_server.url, "desk-1", print_time=30, timing__shutdown_grace=0.5
     )
-    with agent_process(config) as proc:
-        await wait_until(lambda: _state_is(redis, k, ids[0], b"printing"))
+    with running_process(config) as proc:
+        await wait_until(lambda: state_is(redis, k, ids[0], b"printing"))
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.to_thread(proc.wait, 15) == 0
     job = await redis.hgetall(k.job(ids[0]))
@@ -91,12 +65,12 @@ async def test_redis_killed_and_restarted_mid_run_loses_nothing(tmp_path: Path, 
         store = Store(redis, venue)
         ids = await enqueue_many(store, 40)
         config = write_agent_config(tmp_path / "desk-1.yaml", venue, server.url, "desk-1", print_time=0.05)
-        with agent_process(config) as proc:
-            await wait_until(lambda: _at_least(printed_count(redis, venue), 10))
+        with running_process(config) as proc:
+            await wait_until(lambda: at_least(printed_count(redis, venue), 10))
             server.kill()
             await asyncio.sleep(1.0)
             server.start()
-            await wait_until(lambda: _at_least(printed_count(redis, venue), 40), timeout=30)
+            await wait_until(lambda: at_least(printed_count(redis, venue), 40), timeout=30)
             proc.send_signal(signal.SIGTERM)
             assert await asyncio.to_thread(proc.wait, 15) == 0
         copies = print_log_copies(tmp_path / "desk-1.prints.jsonl")
@@ -110,24 +84,17 @@ async def test_redis_killed_and_restarted_mid_run_loses_nothing(tmp_path: Path, 
         server.stop()
 
 
-async def _at_least(value: object, n: int) -> bool:
-    try:
-        return await value >= n  # type: ignore[misc,operator]
-    except RedisConnectionError:
-        return False  # the test's own connection died with the server; the next poll reconnects
-
-
 async def test_redis_unreachable_at_start_is_retried_until_it_comes(tmp_path: Path, venue: str) -> None:
     server = RedisServer(tmp_path / "redis")  # not started yet: the agent starts first
     config = write_agent_config(tmp_path / "desk-1.yaml", venue, server.url, "desk-1", print_time=0.01)
-    with agent_process(config) as proc:
+    with running_process(config) as proc:
         await asyncio.sleep(1.5)
         assert proc.poll() is None  # still running, retrying
         server.start()
         redis = Redis.from_url(server.url)
         try:
             ids = await enqueue_many(Store(redis, venue), 3)
-            await wait_until(lambda: _at_least(printed_count(redis, venue), 3), timeout=20)
+            await wait_until(lambda: at_least(printed_count(redis, venue), 3), timeout=20)
             proc.send_signal(signal.SIGTERM)
             assert await asyncio.to_thread(proc.wait, 15) == 0
         finally:

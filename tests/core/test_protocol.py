@@ -22,14 +22,8 @@ from agent.protocol.library import build
 from agent.protocol.scripts import SCRIPT_NAMES, Lane, plain_source
 from agent.protocol.specs import ScriptCall
 from agent.protocol.store import Store
-from tests.core.helpers import assert_each_unfinished_job_in_one_list
-
-
-async def add(store: Store, attendee: str, printer: str | None = None) -> str:
-    job = parse_job({"attendee_id": attendee, "name": f"Name {attendee}", "printer": printer})
-    added, _ = await store.enqueue(job.job_id, job.payload(), job.printer)
-    assert added
-    return job.job_id
+from tests.support.agents import add
+from tests.support.venue import assert_each_unfinished_job_in_one_list
 
 
 async def test_enqueue_is_idempotent_on_job_id(redis: Redis, venue: str) -> None:
@@ -394,10 +388,10 @@ async def _dedicated(redis: Redis, venue: str, *ids: str) -> AsyncIterator[Store
         await client.aclose()
 
 
-async def _lane_client_id(redis: Redis, lane: Lane) -> int:
-    """The server's id for the lane's connection, found by its address."""
-    (found,) = [int(c["id"]) for c in await redis.client_list() if c["addr"] == lane.address]
-    return found
+async def _lane_client_id(lane: Lane) -> int:
+    """The server's id for the lane's connection, asked on the lane itself."""
+    (found,) = await lane.exchange([("CLIENT", "ID")])
+    return int(found)
 
 
 async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(
@@ -409,8 +403,8 @@ async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(
         confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d1", begun.epoch)
         assert begun.kind == "print" and confirmed == ("printed", "") and nxt == ("pool", "d2")
         lane = store.scripts.lane
-        assert lane is not None and lane.address is not None
-        lane_id = await _lane_client_id(redis, lane)
+        assert lane is not None and lane.connected
+        lane_id = await _lane_client_id(lane)
         assert lane_id != pool_conn
         # The server drops it mid-burst: the next call fails like any lost connection, the one after reconnects.
         await redis.client_kill_filter(_id=lane_id)
@@ -420,21 +414,21 @@ async def test_a_dedicated_store_keeps_one_connection_and_survives_losing_it(
         # The server drops it during a lull (Redis ``timeout``, a proxy's idle limit): the first call after the
         # lull checks the connection first and reconnects without an error.
         monkeypatch.setattr(Lane, "IDLE_CHECK", 0.05)
-        killed = await _lane_client_id(redis, lane)
+        killed = await _lane_client_id(lane)
         await redis.client_kill_filter(_id=killed)
         await asyncio.sleep(0.1)
         confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d2", 2)
         assert confirmed == ("printed", "") and nxt == ("pool", "d3")
-        assert await _lane_client_id(redis, lane) != killed
+        assert await _lane_client_id(lane) != killed
         # It stays the pool's: closing the pool's connections (as closing the client, or a Sentinel master change,
         # does) closes it too, and the next call opens a new one.
-        before = lane.address
+        before = await _lane_client_id(lane)
         await store.redis.connection_pool.disconnect()
-        assert lane.address is None
-        assert before not in [c["addr"] for c in await redis.client_list()]
+        assert not lane.connected
+        assert before not in [int(c["id"]) for c in await redis.client_list()]
         confirmed, nxt = await store.confirm_then_take("desk-1", "Hall A", "d3", 3)
         assert confirmed == ("printed", "") and nxt == ("pool", "d4")
-        assert lane.address not in (None, before)
+        assert lane.connected and await _lane_client_id(lane) != before
 
 
 @pytest.mark.parametrize("yields", [0, 1, 2, 3, 5])

@@ -13,7 +13,9 @@ from agent.redis_server import RedisServer
 from agent.runtime import Agent
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
-from tests.core.test_agent import _eq, enqueue_many, printed_count, running_agent, wait_until
+from tests.support.agents import enqueue_many, eq, printed_count, running_agent
+from tests.support.metrics import samples as metric_samples
+from tests.support.waiting import wait_until
 
 
 @pytest.mark.parametrize(
@@ -37,7 +39,7 @@ async def test_agent_prints_and_confirms_on_an_emulated_printer(
     try:
         ids = await enqueue_many(store, 3, f"{language}-")
         async with running_agent(tmp_path, venue, redis_server.url, printer__driver=driver):
-            await wait_until(lambda: _eq(printed_count(redis, venue), 3), timeout=60)
+            await wait_until(lambda: eq(printed_count(redis, venue), 3), timeout=60)
     finally:
         await front.stop()
         await printer.stop()
@@ -49,7 +51,7 @@ async def test_agent_prints_and_confirms_on_an_emulated_printer(
 
 
 def _drawn_ahead(agent: Agent, result: str) -> float:
-    return agent.metrics.drawn_ahead.labels(result).value
+    return metric_samples(agent.metrics.text()[0].decode()).get(("badge_drawn_ahead_total", (("result", result),)), 0.0)
 
 
 async def test_the_next_badge_is_drawn_while_one_prints_and_a_wrong_guess_is_never_printed(
@@ -69,7 +71,7 @@ async def test_the_next_badge_is_drawn_while_one_prints_and_a_wrong_guess_is_nev
             await wait_until(lambda: agent.pull.printing == a, timeout=30)
             await wait_until(agent.pull.ahead.has_drawing)  # B, drawn while A prints
             assert (await store.cancel(b, "test"))[0] == "cancelled"
-            await wait_until(lambda: _eq(printed_count(redis, venue), 5), timeout=60)
+            await wait_until(lambda: eq(printed_count(redis, venue), 5), timeout=60)
             # B's drawing was not C's: wasted, and C drawn at its turn. The rest were drawn near the end of the
             # print before them (one drawing too late is drawn at its turn: it only costs time).
             assert _drawn_ahead(agent, "wasted") == 1

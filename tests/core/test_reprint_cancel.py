@@ -6,27 +6,13 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.jobs import parse_job
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.helpers import assert_each_unfinished_job_in_one_list
-from tests.core.test_agent import running_agent, wait_until
-from tests.core.test_cli import cli
-
-
-async def add(store: Store, attendee: str, printer: str | None = None) -> str:
-    job = parse_job({"attendee_id": attendee, "name": f"Name {attendee}", "printer": printer})
-    added, _ = await store.enqueue(job.job_id, job.payload(), job.printer)
-    assert added
-    return job.job_id
-
-
-async def print_it(store: Store, me: str, job_id: str) -> tuple[str, str]:
-    assert await store.take(me) is not None
-    begun = await store.begin(me, f"{me} desk", job_id)
-    assert begun.kind == "print", begun
-    return await store.confirm(me, f"{me} desk", job_id, begun.epoch)
+from tests.support.agents import add, print_it, running_agent
+from tests.support.processes import cli
+from tests.support.venue import assert_each_unfinished_job_in_one_list
+from tests.support.waiting import wait_until
 
 
 async def events_of(redis: Redis, venue: str, job_id: str) -> list[dict[str, str]]:

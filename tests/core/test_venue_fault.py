@@ -19,7 +19,8 @@ from agent.protocol.scripts import LibraryMissing
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from agent.venue_fault import venue_fault_name
-from tests.core.test_agent import enqueue_many, printed_count, running_agent, wait_until
+from tests.support.agents import enqueue_many, printed_count, running_agent
+from tests.support.waiting import wait_until
 
 
 def test_only_errors_retrying_cannot_fix_are_venue_faults() -> None:
@@ -49,15 +50,13 @@ async def test_a_key_of_the_wrong_type_is_a_named_venue_fault_not_a_busy_loop(
         caplog.clear()
         caplog.set_level(logging.INFO)
         await redis.set(k.pool, "oops")
-        await wait_until(agent.venue_fault.active, 10)
+        await wait_until(lambda: agent.snapshot().venue_fault is not None, 10)
         before = await _commands(redis)
         await asyncio.sleep(2.0)
         spent = await _commands(redis) - before
         # A busy loop sends thousands in 2 s; heartbeats and a backed-off retry send a few dozen.
         assert spent < 300, f"{spent} Redis commands in 2 s"
-        assert any(
-            "wrong_type" in p for p in problems(agent.snapshot(), agent.loop_budgets)
-        )  # /healthz answers 503 with this reason
+        assert any("wrong_type" in p for p in problems(agent.snapshot()))  # /healthz answers 503 with this reason
         health = json.loads(await redis.get(k.health("desk-1")))
         assert health["state"] == "venue_fault" and "wrong_type" in " ".join(health["reasons"])
         faults = [r for r in caplog.records if "venue fault" in r.getMessage()]
@@ -67,7 +66,7 @@ async def test_a_key_of_the_wrong_type_is_a_named_venue_fault_not_a_busy_loop(
         await redis.delete(k.pool)
         await enqueue_many(store, 1, prefix="after")
         await wait_until(lambda: _at_least(printed_count(redis, venue), 2), 30)
-        await wait_until(lambda: not agent.venue_fault.active(), 10)
+        await wait_until(lambda: agent.snapshot().venue_fault is None, 10)
         assert any("cleared" in r.getMessage() for r in caplog.records)
 
 

@@ -16,9 +16,8 @@ from agent.protocol.store import Store
 from agent.redis_server import RedisServer, free_port
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
-from tests.conftest import write_agent_config
-from tests.core.test_agent import enqueue_many, wait_until
-from tests.core.test_process import agent_process
+from tests.support.agents import enqueue_many, running_process, write_agent_config
+from tests.support.waiting import wait_until
 
 WRONG = "wrong roll: loaded 29 mm endless, config expects 62 mm endless"
 
@@ -52,7 +51,7 @@ async def test_wrong_roll_keeps_the_badge_queued_and_the_right_roll_prints_it_on
     k = Keys(venue)
     [job] = await enqueue_many(Store(redis, venue), 1, "roll-")
     try:
-        with agent_process(config):
+        with running_process(config):
 
             async def healthz_names_the_roll() -> bool:
                 status, body = await _healthz(http_port)

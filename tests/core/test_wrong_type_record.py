@@ -14,7 +14,8 @@ from agent.protocol.keys import Keys
 from agent.protocol.replies import RequeueKind
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.test_agent import enqueue_many, printed_count, running_agent, wait_until
+from tests.support.agents import enqueue_many, printed_count, running_agent
+from tests.support.waiting import wait_until
 
 Corrupt = Callable[[Redis, Keys, str], Awaitable[object]]
 
@@ -43,7 +44,7 @@ async def test_a_key_of_the_wrong_type_dead_letters_its_job_and_the_printer_goes
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01) as agent:
         await wait_until(lambda: printed_count(redis, venue), timeout=20)
         assert agent.printed == 1 and await redis.hget(k.job(good), "state") == b"printed"
-        assert not agent.venue_fault.active()
+        assert agent.snapshot().venue_fault is None
     bad_key = k.job(broken) if key == "job" else k.done(broken)
     assert await redis.type(bad_key) == kind.encode()  # left as it was, for staff to look at
     assert await redis.lrange(k.dlq, 0, -1) == [broken.encode()]

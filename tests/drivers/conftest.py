@@ -8,15 +8,10 @@ from typing import Any
 
 import pytest
 
-from drivers.base import Badge
 from drivers.emulators.core import EmulatedPrinter
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
 from drivers.transports import SerialTransport, TcpTransport, Transport, UsbTransport
-
-LINKS = ["tcp", "serial", "usb"]
-#: The stock each printer kind is loaded with: the badge is drawn for it (a receipt printer prints 72 mm).
-BADGE = Badge(job_id="job-1", attendee_id="ATT-0001", name="Ada Lovelace", company="Analytical", role="Speaker")
 
 
 async def open_link(printer: EmulatedPrinter, link: str, stack: list[Any]) -> Transport:
@@ -50,11 +45,3 @@ async def serve() -> AsyncIterator[Callable[[EmulatedPrinter, str], Any]]:
         stop = getattr(item, "stop", None)
         if stop is not None:
             await stop()
-
-
-async def wait_for(predicate: Callable[[], bool], within: float = 3.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.01)

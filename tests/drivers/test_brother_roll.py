@@ -10,7 +10,7 @@ from drivers.base import DeviceState, Outcome
 from drivers.config import LabelConfig
 from drivers.emulators.brother import BrotherPrinter
 from drivers.languages.brother import BrotherDriver
-from tests.drivers.conftest import BADGE
+from tests.support.drivers import BADGE
 
 
 @pytest.mark.parametrize("link", ["tcp", "serial", "usb"])

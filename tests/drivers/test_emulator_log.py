@@ -8,7 +8,7 @@ from bench.printers import LABELS
 from drivers.base import Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.drivers.conftest import BADGE
+from tests.support.drivers import BADGE
 
 
 @pytest.mark.parametrize("read_back", [True, False])

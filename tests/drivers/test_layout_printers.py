@@ -29,7 +29,7 @@ from drivers.render.zpl import decode_zpl_graphics
 from drivers.transports import TcpTransport
 from layouts.draw import LayoutDraw
 from layouts.files import load_layout
-from tests.layouts.conftest import BAND, SPEAKER, band_layout, write_logo
+from tests.support.layouts import BAND, SPEAKER, band_layout, write_logo
 
 KINDS: dict[str, tuple[type[EmulatedPrinter], type[LanguageDriver], Any]] = {
     "zpl": (ZplPrinter, ZplDriver, decode_zpl_graphics),

@@ -10,7 +10,7 @@ from bench.printers import LABELS
 from drivers.base import DeviceState, Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.drivers.conftest import BADGE, LINKS
+from tests.support.drivers import BADGE, LINKS
 
 
 @pytest.mark.parametrize("link", LINKS)

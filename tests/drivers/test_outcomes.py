@@ -11,7 +11,8 @@ from bench.printers import LABELS
 from drivers.base import Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.drivers.conftest import BADGE, wait_for
+from tests.support.drivers import BADGE
+from tests.support.waiting import wait_until
 
 KINDS = ["zpl", "brother_ql", "escpos"]
 
@@ -52,11 +53,11 @@ async def test_no_answer_fails_before_sending(serve, kind: str) -> None:
 async def test_fault_mid_print_is_unknown_and_cancel_prevents_reprint(serve, kind: str, link: str) -> None:
     printer, driver = await _setup(serve, kind, link, print_time=0.6)
     job = asyncio.create_task(driver.print(driver.render(BADGE), BADGE, timeout=5))
-    await wait_for(lambda: printer.printing is not None)
+    await wait_until(lambda: printer.printing is not None)
     printer.set_fault("head_open")
     result = await job
     assert result.outcome is Outcome.UNKNOWN, result
-    await wait_for(lambda: printer.log != [])  # the engine notices the fault at its next look (drivers/emulators)
+    await wait_until(lambda: printer.log != [])  # the engine notices the fault at its next look (drivers/emulators)
     assert [e["complete"] for e in printer.log] == [False]  # half a badge came out
     await driver.cancel()  # what the agent does before the job leaves this printer
     printer.set_fault(None)  # head closed again
@@ -75,7 +76,7 @@ async def test_without_cancel_the_recovered_printer_would_print(serve, kind: str
     printer.receive(data, lambda _: None)
     await asyncio.sleep(0.1)
     printer.set_fault(None)
-    await wait_for(lambda: len(printer.printed()) == 1)
+    await wait_until(lambda: len(printer.printed()) == 1)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -114,7 +115,7 @@ async def test_zpl_fault_before_the_label_started_is_failed_after_cancel(serve) 
 async def test_zpl_power_off_mid_print_is_unknown(serve) -> None:
     printer, driver = await _setup(serve, "zpl", print_time=0.6)
     job = asyncio.create_task(driver.print(driver.render(BADGE), BADGE, timeout=3))
-    await wait_for(lambda: printer.printing is not None)
+    await wait_until(lambda: printer.printing is not None)
     printer.set_fault("power_off")
     assert (await job).outcome is Outcome.UNKNOWN
     await driver.aclose()

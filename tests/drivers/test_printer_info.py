@@ -20,7 +20,7 @@ from drivers.languages import escpos_info as ei
 from drivers.languages.escpos import EscposDriver
 from drivers.languages.zpl import ZplDriver
 from drivers.transports.base import Transport
-from tests.drivers.conftest import BADGE
+from tests.support.drivers import BADGE
 
 
 async def _ask(link: Transport, question: bytes, within: float = 0.3) -> bytes:

@@ -14,7 +14,8 @@ from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
 from drivers.languages import base as language_base
 from drivers.languages import brother_status as bs
-from tests.drivers.conftest import BADGE, wait_for
+from tests.support.drivers import BADGE
+from tests.support.waiting import wait_until
 
 SETTLING = ["zpl", "brother_ql"]
 #: What each language asks before a badge when nothing settled stands in for it.
@@ -136,7 +137,7 @@ async def test_fault_in_the_middle_of_the_next_badge_is_unknown(serve, kind: str
     printer, driver = await _setup(serve, kind, print_time=0.4)
     await _first_badge(printer, driver)
     job = asyncio.create_task(driver.print(driver.render(SECOND), SECOND, timeout=5))
-    await wait_for(lambda: printer.printing is not None)
+    await wait_until(lambda: printer.printing is not None)
     printer.set_fault(fault)
     result = await job
     assert result.outcome is Outcome.UNKNOWN, result

@@ -15,9 +15,9 @@ from agent.intake.config import load_intake_config
 from agent.intake.tokens import TokenFile
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.test_reprint_cancel import print_it
-from tests.intake.conftest import write_intake_config
-from tests.redis.helpers import create_user
+from tests.support.agents import print_it
+from tests.support.intake import write_intake_config
+from tests.support.processes import create_user
 
 
 async def test_the_api_runs_under_the_intake_user(

@@ -6,13 +6,15 @@ import asyncio
 import json
 from pathlib import Path
 
+from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.test_reprint_cancel import print_it
-from tests.intake.conftest import Desk, start_desk
+from tests.support.agents import print_it
+from tests.support.intake import Desk, start_desk
+from tests.support.metrics import samples
 
 PROBLEM = "application/problem+json"
 
@@ -141,10 +143,18 @@ async def test_reprint_and_cancel_through_the_api(desk: Desk, redis: Redis, venu
     reprint = [f for _, f in stream if f[b"event"] == b"reprint"]
     assert reprint[0][b"by"] == b"token:staff-1" and reprint[0][b"reason"] == b"coffee"
     metrics = await (await desk.client.get("/metrics")).text()
-    assert 'badge_venue_jobs{what="reprint"} 1' in metrics and 'badge_venue_jobs{what="cancelled"} 1' in metrics
+    m = samples(metrics)  # prometheus_client's parser: each TYPE line matches its samples, or it refuses the text
+    assert (
+        m[("badge_venue_jobs", (("what", "reprint"),))] == 1 and m[("badge_venue_jobs", (("what", "cancelled"),))] == 1
+    )
     # The staff words and counts (agent/vocabulary.py): an intended reprint is no duplicate.
-    assert 'badge_venue_staff{what="reprints"} 1' in metrics and 'badge_venue_staff{what="cancelled"} 1' in metrics
-    assert 'badge_venue_staff{what="may_exist_twice"} 0' in metrics and "reprints = reprints (intended)" in metrics
+    assert m[("badge_venue_staff", (("what", "reprints"),))] == 1
+    assert m[("badge_venue_staff", (("what", "cancelled"),))] == 1
+    assert m[("badge_venue_staff", (("what", "may_exist_twice"),))] == 0 and "reprints = reprints (intended)" in metrics
+    # A counter whose TYPE line and _total samples agree: a scraper reads it as one counter family.
+    types = {f.name: f.type for f in text_string_to_metric_families(metrics)}
+    assert types["badge_intake_requests"] == "counter" and types["badge_venue_staff"] == "gauge"
+    assert m[("badge_intake_requests_total", (("route", "/v1/jobs/{id}/reprint"), ("status", "200")))] == 1
     for secret in desk.secrets.values():
         assert secret not in metrics
 

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import json
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 from agent.intake.tokens import digest
 from agent.redis_server import RedisServer
-from tests.core.test_cli import ROOT
-from tests.intake.conftest import write_intake_config
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+from tests.support.intake import write_intake_config
+from tests.support.processes import run_cli
 
 
 def test_token_add_prints_once_stores_a_hash_with_mode_0600(tmp_path: Path, redis_server: RedisServer) -> None:

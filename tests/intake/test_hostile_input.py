@@ -24,17 +24,15 @@ from agent.jobs import parse_job
 from agent.logs import JsonFormatter, KeyValueFormatter
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
-from tests.core.test_cli import ROOT
-from tests.intake.conftest import Desk
+from tests.support.intake import Desk
+from tests.support.metrics import samples
+from tests.support.processes import ROOT
 
 PROBLEM = "application/problem+json"
 
 
 def metric(text: str, route: str, status: int) -> int:
-    for line in text.splitlines():
-        if line.startswith(f'badge_intake_requests_total{{route="{route}",status="{status}"}}'):
-            return int(line.split()[-1])
-    return 0
+    return int(samples(text).get(("badge_intake_requests_total", (("route", route), ("status", str(status)))), 0))
 
 
 async def test_deep_nesting_and_lone_surrogates_answer_422_and_are_counted(

@@ -4,10 +4,6 @@ through a real ``badge-agent intake`` process, and the page says where the badge
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,44 +11,11 @@ from redis.asyncio import Redis
 
 from agent.intake.tokens import TokenFile
 from agent.redis_server import RedisServer, free_port
-from drivers.emulators import EMULATORS
-from drivers.emulators.fronts import TcpFront
-from tests.core.test_agent import running_agent
-from tests.core.test_cli import ROOT
-from tests.intake.conftest import write_intake_config
-from tests.venue.browser import start_chromium
-
-
-@contextlib.contextmanager
-def intake_process(config: Path, port: int) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agent", "intake", "-c", str(config)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert f":{port}" in line, f"intake did not start: {line!r} {proc.poll()}"
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=10)
-        assert "bdg_" not in err  # no token in its log
-
-
-@contextlib.asynccontextmanager
-async def zpl_printer(name: str, print_time: float = 0.05) -> AsyncIterator[dict[str, object]]:
-    printer = EMULATORS["zpl"](name, print_time=print_time)
-    await printer.start()
-    front = TcpFront(printer, "127.0.0.1", 0)
-    host, port = await front.start()
-    try:
-        yield {"language": "zpl", "transport": "tcp", "host": host, "port": port, "io_timeout": 2.0}
-    finally:
-        await front.stop()
-        await printer.stop()
+from tests.support.agents import running_agent
+from tests.support.browser import start_chromium
+from tests.support.drivers import zpl_printer
+from tests.support.intake import write_intake_config
+from tests.support.processes import intake_process
 
 
 async def test_kiosk_checks_in_an_attendee_and_says_where_the_badge_came_out(

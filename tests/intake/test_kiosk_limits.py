@@ -16,9 +16,9 @@ from agent.intake.outstanding import PRUNE_EVERY
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.test_reprint_cancel import print_it
-from tests.intake.conftest import Desk, start_desk
-from tests.intake.test_cli import run_cli
+from tests.support.agents import print_it
+from tests.support.intake import Desk, start_desk
+from tests.support.processes import run_cli
 
 PROBLEM = "application/problem+json"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.intake.conftest import Desk
+from tests.support.intake import Desk
 
 METHODS = ("get", "post", "delete", "put", "patch")
 

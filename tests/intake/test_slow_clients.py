@@ -19,8 +19,8 @@ import pytest
 
 from agent.intake.tokens import TokenFile
 from agent.redis_server import RedisServer, free_port
-from tests.core.test_cli import ROOT
-from tests.intake.conftest import write_intake_config
+from tests.support.intake import write_intake_config
+from tests.support.processes import ROOT
 
 
 @pytest.fixture

@@ -8,10 +8,8 @@ import sys
 from pathlib import Path
 
 from agent.intake.config import IntakeConfig, load_intake_config
-from tests.venue.test_systemd import UNIT, systemd_analyze
-
-ROOT = Path(__file__).resolve().parents[2]
-INTAKE_UNIT = ROOT / "systemd" / "badge-intake.service"
+from tests.support.processes import ROOT
+from tests.support.systemd import INTAKE_UNIT, UNIT, systemd_analyze
 
 
 def local_unit(tmp_path: Path) -> Path:

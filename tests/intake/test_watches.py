@@ -21,8 +21,8 @@ from agent.intake.hub import Hub
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.core.test_reprint_cancel import print_it
-from tests.intake.conftest import Desk, start_desk
+from tests.support.agents import print_it
+from tests.support.intake import Desk, start_desk
 
 PROBLEM = "application/problem+json"
 

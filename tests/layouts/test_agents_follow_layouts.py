@@ -23,11 +23,9 @@ from drivers.emulators.fronts import TcpFront
 from drivers.emulators.zpl import ZplPrinter
 from layouts.files import load_layout
 from layouts.store import LayoutStore
-from tests.conftest import write_agent_config
-from tests.core.test_agent import enqueue_many, wait_until
-from tests.core.test_process import agent_process
-
-from .conftest import band_layout, write_logo
+from tests.support.agents import enqueue_many, running_process, write_agent_config
+from tests.support.layouts import band_layout, write_logo
+from tests.support.waiting import wait_until
 
 
 def qr_layout(tmp_path: Path, name: str, data: str, width: float = 101.6, height: float = 152.4) -> Path:
@@ -73,7 +71,7 @@ async def test_a_new_version_prints_from_the_next_badge_without_a_restart(
                     tmp_path / f"{printer.name}.yaml", venue, redis_server.url, printer.name,
                     printer__driver={"language": "zpl", "transport": "tcp", **link},
                 )  # fmt: skip
-                stack.enter_context(agent_process(config))
+                stack.enter_context(running_process(config))
             await wait_until(lambda: sum(len(p.printed()) for p in printers) >= 6, timeout=60)
             await layouts.set("default", [load_layout(qr_layout(tmp_path, "v2.yaml", "NEW-{attendee_id}"))], by="test")
             await wait_until(lambda: _all_done(redis, venue, ids), timeout=90)
@@ -134,7 +132,7 @@ async def test_a_printer_whose_stock_no_variant_fits_takes_no_work_and_says_why(
             printer__driver={"language": "brother_ql", "transport": "tcp", "model": "QL-820NWB", **link},
             http__listen=f"127.0.0.1:{http_port}",
         )  # fmt: skip
-        with agent_process(config):
+        with running_process(config):
 
             async def healthz_names_the_layout() -> bool:
                 status, body = await _healthz(http_port)

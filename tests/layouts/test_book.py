@@ -16,8 +16,7 @@ from layouts.book import LayoutBook
 from layouts.files import load_layout
 from layouts.model import Layout
 from layouts.store import LayoutStore
-
-from .conftest import SPEAKER, band_layout, write_logo
+from tests.support.layouts import SPEAKER, band_layout, write_logo
 
 ZEBRA = LabelConfig(width_mm=101.6, height_mm=152.4, dpi=203)
 
@@ -94,7 +93,7 @@ async def test_stored_svgs_and_pdfs_come_drawn_for_every_resolution_so_agents_ne
     import subprocess
     import sys
 
-    from .conftest import write_pdf
+    from tests.support.layouts import write_pdf
 
     (tmp_path / "logo.svg").write_text(
         '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>'
@@ -116,7 +115,7 @@ from redis.asyncio import Redis
 from drivers.config import LabelConfig
 from layouts.book import LayoutBook
 from layouts.store import LayoutStore
-from tests.layouts.conftest import SPEAKER
+from tests.support.layouts import SPEAKER
 async def main():
     redis = Redis.from_url({redis_server.url!r})  # type: ignore[attr-defined]
     for dpi in (203, 300, 600):

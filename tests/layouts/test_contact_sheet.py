@@ -16,9 +16,9 @@ from layouts.draw import Prepared
 from layouts.files import load_layout
 from layouts.pretix import load_pretix
 from layouts.sheet import contact_sheet
-from tests.drivers.render.test_badge import NAMES
+from tests.support.drivers import NAMES
+from tests.support.layouts import SPEAKER, band_layout, write_logo
 
-from .conftest import SPEAKER, band_layout, write_logo
 from .test_pretix import butterfly
 
 

@@ -15,8 +15,7 @@ from drivers.config import LabelConfig
 from layouts.draw import Prepared, draw_layout
 from layouts.files import load_layout
 from layouts.model import Layout
-
-from .conftest import SPEAKER, band_layout, write_logo, write_pdf
+from tests.support.layouts import SPEAKER, band_layout, write_logo, write_pdf
 
 
 def codes(image: Image.Image) -> dict[str, str]:

@@ -10,8 +10,7 @@ import pytest
 from layouts.errors import LayoutError
 from layouts.files import load_layout
 from layouts.template import parse_template
-
-from .conftest import band_layout, write_logo, write_pdf
+from tests.support.layouts import band_layout, write_logo, write_pdf
 
 
 def problems(path: Path) -> list[str]:

@@ -16,8 +16,7 @@ from drivers.config import LabelConfig
 from layouts.draw import draw_layout
 from layouts.errors import LayoutError
 from layouts.pretix import load_pretix
-
-from .conftest import SPEAKER, write_logo
+from tests.support.layouts import SPEAKER, write_logo
 
 
 def write_frame_pdf(path: Path, size_mm: tuple[float, float]) -> None:

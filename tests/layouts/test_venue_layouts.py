@@ -13,9 +13,8 @@ from redis import Redis as SyncRedis
 
 from agent.protocol.keys import Keys
 from agent.redis_server import RedisServer
-from tests.core.test_cli import cli
-
-from .conftest import band_layout, write_logo
+from tests.support.layouts import band_layout, write_logo
+from tests.support.processes import cli
 
 
 def write(tmp_path: Path, name: str, data: object) -> Path:

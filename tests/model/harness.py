@@ -31,15 +31,18 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
 from agent.config import load_config
+from agent.connection import master_changes
+from agent.gate import Blocked
+from agent.gate import Gate as LoopGate
 from agent.journal import Journal
 from agent.protocol.keys import Keys
 from agent.protocol.library import Library
 from agent.protocol.store import Store
-from agent.pull import Blocked, PullLoop
+from agent.pull import PullLoop
 from agent.runtime import Agent
 from drivers.base import Badge, DeviceState, DeviceStatus, Outcome, PrintResult
 from drivers.sim import SimDriver
-from tests.conftest import write_agent_config
+from tests.support.agents import write_agent_config
 
 # Read-only calls the loop may make from another task (drawing ahead): never part of an interleaving.
 UNGATED = frozenset({"peek"})
@@ -175,26 +178,39 @@ class ModelAgent:
             lane.IDLE_CHECK = float("inf")
         self.pop_store = Store(self.pop_redis, venue, library=library)
         self.heart = Store(self.heart_redis, venue, library=library)
-        agent.store = GatedStore(self.store, self)  # type: ignore[assignment]
-        agent.journal = Journal(self.journal_path, boot_id=boot_id)
-        agent.pull = PullLoop(agent)
-        agent.pull.ahead.store = self.store
+        self.journal = Journal(self.journal_path, boot_id=boot_id)
+        # The real loop from its parts (agent/pull.py), its store gated by the model; the agent's own printer, gate
+        # facts (stopping, the heartbeat's lease and drain order, the printer's readiness) and listeners.
+        loop_gate = LoopGate(agent.stopping, agent.heartbeat, agent.device.ready, lambda: master_changes(agent.redis))
+        pull = PullLoop(
+            GatedStore(self.store, self),  # type: ignore[arg-type]
+            self.journal,
+            agent.printer,
+            loop_gate,
+            agent.pull.events,
+            me=agent.me,
+            location=agent.location,
+            timing=agent.timing,
+            max_attempts=config.jobs.max_attempts,
+        )
+        pull.ahead.store = self.store
+        agent.pull = pull  # what the agent's snapshot reads
         agent.device.ready.set()
         self.agent = agent
-        self.pull = agent.pull
-        real_wait = agent.pull.wait
+        self.pull = pull
+        real_wait = pull.wait
 
         async def gated_wait(blocked: Blocked) -> None:
             await self.arrive("wait", blocked.value, ())
             await real_wait(blocked)
 
-        agent.pull.wait = gated_wait  # type: ignore[method-assign]
+        pull.wait = gated_wait  # type: ignore[method-assign]
 
         async def no_pause(seconds: float) -> None:
             """The loop's pauses are the model's steps: no wall-clock time has to pass."""
             await asyncio.sleep(0)
 
-        agent.sleep_unless_stopping = no_pause  # type: ignore[method-assign]
+        loop_gate.sleep = no_pause  # type: ignore[method-assign]
         self.task: asyncio.Task[None] | None = None
         self.first_beat = True
 
@@ -258,25 +274,26 @@ class ModelAgent:
         started = time.monotonic()
         beat = await self.heart.beat(self.name, agent.snapshot().health(), ttl_ms, self.first_beat)
         self.first_beat = False
-        agent.last_beat_ok = started
-        if agent.beating_since is None:
-            agent.beating_since = started
+        heartbeat = agent.heartbeat
+        heartbeat.last_beat_ok = started
+        if heartbeat.beating_since is None:
+            heartbeat.beating_since = started
         if beat.was_declared_dead:
-            agent.declared_dead += 1
-        agent.drained = beat.order == "drain"
+            heartbeat.declared_dead += 1
+        heartbeat.drained = beat.order == "drain"
 
     def lose_lease(self) -> None:
         """No beat for long enough that peers may declare this agent dead: its lease is gone."""
-        self.agent.last_beat_ok = None
-        self.agent.beating_since = None
+        self.agent.heartbeat.last_beat_ok = None
+        self.agent.heartbeat.beating_since = None
 
     async def stop(self) -> None:
         """A crash: the process is gone at whatever point it was (its journal file stays as it was written)."""
         if self.task is not None and not self.task.done():
             self.task.cancel()
             await asyncio.gather(self.task, return_exceptions=True)
-        self.agent.pull.ahead.cancel()
-        self.agent.journal.close()
+        self.pull.ahead.cancel()
+        self.journal.close()
         for client in (self.redis, self.pop_redis, self.heart_redis):
             await client.aclose()
 

@@ -32,8 +32,8 @@ from agent.protocol.replies import BeginKind
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from drivers.base import Outcome
-from tests.core.helpers import pinned_index_mismatch
 from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, verdict
+from tests.support.venue import pinned_index_mismatch
 
 JOB_IDS = tuple(f"j{i}" for i in range(6))
 

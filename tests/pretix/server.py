@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -17,16 +16,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from agent.redis_server import free_port as free_loopback_port
 from tests.pretix.install import PretixInstall, pretix_env, write_config
 
 DATA_SCRIPT = Path(__file__).with_name("pretix_data.py")
-
-
-def free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class PretixServer:

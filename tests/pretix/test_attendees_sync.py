@@ -18,12 +18,10 @@ from attendees.store import AttendeeStore
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.listing import NO_NAME, ListWriter
-from tests.intake.conftest import Desk, desk
 from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
-from tests.redis.helpers import badge_agent
-
-__all__ = ["desk"]
+from tests.support.intake import Desk
+from tests.support.processes import badge_agent
 
 
 class Synced:

@@ -15,9 +15,10 @@ from redis.asyncio import Redis
 from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
 from pretix_sync.outbox import Outbox
-from tests.core.test_agent import running_agent, wait_until
 from tests.pretix.conftest import Pretix
-from tests.pretix.test_outbox import print_badge, printed
+from tests.support.agents import running_agent
+from tests.support.pretix import print_badge, printed
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 

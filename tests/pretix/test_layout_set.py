@@ -12,7 +12,7 @@ from PIL import Image, ImageOps
 from agent.redis_server import RedisServer
 from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
-from tests.redis.helpers import badge_agent
+from tests.support.processes import badge_agent
 
 
 def test_the_event_s_layouts_and_their_products_are_set_and_print_with_the_background(

@@ -23,9 +23,11 @@ from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.listing import ListWriter
 from pretix_sync.outbox import Outbox, Sender
-from tests.core.test_agent import running_agent, wait_until
 from tests.pretix.conftest import Pretix
-from tests.redis.helpers import badge_agent, create_user
+from tests.support.agents import running_agent
+from tests.support.pretix import print_badge, printed
+from tests.support.processes import badge_agent, create_user
+from tests.support.waiting import wait_until
 
 
 @asynccontextmanager
@@ -38,17 +40,6 @@ async def venue_of(pretix: Pretix, redis: Redis, venue: str) -> AsyncIterator[tu
         changes = ListChanges(client, pretix.entrance)
         await ListWriter(store).write((await changes.read()).records)
         yield store, client
-
-
-async def print_badge(store: AttendeeStore, code: str) -> str:
-    """What a kiosk's scan does (POST /v1/attendees/{code}/badge): the attendee's one badge job."""
-    reply, attendee = await store.badge(code, "kiosk-1", at_desk=False)
-    assert attendee is not None and reply.kind.value == "queued", reply
-    return attendee.job_id
-
-
-async def printed(redis: Redis, venue: str, job_id: str) -> bool:
-    return await redis.exists(Keys(venue).done(job_id)) == 1
 
 
 def prints(tmp_path: Path) -> list[dict[str, Any]]:

@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.intake.test_unit_and_config import INTAKE_UNIT
-from tests.venue.test_systemd import systemd_analyze
+from tests.support.systemd import INTAKE_UNIT, systemd_analyze
 
 ROOT = Path(__file__).resolve().parents[2]
 SYNC_UNIT = ROOT / "systemd" / "badge-pretix-sync.service"

@@ -21,11 +21,11 @@ from agent.protocol.replies import RequeueKind
 from agent.protocol.scripts import load_library
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
-from tests.conftest import write_agent_config
-from tests.core.helpers import assert_each_unfinished_job_in_one_list, print_log_copies
-from tests.core.test_agent import printed_count, wait_until
-from tests.core.test_process import agent_process
-from tests.redis.helpers import badge_agent, create_user
+from tests.support.agents import printed_count, running_process, write_agent_config
+from tests.support.prints import print_log_copies
+from tests.support.processes import badge_agent, create_user
+from tests.support.venue import assert_each_unfinished_job_in_one_list
+from tests.support.waiting import wait_until
 
 
 def _user_url(server: RedisServer, user: str, password_file: Path) -> str:
@@ -74,7 +74,7 @@ async def test_agents_run_their_whole_flow_under_generated_users(tmp_path: Path,
             )
             for p in ("p1", "p2")
         }
-        with agent_process(configs["p1"]) as p1, agent_process(configs["p2"]) as p2:
+        with running_process(configs["p1"]) as p1, running_process(configs["p2"]) as p2:
             await wait_until(lambda: _at_least(printed_count(admin, venue), 3), timeout=20)
             # Killed while it holds a badge (0.4 s a print): whatever the machine's load, there is a job to reclaim.
             await wait_until(lambda: admin.llen(Keys(venue).inflight("p2")), timeout=20)

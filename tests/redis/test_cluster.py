@@ -20,11 +20,10 @@ from agent.protocol.library import default_library
 from agent.protocol.scripts import library_loaded, load_library
 from agent.protocol.store import Store
 from bench.topology import ClusterSetup
-from tests.conftest import write_agent_config
-from tests.core.helpers import print_log_copies
-from tests.core.test_agent import enqueue_many, printed_count, wait_until
-from tests.core.test_process import agent_process
-from tests.redis.helpers import badge_agent
+from tests.support.agents import enqueue_many, printed_count, running_process, write_agent_config
+from tests.support.prints import print_log_copies
+from tests.support.processes import badge_agent
+from tests.support.waiting import wait_until
 
 
 async def _user_on_every_node(setup: ClusterSetup, venue: str, printer: str, password_file: Path) -> str:
@@ -87,7 +86,7 @@ async def test_two_venues_share_a_cluster_and_stay_apart(tmp_path: Path) -> None
             for venue in venues
             for printer in ("p1", "p2")
         ]
-        procs = [agent_process(c) for c in configs]
+        procs = [running_process(c) for c in configs]
         started = [p.__enter__() for p in procs]
         try:
             for venue in venues:

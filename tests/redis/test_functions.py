@@ -17,8 +17,9 @@ from agent.protocol.library import default_library
 from agent.protocol.scripts import LOAD_COMMAND, library_loaded
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer, find_redis_server, free_port, kill_process
-from tests.core.test_agent import enqueue_many, printed_count, running_agent, wait_until
-from tests.redis.helpers import ROOT, badge_agent, create_user
+from tests.support.agents import enqueue_many, printed_count, running_agent
+from tests.support.processes import ROOT, badge_agent, create_user
+from tests.support.waiting import wait_until
 
 
 async def _healthz(port: int) -> tuple[int, str]:

@@ -16,7 +16,7 @@ from agent.protocol.library import LIBRARY_PACKAGES, LibraryError, build, defaul
 from agent.protocol.scripts import SCRIPT_NAMES, library_loaded, load_library
 from agent.protocol.store import Store
 from bench.topology import Node
-from tests.core.test_agent import enqueue_many
+from tests.support.agents import enqueue_many
 
 
 def _copy_of_the_protocol(into: Path, package: str = "agent.protocol") -> Path:

@@ -18,12 +18,12 @@ from agent.config import RedisConfig
 from agent.connection import make_redis
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
+from bench.common import job_states
 from bench.topology import SentinelSetup
-from tests.conftest import write_agent_config
-from tests.core.helpers import print_log_copies
-from tests.core.test_agent import enqueue_many, wait_until
-from tests.core.test_process import agent_process
-from tests.redis.helpers import badge_agent
+from tests.support.agents import enqueue_many, running_process, write_agent_config
+from tests.support.prints import print_log_copies, printed_lines
+from tests.support.processes import badge_agent
+from tests.support.waiting import wait_until
 
 PRINTERS = ["s1", "s2", "s3"]
 
@@ -51,15 +51,11 @@ async def _ready(setup: SentinelSetup) -> bool:
     return True
 
 
-def _printed_lines(tmp_path: Path) -> int:
-    return sum(len(p.read_text().splitlines()) for p in tmp_path.glob("*.prints.jsonl"))
-
-
 async def _prints_resume(tmp_path: Path, since: float, timeout: float = 15) -> float:
     """Seconds from ``since`` until the printers print again (badges already on the way when Redis went are let out)."""
     await asyncio.sleep(0.4)
-    base = _printed_lines(tmp_path)
-    await wait_until(lambda: _printed_lines(tmp_path) > base, timeout=timeout)
+    base = printed_lines(tmp_path)
+    await wait_until(lambda: printed_lines(tmp_path) > base, timeout=timeout)
     return time.monotonic() - since
 
 
@@ -84,8 +80,8 @@ async def test_agents_follow_every_failover_and_every_badge_prints(tmp_path: Pat
             )
             for name in PRINTERS
         ]
-        with agent_process(configs[0]), agent_process(configs[1]), agent_process(configs[2]):
-            await wait_until(lambda: _printed_lines(tmp_path) >= 20, timeout=20)
+        with running_process(configs[0]), running_process(configs[1]), running_process(configs[2]):
+            await wait_until(lambda: printed_lines(tmp_path) >= 20, timeout=20)
 
             # 1. kill -9 of the master, while a desk is enqueueing through the CLI.
             old = setup.by_port(await setup.master_port())
@@ -163,12 +159,5 @@ async def _changed(setup: SentinelSetup, port: int) -> bool:
 
 
 async def _all_final(client: Redis, venue: str, ids: list[str]) -> bool:
-    k = Keys(venue)
-    try:
-        async with client.pipeline(transaction=False) as pipe:
-            for job_id in ids:
-                pipe.hget(k.job(job_id), "state")
-            states = await pipe.execute()
-    except (RedisError, OSError):
-        return False
-    return all(s == b"printed" for s in states)
+    states = await job_states(client, venue, ids)
+    return states is not None and all(s == b"printed" for s in states)

@@ -16,11 +16,10 @@ from agent.protocol.store import Store
 from agent.redis_server import free_port
 from agent.validate import Invalid
 from bench.topology import Node, wait_port
-from tests.conftest import write_agent_config
-from tests.core.helpers import print_log_copies
-from tests.core.test_agent import enqueue_many, printed_count, wait_until
-from tests.core.test_process import agent_process
-from tests.redis.helpers import badge_agent
+from tests.support.agents import enqueue_many, printed_count, running_process, write_agent_config
+from tests.support.prints import print_log_copies
+from tests.support.processes import badge_agent
+from tests.support.waiting import wait_until
 
 SUBJECT_ALT_NAMES = "subjectAltName=DNS:localhost"  # not 127.0.0.1: connecting by that IP must fail
 
@@ -81,7 +80,7 @@ async def test_agent_connects_with_the_venue_ca_and_a_client_certificate(
     )  # fmt: skip
     try:
         ids = await enqueue_many(Store(admin, venue), 5)
-        with agent_process(config) as proc:
+        with running_process(config) as proc:
             await wait_until(lambda: _eq(printed_count(admin, venue), 5), timeout=20)
             proc.send_signal(signal.SIGTERM)
             assert await asyncio.to_thread(proc.wait, 20) == 0

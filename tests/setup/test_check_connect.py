@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 from agent.redis_server import RedisServer, free_port
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
-from tests.redis.helpers import create_user
+from tests.support.processes import create_user
 
 CONFIG = """
 venue: {venue}

@@ -19,9 +19,7 @@ from drivers.detect.usb import probe_usb
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
-
-#: Every CLI test stays on this machine: no subnet scan, mDNS only on loopback.
-LOOPBACK = Scanners(serial_ports=list, subnets=list, mdns_interfaces=["127.0.0.1"])
+from tests.support.detect import LOOPBACK
 
 #: Model and firmware each emulator reports (ZPL ~HI, Brother status, ESC/POS GS I), and its own serial number
 #: (SGD device.unique_id, GS I 68; a Brother tells none over the print port).

@@ -1,7 +1,7 @@
-"""A volunteer's first commands as typed, on a venue network of the test's own (tests/netns.py): `badge-agent detect`
-with no arguments scans the machine's own /24 on port 9100 and listens for mDNS announcements on every interface,
-and `badge-agent setup --yes --detected N` takes the Nth printer it lists and test-prints on it. The printers are
-emulator processes listening on venue addresses; one of them only on the port it announces."""
+"""A volunteer's first commands as typed, on a venue network of the test's own (tests/support/netns.py):
+`badge-agent detect` with no arguments scans the machine's own /24 on port 9100 and listens for mDNS announcements on
+every interface, and `badge-agent setup --yes --detected N` takes the Nth printer it lists and test-prints on it.
+The printers are emulator processes listening on venue addresses; one of them only on the port it announces."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agent.config import load_config
 from agent.redis_server import RedisServer
-from tests.netns import run_in_netns
+from tests.support.netns import run_in_netns
 
 ZEBRA, BROTHER, ANNOUNCED = "10.99.0.31", "10.99.0.32", "10.99.0.33"
 
@@ -21,12 +21,12 @@ spawn "$OUT/brother.log" python -m drivers.emulators brother_ql --host {BROTHER}
     --print-log "$OUT/brother.jsonl"
 spawn "$OUT/announced.log" python -m drivers.emulators zpl --host {ANNOUNCED} --port 9300 --print-time 0.05 \
     --print-log "$OUT/announced.jsonl"
-spawn "$OUT/mdns.log" python -m tests.mdns _pdl-datastream._tcp "Zebra ZT230 Hall C" {ANNOUNCED} 9300
+spawn "$OUT/mdns.log" python -m tests.support.mdns _pdl-datastream._tcp "Zebra ZT230 Hall C" {ANNOUNCED} 9300
 for printer in zebra brother announced; do await_line "$OUT/$printer.log" "listening on"; done
 await_line "$OUT/mdns.log" announced
 
 badge-agent detect --json > "$OUT/detect.json"
-sleep 1  # the responder's once-a-second limit (tests/mdns.py)
+sleep 1  # the responder's once-a-second limit (tests/support/mdns.py)
 badge-agent detect --no-usb --no-serial > "$OUT/detect.txt"
 n=$(python -c 'import json, sys; print(1 + [f["address"] for f in json.load(sys.stdin)].index("{ANNOUNCED}:9300"))' \
     < "$OUT/detect.json")

@@ -1,5 +1,5 @@
 """detect finds printers that announce themselves over mDNS: real zeroconf announcements on a venue network of the
-test's own (a network namespace, tests/netns.py), each for an emulator, asked on the raw port announced
+test's own (a network namespace, tests/support/netns.py), each for an emulator, asked on the raw port announced
 (``_pdl-datastream``) or on 9100 (``_ipp``), found beside a neighbour that announces other things, and none prints a
 label. detect and the responders run as they do at a venue: mDNS on every interface."""
 
@@ -18,7 +18,7 @@ from agent.commands.detect import Scanners
 from drivers.detect.mdns import browse
 from drivers.emulators import EMULATORS, EmulatedPrinter
 from drivers.emulators.fronts import TcpFront
-from tests.mdns import RESPONDER_PAUSE, announce, responder, service_info
+from tests.support.mdns import RESPONDER_PAUSE, announce, responder, service_info
 
 ZEBRA, BROTHER, NEIGHBOUR = "10.99.0.31", "10.99.0.32", "10.99.0.40"
 pytestmark = pytest.mark.netns(addresses=[ZEBRA, BROTHER, NEIGHBOUR])

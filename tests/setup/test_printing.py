@@ -69,7 +69,7 @@ async def test_preview_writes_the_raster_the_printer_would_get(tmp_path: Path) -
 
 
 async def test_preview_of_a_cp1252_export_through_the_reader_enqueue_uses(tmp_path: Path) -> None:
-    from tests.core.test_enqueue_import import PRETIX
+    from tests.support.attendee_files import PRETIX
 
     config = tmp_path / "a.yaml"
     config.write_text(CONFIG.format(host="127.0.0.1", port=9), encoding="utf-8")

@@ -1,6 +1,6 @@
 """setup --detected N takes the Nth printer detect lists (USB, serial, then network, mDNS-announced ones included),
 writes its config without a question, test-prints on it, and `badge-agent run` prints a badge with that config.
-On a venue network of the test's own (tests/netns.py), where mDNS runs on every interface as at a venue."""
+On a venue network of the test's own (tests/support/netns.py), where mDNS runs on every interface as at a venue."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from agent.redis_server import RedisServer, free_port
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
-from tests.core.test_agent import enqueue_many, wait_until
-from tests.core.test_process import agent_process
-from tests.mdns import RESPONDER_PAUSE, announce, responder, service_info
+from tests.support.agents import enqueue_many, running_process
+from tests.support.mdns import RESPONDER_PAUSE, announce, responder, service_info
+from tests.support.waiting import wait_until
 
 ZEBRA = "10.99.0.31"
 
@@ -77,7 +77,7 @@ async def test_setup_detected_picks_the_nth_printer_and_run_prints_with_its_conf
         out.write_text(yaml.safe_dump(written))
         k = Keys(venue)
         [job] = await enqueue_many(Store(redis, venue), 1, "detected-")
-        with agent_process(out):
+        with running_process(out):
             await wait_until(lambda: redis.exists(k.done(job)), timeout=40)
         assert [e["attendee_id"] for e in zebra.printed()][-1] == "detected-0" and len(zebra.printed()) == 2
 

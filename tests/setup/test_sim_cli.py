@@ -11,7 +11,7 @@ import sys
 from click.testing import CliRunner
 
 from agent.cli import main
-from tests.setup.test_detect import LOOPBACK
+from tests.support.detect import LOOPBACK
 
 
 def test_sim_says_where_it_listens_on_stdout_and_answers_there() -> None:

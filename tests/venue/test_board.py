@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +17,10 @@ from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer, free_port
 from drivers.sim import SimControl
-from tests.core.test_agent import running_agent, wait_until
-from tests.core.test_cli import cli
-from tests.venue.browser import start_chromium
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.agents import running_agent
+from tests.support.browser import start_chromium
+from tests.support.processes import board_process, cli
+from tests.support.waiting import wait_until
 
 
 async def make_maybe_duplicate(store: Store, job_id: str, ghost: str, where: str) -> None:
@@ -92,28 +86,6 @@ async def test_status_job_board_and_metrics_use_the_same_staff_words_and_counts(
         "maybe-1": "maybe_duplicate",
         "twice-1": "duplicate_print",
     }
-
-
-@contextmanager
-def board_process(url: str, venue: str) -> Iterator[str]:
-    """``badge-agent board`` as the operator runs it, on a free port; yields its address."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agent", "board", "--redis", url, "--venue", venue, "--listen", "127.0.0.1:0"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline() if proc.stdout else ""))
-        reader.start()
-        reader.join(30)
-        assert lines and "http://" in lines[0], f"board did not start: {proc.poll()} {lines}"
-        yield lines[0].split(" on ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 async def test_board_app_serves_page_snapshot_and_pushes_updates(

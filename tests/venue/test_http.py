@@ -3,33 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import aiohttp
 from aiohttp.test_utils import TestClient, TestServer
-from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
 from agent import __version__
 from agent.http_app import make_app, stale_loops
+from agent.liveness import Loop
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer, free_port
 from agent.runtime import Agent
 from drivers.sim import SimControl
-from tests.core.test_agent import enqueue_many, running_agent, wait_until
+from tests.support.agents import enqueue_many, running_agent
+from tests.support.metrics import Samples, samples
+from tests.support.waiting import wait_until
 
 
-def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of a Prometheus text exposition, keyed by (name, sorted labels)."""
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
-
-
-async def scrape(client: TestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+async def scrape(client: TestClient) -> Samples:
     resp = await client.get("/metrics")
     assert resp.status == 200
     assert resp.headers["Content-Type"].startswith("text/plain; version=")
@@ -46,7 +40,7 @@ async def test_healthz_and_metrics_follow_the_printer(
     ids = await enqueue_many(store, 4)
     async with (
         running_agent(tmp_path, venue, redis_server.url, print_time=0.01, jobs__max_attempts=1) as agent,
-        TestClient(TestServer(make_app(agent))) as client,
+        TestClient(TestServer(make_app(agent.snapshot, agent.metrics.text))) as client,
     ):
         await wait_until(lambda: agent.printed == 3)
         await wait_until(lambda: redis.llen(k.dlq))
@@ -134,12 +128,12 @@ async def test_redis_down_makes_healthz_503_but_keeps_the_watchdog_fed(tmp_path:
     try:
         async with (
             running_agent(tmp_path, venue, server.url, print_time=0.01) as agent,
-            TestClient(TestServer(make_app(agent))) as client,
+            TestClient(TestServer(make_app(agent.snapshot, agent.metrics.text))) as client,
         ):
-            await wait_until(lambda: agent.beating_since is not None)
+            await wait_until(lambda: agent.snapshot().beating_since is not None)
             assert (await client.get("/healthz")).status == 200
             server.kill()
-            await wait_until(lambda: agent.beating_since is None and agent.redis_errors > 0)
+            await wait_until(lambda: agent.snapshot().beating_since is None and agent.snapshot().redis_errors > 0)
             await wait_until(lambda: not agent.lease_ok())
             resp = await client.get("/healthz")
             body = await resp.json()
@@ -150,11 +144,13 @@ async def test_redis_down_makes_healthz_503_but_keeps_the_watchdog_fed(tmp_path:
             assert m[("badge_heartbeat_age_seconds", ())] > 0
             # Long enough for the pull loop to sit in wait_for_redis past its own budget.
             await asyncio.sleep(0.5)
-            assert stale_loops(agent.snapshot(), agent.loop_budgets) == {}
+            assert stale_loops(agent.snapshot()) == {}
             server.start()
-            await wait_until(lambda: agent.lease_ok() and not agent.pull.must_recover)
+            back = time.monotonic()
+            # Beating again, and the pull loop has started an iteration since (it recovered first).
+            await wait_until(lambda: agent.snapshot().lease_ok and agent.snapshot().loops[Loop.PULL] > back)
             await wait_until(_healthy(client))
-            assert stale_loops(agent.snapshot(), agent.loop_budgets) == {}
+            assert stale_loops(agent.snapshot()) == {}
     finally:
         server.stop()
 

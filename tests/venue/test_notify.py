@@ -16,7 +16,8 @@ from agent.http_app import problems, stale_loops
 from agent.notify import Notifier
 from agent.redis_server import RedisServer
 from drivers.sim import SimControl
-from tests.core.test_agent import running_agent, wait_until
+from tests.support.agents import running_agent
+from tests.support.waiting import wait_until
 
 
 class FakeSystemd:
@@ -65,7 +66,7 @@ async def test_ready_status_watchdog_and_stopping(
     async with running_agent(tmp_path, venue, redis_server.url) as agent:
         await wait_until(lambda: systemd.has("READY"))
         ready_at = next(t for t, f in systemd.received if "READY" in f)
-        assert agent.beating_since is not None  # READY only after Redis acknowledged a heartbeat
+        assert agent.snapshot().beating_since is not None  # READY only after Redis acknowledged a heartbeat
         await wait_until(lambda: systemd.has("WATCHDOG", since=ready_at))
         await wait_until(lambda: any(f.get("STATUS", "").startswith("ready; printed 0") for f in systemd.poll()))
 
@@ -74,16 +75,16 @@ async def test_ready_status_watchdog_and_stopping(
         control = SimControl(tmp_path / "desk-1.control.json")
         control.set_fault("hung")
         try:
-            await wait_until(lambda: "probe" in stale_loops(agent.snapshot(), agent.loop_budgets))
+            await wait_until(lambda: "probe" in stale_loops(agent.snapshot()))
             stalled_at = time.monotonic()
             await asyncio.sleep(0.6)  # two watchdog periods
             assert not systemd.has("WATCHDOG", since=stalled_at + 0.15)
-            assert any("probe loop stalled" in p for p in problems(agent.snapshot(), agent.loop_budgets))
+            assert any("probe loop stalled" in p for p in problems(agent.snapshot()))
         finally:
             control.set_fault(None)
         fed_again = time.monotonic()
         await wait_until(lambda: systemd.has("WATCHDOG", since=fed_again))
-        assert stale_loops(agent.snapshot(), agent.loop_budgets) == {}
+        assert stale_loops(agent.snapshot()) == {}
         stop_asked = time.monotonic()
     assert systemd.has("STOPPING", since=stop_asked)
 
@@ -96,7 +97,7 @@ async def test_starting_before_redis_extends_the_start_timeout_but_is_not_ready(
         async with running_agent(tmp_path, venue, server.url) as agent:
             await wait_until(lambda: systemd.has("EXTEND_TIMEOUT_USEC"))
             assert not systemd.has("READY")
-            assert "no heartbeat acknowledged by Redis yet" in problems(agent.snapshot(), agent.loop_budgets)
+            assert "no heartbeat acknowledged by Redis yet" in problems(agent.snapshot())
             server.start()
             await wait_until(lambda: systemd.has("READY"))
     finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -16,21 +15,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from agent.commands import setup as setup_code
 from agent.errors import EXIT_CONFIG
 from agent.redis_server import find_redis_server, free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-UNIT = ROOT / "systemd" / "badge-agent@.service"
-RULES = ROOT / "systemd" / "99-badge-printers.rules"
-
-
-def systemd_analyze() -> str:
-    """systemd-analyze, installed from Debian's systemd package when missing (we run as root in CI)."""
-    found = shutil.which("systemd-analyze")
-    if found is None and shutil.which("apt-get") is not None:
-        subprocess.run(["apt-get", "install", "-y", "-qq", "systemd"], capture_output=True, timeout=600, check=False)
-        found = shutil.which("systemd-analyze")
-    if found is None:
-        pytest.fail("systemd-analyze is needed to check the unit: apt-get install systemd")
-    return found
+from tests.support.processes import ROOT
+from tests.support.systemd import RULES, UNIT, systemd_analyze
 
 
 def unit_with_local_exec(tmp_path: Path) -> Path:

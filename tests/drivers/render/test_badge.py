@@ -12,24 +12,10 @@ from drivers.render import fonts, render_badge, runs
 from drivers.render.badge import label_dots
 from drivers.render.fonts import PACKAGE_FONT_DIR, FontLibrary
 from drivers.render.textblock import Sizes, fit
+from tests.support.drivers import NAMES
 
 from .conftest import BROTHER_62, LABELS, SMALL, ZEBRA_203, qr_texts
 
-NAMES = {
-    "latin": "Zoë Ångström-Łukasiewicz",
-    "arabic": "محمد عبد الله",
-    "hebrew": "דוד בן־גוריון",
-    "chinese": "李小龙",
-    "japanese": "山田 太郎",
-    "korean": "김민준",
-    "cyrillic": "Сергей Прокофьев",
-    "greek": "Νίκος Καζαντζάκης",
-    "devanagari": "अमिताभ बच्चन",
-    "thai": "สมชาย ใจดี",
-    "vietnamese": "Nguyễn Thị Minh Khai",
-    "mixed": "María 李 Сергей",
-    "mixed_rtl": "Sara سارة Cohen כהן",
-}
 LONG_NAME = "Maximilian Alexander Wolfeschlegelsteinhausen-Bergerdorff von Habsburg-Lothringen y Borbón"
 
 

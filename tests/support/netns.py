@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The venue network inside every namespace: the machine's own address in it, and its /24.
 VENUE_ADDRESS = "10.99.0.1"
 VENUE_NETWORK = "10.99.0.0/24"

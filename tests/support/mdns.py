@@ -1,7 +1,7 @@
 """mDNS announcements as a network printer's firmware makes them, for the tests on a venue network of their own
-(tests/netns.py): in-process (:func:`service_info`, :func:`responder`) or as a process of its own::
+(tests/support/netns.py): in-process (:func:`service_info`, :func:`responder`) or as a process of its own::
 
-    python -m tests.mdns SERVICE NAME ADDRESS PORT   # e.g. _pdl-datastream._tcp "Zebra ZT230" 10.99.0.33 9300
+    python -m tests.support.mdns SERVICE NAME ADDRESS PORT   # e.g. _pdl-datastream._tcp "Zebra ZT230" 10.99.0.33 9300
 
 which prints "announced" once the service is registered and answers queries until it is killed.
 """

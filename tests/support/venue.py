@@ -1,11 +1,9 @@
-"""Test helpers that read the venue's state the way an auditor would."""
+"""Reading the venue's state in Redis as an auditor would: where each job sits, whether the pinned index is exact."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 
 from redis.asyncio import Redis
 
@@ -81,15 +79,3 @@ async def pinned_index_problems(redis: Redis, venue: str) -> list[str]:
 async def assert_pinned_index_exact(redis: Redis, venue: str) -> None:
     problems = await pinned_index_problems(redis, venue)
     assert problems == [], problems
-
-
-def print_log_copies(*logs: Path, complete_only: bool = True) -> Counter[str]:
-    copies: Counter[str] = Counter()
-    for log in logs:
-        if not log.exists():
-            continue
-        for line in log.read_text(encoding="utf-8").splitlines():
-            entry = json.loads(line)
-            if entry["complete"] or not complete_only:
-                copies[entry["job_id"]] += 1
-    return copies

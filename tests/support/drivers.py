@@ -1,0 +1,44 @@
+"""What the driver tests share: the links a venue uses and the badge every printer kind is loaded for."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from drivers.base import Badge
+from drivers.emulators import EMULATORS
+from drivers.emulators.fronts import TcpFront
+
+LINKS = ["tcp", "serial", "usb"]
+#: The stock each printer kind is loaded with: the badge is drawn for it (a receipt printer prints 72 mm).
+BADGE = Badge(job_id="job-1", attendee_id="ATT-0001", name="Ada Lovelace", company="Analytical", role="Speaker")
+
+
+NAMES = {
+    "latin": "Zoë Ångström-Łukasiewicz",
+    "arabic": "محمد عبد الله",
+    "hebrew": "דוד בן־גוריון",
+    "chinese": "李小龙",
+    "japanese": "山田 太郎",
+    "korean": "김민준",
+    "cyrillic": "Сергей Прокофьев",
+    "greek": "Νίκος Καζαντζάκης",
+    "devanagari": "अमिताभ बच्चन",
+    "thai": "สมชาย ใจดี",
+    "vietnamese": "Nguyễn Thị Minh Khai",
+    "mixed": "María 李 Сергей",
+    "mixed_rtl": "Sara سارة Cohen כהן",
+}
+
+
+@contextlib.asynccontextmanager
+async def zpl_printer(name: str, print_time: float = 0.05) -> AsyncIterator[dict[str, object]]:
+    printer = EMULATORS["zpl"](name, print_time=print_time)
+    await printer.start()
+    front = TcpFront(printer, "127.0.0.1", 0)
+    host, port = await front.start()
+    try:
+        yield {"language": "zpl", "transport": "tcp", "host": host, "port": port, "io_timeout": 2.0}
+    finally:
+        await front.stop()
+        await printer.stop()
