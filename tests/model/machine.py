@@ -106,6 +106,7 @@ class ProtocolModel(RuleBasedStateMachine):
         self.acked: list[str] = []  # jobs the desks were told are queued, in order
         self.reprints = 0  # reprints staff were told started
         self.copies: list[Copy] = []
+        self.excused: set[Copy] = set()  # copies whose second one the design does not promise to flag
         self.violations: list[str] = []
         self.drain_inflight: dict[str, set[str]] = {}
         self.stale: set[str] = set()  # printers whose lease is gone: peers may reclaim them
@@ -174,6 +175,25 @@ class ProtocolModel(RuleBasedStateMachine):
             agent = self._new_agent(name)
             self._run(agent.beat())
         self._settle_all()
+        self._run_start_up()
+
+    def _run_start_up(self) -> None:
+        """Each new agent's start-up on an empty venue (read its empty in-flight list, find nothing to take, wait on
+        the pool) runs through at once: with no job and no journal it decides nothing, and stepping through it would
+        spend most of a sequence's steps before the first badge. Crashes and restarts later in a sequence still go
+        through recovery step by step, against whatever the venue then holds."""
+        # One agent at a time: which of several blocked pops the server hands a job to goes by the order they
+        # blocked in, and that order must be the same in every replay.
+        for name in sorted(self.agents):
+            agent = self.agents[name]
+            for _ in range(12):
+                if agent.gate is None or agent.gate.go.done():
+                    break
+                self._note(f"start-up {agent.gate.kind} {agent.gate.name}")
+                agent.release(RUN)
+                self._run(agent.settle(self.admin))
+            if not agent.popping:
+                raise AssertionError(f"{name}: start-up on an empty venue reached no pool wait")
 
     # -- desks and staff -----------------------------------------------------------------------------------------
 
@@ -233,7 +253,10 @@ class ProtocolModel(RuleBasedStateMachine):
     @rule(data=st.data(), how=st.sampled_from((RUN, RUN, RUN, RUN, LOSE_REQUEST, LOSE_REPLY)))
     def step(self, data: st.DataObject, how: str) -> None:
         """One agent's loop does its next Redis call (or pause); now and then the connection drops around it."""
-        name = data.draw(st.sampled_from(self._at_step()))
+        self._advance(data.draw(st.sampled_from(self._at_step())), how)
+
+    def _advance(self, name: str, how: str) -> None:
+        """Let one agent's loop past the Redis call (or pause) it waits at, checking begin's promises."""
         agent = self.agents[name]
         gate = agent.gate
         assert gate is not None
@@ -402,6 +425,124 @@ class ProtocolModel(RuleBasedStateMachine):
         self._note(f"reclaimed while in hand ({result.kind})")
         self._settle_all()
 
+    def _at_printer_with_peer(self) -> list[str]:
+        return self._at("print") if len(self.agents) > 1 else []
+
+    def _drive_to_printer(self, name: str, job_id: str) -> bool:
+        """Run one agent's steps (each as the step rule would) until it waits at its printer with ``job_id``."""
+        agent = self.agents[name]
+        for _ in range(12):
+            gate = agent.gate
+            if gate is None or gate.go.done() or (gate.job_id is not None and gate.job_id != job_id):
+                return False
+            if gate.kind == "print":
+                return True
+            self._advance(name, RUN)
+        return False
+
+    def _fresh_jobs(self) -> list[str]:
+        return [job for job in JOB_IDS if job not in self.acked]
+
+    @precondition(lambda self: len(self._live(lambda a: a.popping)) >= 2 and bool(self._fresh_jobs()))
+    @rule(data=st.data())
+    def zombie_at_printer(self, data: st.DataObject) -> None:
+        """A desk sends a new job; the agent that gets it runs straight to its printer, and there freezes (below)."""
+        idle = self._live(lambda a: a.popping)
+        self.enqueue(data.draw(st.sampled_from(self._fresh_jobs())), -1)
+        taker = [name for name in idle if not self.agents[name].popping]
+        job = self.acked[-1] if self.acked else ""
+        if len(taker) == 1 and self._drive_to_printer(taker[0], job):
+            how = data.draw(st.sampled_from(("peer prints", "printer silent", "late confirm")))
+            if how == "peer prints":
+                self._freeze_at_printer(taker[0], data)
+            elif how == "printer silent":
+                self._silent_then_peer(taker[0], job)
+            else:
+                self._late_confirm(taker[0], job, data)
+
+    def _late_confirm(self, name: str, job_id: str, data: st.DataObject) -> None:
+        """Every peer is busy (their pool waits end), so the reclaimed job waits in the pool when the zombie wakes,
+        its printer prints, and its late confirm must take that copy out of the pool."""
+        for peer in self._live(lambda a: a.popping):
+            self._run(self.admin.execute_command("CLIENT", "UNBLOCK", self.agents[peer].pop_client_id, "TIMEOUT"))
+        self._settle_all()
+        self._freeze_at_printer(name, data)
+        agent = self.agents[name]
+        agent.frozen = False
+        self._note("zombie wakes, prints, confirms late")
+        gate = agent.gate
+        if gate is None or gate.kind != "print" or gate.job_id != job_id:
+            return
+        self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
+        agent.release(verdict(Outcome.PRINTED))
+        self._run(agent.settle(self.admin))
+        self._settle_all()
+        gate = agent.gate
+        if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
+            self._advance(name, RUN)
+
+    def _silent_then_peer(self, name: str, job_id: str) -> None:
+        """The printer stops answering after the last byte, though the label came out; the agent releases the job as
+        unknown and the peer the pool hands it to prints it: the second copy must carry where the first may be."""
+        idle = self._live(lambda a: a.popping)
+        agent = self.agents[name]
+        self._note("printer unknown (came out), a peer prints it next")
+        self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
+        agent.release(verdict(Outcome.UNKNOWN))
+        self._run(agent.settle(self.admin))
+        self._settle_all()
+        gate = agent.gate
+        if gate is not None and not gate.go.done() and gate.name == "release":
+            self._advance(name, RUN)
+        got = [peer for peer in idle if not self.agents[peer].popping]
+        if len(got) == 1:
+            self._peer_prints(got[0], job_id, None, None)
+
+    @precondition(lambda self: bool(self._at_printer_with_peer()))
+    @rule(data=st.data())
+    def frozen_at_printer(self, data: st.DataObject) -> None:
+        self._freeze_at_printer(data.draw(st.sampled_from(self._at_printer_with_peer())), data)
+
+    def _freeze_at_printer(self, victim: str, data: st.DataObject) -> None:
+        """The rarest hard chain, made common: an agent freezes with its badge at the printer (sent, not yet
+        settled) and a peer reclaims its work at once. The job is back in the pool for a peer to take and print
+        while the zombie sleeps; when it wakes, its printer says what came out and its confirm or release is late.
+        Two copies of one round then come out at two printers, and only the reclaim's flag and confirm's NX keep
+        the second one flagged."""
+        agent = self.agents[victim]
+        job_id = agent.gate.job_id if agent.gate is not None else None
+        agent.lose_lease()
+        agent.frozen = True
+        self.stale.add(victim)
+        idle = self._live(lambda a: a.popping)
+        peers = idle or sorted(set(self.agents) - {victim})
+        by = data.draw(st.sampled_from(peers))
+        result = self._run(self.agents[by].heart.reclaim(victim, by, 0))
+        self._note(f"frozen at the printer, reclaimed ({result.kind})")
+        self._settle_all()
+        got = [name for name in idle if not self.agents[name].popping]  # the pool hands it to the first waiting
+        if len(got) == 1 and job_id is not None:
+            self._peer_prints(got[0], job_id, victim, data)
+
+    def _peer_prints(self, name: str, job_id: str, zombie: str | None, data: st.DataObject | None) -> None:
+        """The peer waiting on the pool gets the reclaimed job and runs its own steps up to the printer, which
+        prints it, and on until it has confirmed: all before the zombie wakes (or, drawn so, while it sleeps on)."""
+        peer = self.agents[name]
+        if not self._drive_to_printer(name, job_id):
+            return
+        self._note("peer prints the reclaimed job")
+        self.copies.append(Copy(job_id, name, peer.sending_epoch, peer.sending_round))
+        peer.release(verdict(Outcome.PRINTED))
+        self._run(peer.settle(self.admin))
+        self._settle_all()
+        gate = peer.gate
+        if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
+            self._advance(name, RUN)
+        if zombie is not None and data is not None and data.draw(st.booleans()):
+            self.agents[zombie].frozen = False
+            self._note("zombie wakes")
+        self._settle_all()
+
     def crash(self, data: st.DataObject, journal_kept: bool) -> None:
         """The agent dies wherever it is and starts again, with its journal file, or on a new disk and boot."""
         name = data.draw(st.sampled_from(sorted(self.agents)))
@@ -409,15 +550,29 @@ class ProtocolModel(RuleBasedStateMachine):
         if old.gate is not None and old.gate.kind == "print" and data.draw(st.booleans()):
             # It died with the badge at the printer, which finished it: a copy is out that nobody confirmed.
             self.copies.append(Copy(str(old.gate.args[0]), name, old.sending_epoch, old.sending_round))
-            self._note("crash while printing (came out)")
+            self._note("crash while printing (came out), journal " + ("kept" if journal_kept else "lost"))
         self._run(old.stop())
         if not journal_kept:
+            self._excuse_unjournaled_copy(name, old)
             old.journal_path.unlink(missing_ok=True)
             self.boots[name] = uuid.uuid4().hex
         self._new_agent(name)
         self.stale.add(name)  # the new process has not beaten yet: no lease
         self._note("crash, journal kept" if journal_kept else "crash, journal lost")
         self._settle_all()
+
+    def _excuse_unjournaled_copy(self, name: str, old: ModelAgent) -> None:
+        """The exclusion of docs/design.md: a journal lost with its disk while its badge was at the printer or
+        printed and not yet confirmed. Redis still says the job is printing at this printer and nothing says paper
+        came out, so the new process begins and prints it again, unflagged. The model expects that second copy."""
+        gate = old.gate
+        held = gate.job_id if gate is not None and gate.kind == "print" else None
+        if gate is not None and gate.name in ("confirm", "confirm_then_take"):
+            held = gate.job_id
+        for c in self.copies:
+            if c.job_id == held and c.printer == name and c.epoch == old.sending_epoch:
+                self.excused.add(c)
+                self._note("journal lost with its badge printed, unconfirmed (excluded)")
 
     @rule(fault=st.sampled_from(("snapshot", "snapshot", "snapshot", "restart", "failover", "failover")))
     def redis_fault(self, fault: str) -> None:
@@ -618,7 +773,7 @@ class ProtocolModel(RuleBasedStateMachine):
                 continue
             by_round: dict[int, list[Copy]] = {}
             for c in self.copies:
-                if c.job_id == job_id:
+                if c.job_id == job_id and c not in self.excused:
                     by_round.setdefault(c.round_epoch, []).append(c)
             for copies in by_round.values():
                 if len(copies) < 2:

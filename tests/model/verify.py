@@ -1,7 +1,7 @@
 """``scripts/verify``: the protocol model with many more examples than CI, or against deliberately broken scripts.
 
     scripts/verify [--examples N] [--steps N] [--seed N] [--jobs N]
-    scripts/verify --mutants [--examples N]
+    scripts/verify --mutants [--examples N] [--only MUTANT ...]
 
 Each job runs its share of the examples against its own redis-server, with the seed printed so a failure can be
 replayed (``--seed``). ``--mutants`` copies the ``.lua`` files to a temporary directory, breaks one thing in the copy,
@@ -145,10 +145,15 @@ def apply(mutant: Mutant, directory: Path) -> None:
     path.write_text(text.replace(mutant.find, mutant.replace), encoding="utf-8")
 
 
-def mutants(examples: int, steps: int, run_seed: int) -> int:
+def mutants(examples: int, steps: int, run_seed: int, only: list[str] | None = None) -> int:
     print(f"scripts/verify --mutants: up to {examples} sequences each, seed {run_seed}")
+    unknown = sorted(set(only or ()) - {m.name for m in MUTANTS})
+    if unknown:
+        raise SystemExit(f"--only: no mutant named {', '.join(unknown)} (see tests/model/mutants.py)")
     rows = []
     for mutant in MUTANTS:
+        if only and mutant.name not in only:
+            continue
         with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant.name}-") as tmp:
             directory = copy_scripts(Path(tmp))
             apply(mutant, directory)
@@ -183,10 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, help="replay a run (printed at its start)")
     parser.add_argument("--jobs", type=int, default=2, help="processes, each with its own redis-server (default 2)")
     parser.add_argument("--mutants", action="store_true", help="break a copy of the scripts, one way at a time")
+    parser.add_argument("--only", action="append", metavar="MUTANT", help="with --mutants: just this one (repeatable)")
     args = parser.parse_args(argv)
     run_seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     if args.mutants:
-        return mutants(args.examples or 300, args.steps, run_seed)
+        return mutants(args.examples or 300, args.steps, run_seed, args.only)
     return verify(args.examples or 10_000, args.steps, run_seed, max(1, args.jobs))
 
 
