@@ -11,67 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
-import time
 from pathlib import Path
 
 import click
 
 from agent.cli import Target, fleet_options, run_async
-from agent.errors import EXIT_CONFIG
-from agent.logs import shown
 from attendees.store import AttendeeStore
 from pretix_sync.changes import ListChanges
-from pretix_sync.cli import parse_answers, parse_event
 from pretix_sync.client import PretixClient
-from pretix_sync.errors import PretixError, PretixUnavailable
+from pretix_sync.errors import PretixError
+from pretix_sync.follow import event_and_answers, fail, follow_list, pretix_options, say
 from pretix_sync.listing import ListWriter
 from pretix_sync.outbox import Outbox, Sender
 from pretix_sync.token import read_token
-
-
-def say(text: str) -> None:
-    click.echo(shown(text, 2000), err=True)
-
-
-def _fail(message: str, code: int) -> None:
-    click.echo(f"badge-agent: {shown(message, 1000)}", err=True)
-    sys.exit(code)
-
-
-async def _follow_list(
-    changes: ListChanges, writer: ListWriter, follow: bool, interval: float, stop: asyncio.Event
-) -> None:
-    first = True
-    away_since: float | None = None
-    while True:
-        try:
-            batch = await changes.read()
-        except PretixUnavailable as exc:
-            if first or not follow:
-                raise
-            if away_since is None:  # said once per outage, not every few seconds
-                away_since = time.monotonic()
-                say(f"pretix unreachable, trying again every {interval:g} s: {exc}")
-        else:
-            if away_since is not None:
-                say(f"pretix answers again after {time.monotonic() - away_since:.0f} s")
-                away_since = None
-            written = await writer.write(batch.records)
-            if first or batch.records:
-                what = "first read" if first else "changes"
-                say(
-                    f"pretix {what}: {batch.orders} orders, {batch.valid} valid, {batch.cancelled} cancelled,"
-                    f" {batch.needs_attention} for the help desk ({batch.requests_seconds:.1f} s); {written.line()}"
-                )
-            first = False
-        if not follow:
-            return
-        try:
-            await asyncio.wait_for(stop.wait(), timeout=interval)
-            return
-        except TimeoutError:
-            pass
 
 
 async def _sync(
@@ -95,7 +47,7 @@ async def _sync(
         store = AttendeeStore(redis, target.venue)
         async with PretixClient(url, organizer, event, token) as client:
             changes = ListChanges(client, list_id, questions=questions)
-            reading = _follow_list(changes, ListWriter(store, say), follow, interval, stop)
+            reading = follow_list(changes, ListWriter(store, say), follow, interval, stop)
             if not follow:
                 await reading
                 return
@@ -116,24 +68,7 @@ async def _sync(
 
 @click.command("sync")
 @fleet_options
-@click.option("--pretix", "url", required=True, help="pretix's address, e.g. https://pretix.eu")
-@click.option("--event", required=True, help="ORGANIZER/EVENT: the short names in the event's address.")
-@click.option(
-    "--token-file",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="A file holding a team's API token (mode 600); the token is never shown or logged.",
-)
-@click.option(
-    "--checkin-list", "list_id", type=int, required=True, help="The check-in list's id (pretix decides who it admits)."
-)
-@click.option(
-    "--answer",
-    "answers",
-    multiple=True,
-    metavar="FIELD=QUESTION",
-    help="Copy the answer to a pretix question (by its identifier) into a field; repeatable.",
-)
+@pretix_options
 @click.option(
     "--follow",
     is_flag=True,
@@ -158,14 +93,7 @@ def sync(
 ) -> None:
     """Load the attendees a pretix check-in list admits into the venue's list; --follow keeps it in step and checks
     each attendee in on pretix when their first badge is confirmed printed (a reprint: a print log)."""
-    try:
-        organizer, slug = parse_event(event)
-    except click.BadParameter as exc:
-        _fail(f"--event {event!r}: {exc.message}", EXIT_CONFIG)
-    try:
-        questions = parse_answers(answers)
-    except click.BadParameter as exc:
-        _fail(f"--answer {exc.message}", EXIT_CONFIG)
+    organizer, slug, questions = event_and_answers(event, answers)
 
     async def guarded() -> PretixError | None:
         # Caught here: run_async ends every user error with 2, and pretix's have their own (78, 69).
@@ -177,4 +105,4 @@ def sync(
 
     error = run_async(guarded())
     if error is not None:
-        _fail(str(error), error.exit_code)
+        fail(str(error), error.exit_code)

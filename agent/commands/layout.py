@@ -103,9 +103,9 @@ def _set_from_pretix(target: Target, url: str, event: str, token_file: Path) -> 
     """``layout set --from pretix --pretix ...``: the event's layouts and pretix's product assignments as rules."""
     import tempfile
 
-    from pretix_sync.cli import parse_event
     from pretix_sync.client import PretixClient
     from pretix_sync.errors import PretixError
+    from pretix_sync.follow import parse_event
     from pretix_sync.layouts import as_venue_layouts, fetch_layouts
     from pretix_sync.token import read_token
 
