@@ -91,8 +91,6 @@ class Journal:
         self.boot_id = boot_id
         # True when the file was last written under another boot: its unsynced tail may be gone (see module doc).
         self.after_reboot = False
-        # True when the file did not exist at start: a held job without a record may have been sent from a lost disk.
-        self.no_file = False
         self._open: dict[str, Entry] = {}
         self._printed: OrderedDict[str, int] = OrderedDict()
         self._records = 0
@@ -118,9 +116,6 @@ class Journal:
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
-            # A new or wiped disk: nothing here says what this printer sent before. A first start holds nothing in
-            # flight; a job that is held (this printer's name used on a disk that was lost) may be at the printer.
-            self.no_file = True
             return
         last_boot: str | None = None
         for line in lines:

@@ -66,18 +66,12 @@ class Recovery:
                 await journal.append(job_id, entry.epoch, "closed")
                 done.confirmed += 1
                 log.warning("confirmed a badge printed before the interruption", extra=kv(job=job_id, confirm=kind))
-            elif (entry is not None and entry.stage == "sending") or (
-                entry is None and (journal.after_reboot or journal.no_file)
-            ):
+            elif (entry is not None and entry.stage == "sending") or (entry is None and journal.after_reboot):
                 # No record after a reboot is no proof that nothing was sent: the machine went down since the journal
-                # was last written, and a "sending" record younger than the last sync may have gone with it. Nor is
-                # no record in a journal that did not exist: the disk that held it may be gone.
-                if entry is not None:
-                    why = "interrupted while printing"
-                elif journal.after_reboot:
-                    why = "the agent's computer restarted while it held this badge"
-                else:
-                    why = "no journal of this badge on this computer (a new or wiped disk)"
+                # was last written, and a "sending" record younger than the last sync may have gone with it.
+                why = (
+                    "interrupted while printing" if entry else "the agent's computer restarted while it held this badge"
+                )
                 await self.printer.clear_buffer()
                 await store.release(me, location, job_id, "unknown", why, self.max_attempts)
                 if entry is not None:
@@ -101,8 +95,7 @@ class Recovery:
                 await store.confirm(me, location, open_entry.job_id, open_entry.epoch)
             if open_entry.job_id not in held:
                 await journal.append(open_entry.job_id, open_entry.epoch, "closed")
-        # What in-flight held across the reboot (or from a lost disk) is settled; trust the journal from now.
-        journal.after_reboot = journal.no_file = False
+        journal.after_reboot = False  # what in-flight held across the reboot is settled; trust it from now
         if master_moved and not stopping:
             # A failover can lose a confirm together with the take before it (docs/redis.md): the job is back in the
             # pool of the new master and a peer would print it again, unflagged. Confirming our recent prints again

@@ -113,23 +113,6 @@ async def test_a_badge_held_across_a_reboot_is_reprinted_flagged(
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {job_id: 1}
 
 
-async def test_a_badge_held_when_the_journal_was_lost_with_its_disk_is_reprinted_flagged(
-    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
-) -> None:
-    """A new or wiped disk: no journal file at all, and a badge this printer's name held. Nothing says it was not
-    sent, so it is released as maybe printed (staff told where to look), never printed again unflagged."""
-    job_id = await _hold_in_inflight(redis, venue, tmp_path, THIS_BOOT or "this-boot")
-    (tmp_path / "desk-1.journal").unlink()
-    k = Keys(venue)
-    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0) as agent:
-        await wait_until(lambda: _state(redis, k, job_id, b"printed"))
-        assert not agent.journal.no_file  # settled once, then trusted
-    job = await redis.hgetall(k.job(job_id))
-    assert job[b"maybe_printed"] == b"1" and b"desk-1" in job[b"maybe_printed_where"]
-    assert job[b"maybe_duplicate"] == b"1"
-    assert print_log_copies(tmp_path / "desk-1.prints.jsonl") == {job_id: 1}
-
-
 async def test_a_badge_held_when_only_the_agent_died_is_printed_without_a_flag(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
