@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 from agent.intake.config import IntakeConfig, load_intake_config
 from tests.support.processes import ROOT
-from tests.support.systemd import INTAKE_UNIT, UNIT, systemd_analyze
+from tests.support.systemd import INTAKE_UNIT, UNIT, assert_verifies_with_low_exposure, hardening_lines
 
 
 def local_unit(tmp_path: Path) -> Path:
@@ -21,23 +20,11 @@ def local_unit(tmp_path: Path) -> Path:
 
 def test_intake_unit_verifies_and_exposure_is_low(tmp_path: Path) -> None:
     unit = local_unit(tmp_path)
-    verify = subprocess.run([systemd_analyze(), "verify", str(unit)], capture_output=True, text=True, timeout=60)
-    assert verify.returncode == 0 and verify.stderr.strip() == "", verify
-    security = subprocess.run(
-        [systemd_analyze(), "security", "--offline=yes", "--no-pager", str(unit)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    match = re.search(r"Overall exposure level for \S+: ([0-9.]+)", security.stdout)
-    assert match and float(match.group(1)) <= 2.0, security.stdout
+    assert_verifies_with_low_exposure(unit)
 
 
 def test_intake_unit_has_every_hardening_line_of_the_agents() -> None:
-    def settings(text: str) -> set[str]:
-        return {line for line in text.splitlines() if re.match(r"(Protect|Restrict|NoNew|Capability|SystemCall)", line)}
-
-    agent, intake = settings(UNIT.read_text()), settings(INTAKE_UNIT.read_text())
+    agent, intake = hardening_lines(UNIT.read_text()), hardening_lines(INTAKE_UNIT.read_text())
     # Narrower on purpose: no AF_NETLINK (that is libusb's hot-plug socket; the intake has no printer).
     assert {s for s in agent if not s.startswith("RestrictAddressFamilies")} <= intake
     assert "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6" in intake
