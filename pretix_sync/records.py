@@ -79,24 +79,9 @@ def admitted(position: Position, products: dict[int, str], questions: dict[str, 
     """A position pretix's check-in list admits (its answer, with pretix's name fallback already applied, and its
     ``require_attention``, which covers the order's, the product's and the variation's flag). ``questions``: the
     answers to put into fields (field -> question identifier)."""
-    product = _text(products.get(position.item, ""))
     name = _text(position.attendee_name)
-    attention = position.require_attention or not name
-    fields = {**answer_fields(position, questions or {}), "ticket_type": product, "product_id": str(position.item)}
-    return AttendeeRecord(
-        code=position.secret,
-        job_id=job_id_for(position.order, position.id),
-        order_code=position.order,
-        position_id=position.id,
-        name=name,
-        company=_text(position.company),
-        role=product,
-        product_id=position.item,
-        email=_text(position.attendee_email),
-        status="valid",
-        needs_attention=attention,
-        fields=fields,
-    )
+    answers = answer_fields(position, questions or {})
+    return _record(position, position.order, name, products, "valid", position.require_attention or not name, answers)
 
 
 def not_admitted(position: Position, order: Order, products: dict[int, str]) -> AttendeeRecord:
@@ -106,19 +91,33 @@ def not_admitted(position: Position, order: Order, products: dict[int, str]) -> 
     else:
         reason = f"the order is {ORDER_STATES.get(order.status, order.status)} in pretix"
     name = _text(position.attendee_name) or _text(order.invoice_address.name if order.invoice_address else None)
+    return _record(position, order.code, name, products, "cancelled", False, {}, reason)
+
+
+def _record(
+    position: Position,
+    order_code: str,
+    name: str,
+    products: dict[int, str],
+    status: str,
+    needs_attention: bool,
+    answers: dict[str, str],
+    reason: str = "",
+) -> AttendeeRecord:
+    """One ticket as a record: the product is its role and ``fields.ticket_type``, as the import presets make it."""
     product = _text(products.get(position.item, ""))
     return AttendeeRecord(
         code=position.secret,
-        job_id=job_id_for(order.code, position.id),
-        order_code=order.code,
+        job_id=job_id_for(order_code, position.id),
+        order_code=order_code,
         position_id=position.id,
         name=name,
         company=_text(position.company),
         role=product,
         product_id=position.item,
         email=_text(position.attendee_email),
-        status="cancelled",
+        status=status,
         reason=reason,
-        needs_attention=False,
-        fields={"ticket_type": product, "product_id": str(position.item)},
+        needs_attention=needs_attention,
+        fields={**answers, "ticket_type": product, "product_id": str(position.item)},
     )
