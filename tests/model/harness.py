@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
-from agent.config import load_config
+from agent.config import AgentConfig, load_config
 from agent.connection import master_changes
 from agent.gate import Blocked
 from agent.gate import Gate as LoopGate
@@ -127,6 +129,24 @@ class GatedStore:
         return gated
 
 
+@functools.cache
+def printer_config(directory: Path, url: str, name: str) -> AgentConfig:
+    """One printer's agent config, written as YAML and read back by ``load_config`` (every check an agent's config
+    gets) once per printer and run; each incarnation takes it with its sequence's venue and journal file. Once, not
+    per agent: the file round trip was a tenth of a sequence's time."""
+    return load_config(
+        write_agent_config(
+            directory / f"{name}.yaml",
+            "model",
+            url,
+            name,
+            timing__heartbeat_interval=30,  # a lease lasts a minute: only the model takes it away
+            timing__block_timeout=0.05,
+            timing__affinity_wait=0,  # a pinned job may be stolen as soon as the model lets a peer look
+        )
+    )
+
+
 class ModelAgent:
     """One incarnation of one printer's agent (a crash starts a new one over the same journal file, or none)."""
 
@@ -138,17 +158,11 @@ class ModelAgent:
         name: str,
         library: Library | None,
         boot_id: str,
+        config_dir: Path,
     ) -> None:
-        config = load_config(
-            write_agent_config(
-                workdir / f"{name}.yaml",
-                venue,
-                url,
-                name,
-                timing__heartbeat_interval=30,  # a lease lasts a minute: only the model takes it away
-                timing__block_timeout=0.05,
-                timing__affinity_wait=0,  # a pinned job may be stolen as soon as the model lets a peer look
-            )
+        """``workdir``: the sequence's (the journal file); ``config_dir``: the run's (``printer_config``)."""
+        config = msgspec.structs.replace(
+            printer_config(config_dir, url, name), venue=venue, journal=workdir / f"{name}.journal"
         )
         self.name = name
         self.url = url
@@ -168,8 +182,11 @@ class ModelAgent:
         # No retries, like the agent's own client: a retry would re-send the pop on a new connection after a backoff
         # with jitter (redis-py's default), which no model could replay.
         once = Retry(NoBackoff(), 0)
-        self.pop_redis = Redis.from_url(url, decode_responses=False, single_connection_client=True, retry=once)
-        self.heart_redis = Redis.from_url(url, decode_responses=False, retry=once)
+        # No CLIENT SETINFO on connect, as the agent's own client (agent/connection.py): Redis 7.0 refuses it anyway.
+        self.pop_redis = Redis.from_url(
+            url, decode_responses=False, single_connection_client=True, retry=once, driver_info=None
+        )
+        self.heart_redis = Redis.from_url(url, decode_responses=False, retry=once, driver_info=None)
         self.store = Store(self.redis, venue, dedicated=True, library=library)
         lane = self.store.scripts.lane
         if lane is not None:

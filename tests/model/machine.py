@@ -98,7 +98,11 @@ class ProtocolModel(RuleBasedStateMachine):
         self.dir = Path(tempfile.mkdtemp(prefix="model-", dir=self.world.workdir))
         retry = Retry(NoBackoff(), 20)
         self.admin = Redis.from_url(
-            self.world.server.url, decode_responses=False, retry=retry, retry_on_error=[RedisConnectionError]
+            self.world.server.url,
+            decode_responses=False,
+            retry=retry,
+            retry_on_error=[RedisConnectionError],
+            driver_info=None,  # no CLIENT SETINFO on connect (Redis 7.0 refuses it): a round trip a connection
         )
         self.desk = Store(self.admin, self.venue, library=self.world.library)
         self.agents: dict[str, ModelAgent] = {}
@@ -129,7 +133,8 @@ class ProtocolModel(RuleBasedStateMachine):
         self.world.last_sequence_steps += 1
 
     def _new_agent(self, name: str) -> ModelAgent:
-        agent = ModelAgent(self.dir, self.venue, self.world.server.url, name, self.world.library, self.boots[name])
+        world = self.world
+        agent = ModelAgent(self.dir, self.venue, world.server.url, name, world.library, self.boots[name], world.workdir)
         agent.start(self.loop)
         self.agents[name] = agent
         return agent
