@@ -82,6 +82,16 @@ class Snapshot:
 
 _venues = itertools.count()
 
+# The invariants' read of the venue, one script (one atomic step, one round trip); EVALSHA, loaded again after a
+# Redis restart emptied the script cache (redis-py's Script).
+STATE_SCRIPT = (Path(__file__).parent / "state.lua").read_text(encoding="utf-8")
+
+
+def _pairs(flat: list[bytes]) -> dict[str, str]:
+    """A flat field, value, field, value ... reply as a dict of text."""
+    return {a.decode(): b.decode() for a, b in zip(flat[::2], flat[1::2], strict=True)}
+
+
 WORLD: ModelWorld | None = None  # set by the test or scripts/verify before the machine runs
 
 
@@ -105,6 +115,7 @@ class ProtocolModel(RuleBasedStateMachine):
             driver_info=None,  # no CLIENT SETINFO on connect (Redis 7.0 refuses it): a round trip a connection
         )
         self.desk = Store(self.admin, self.venue, library=self.world.library)
+        self._state = self.admin.register_script(STATE_SCRIPT)
         self.agents: dict[str, ModelAgent] = {}
         self.boots: dict[str, str] = {}
         self.acked: list[str] = []  # jobs the desks were told are queued, in order
@@ -650,36 +661,28 @@ class ProtocolModel(RuleBasedStateMachine):
     # -- the invariants (docs/design.md, "The protocol as a specification") --------------------------------------
 
     def _read(self) -> dict[str, Any]:
-        """Everything the invariants look at, in one round trip (a MULTI: one consistent moment)."""
-
-        async def read() -> dict[str, Any]:
-            k = self.keys
-            names = ["pool", "dlq"]
-            for printer in self.agents:
-                names += [f"q:{printer}", f"inflight:{printer}"]
-            async with self.admin.pipeline(transaction=True) as pipe:
-                for name in names:
-                    pipe.lrange(k.prefix + name, 0, -1)
-                for job in JOB_IDS:
-                    pipe.hgetall(k.job(job))
-                    pipe.get(k.done(job))
-                pipe.hgetall(k.stats)
-                pipe.xrange(k.events)
-                pipe.zrange(k.pinned, 0, -1, withscores=True)
-                replies = await pipe.execute()
-            lists = {name: [r.decode() for r in ids] for name, ids in zip(names, replies, strict=False)}
-            rest = replies[len(names) :]
-            jobs: dict[str, dict[str, str]] = {}
-            for i, job in enumerate(JOB_IDS):
-                raw, done = rest[2 * i], rest[2 * i + 1]
-                if raw:
-                    jobs[job] = {a.decode(): b.decode() for a, b in raw.items()}
-                    jobs[job]["_done"] = done.decode() if done is not None else ""
-            stats = {a.decode(): int(b) for a, b in rest[-3].items()}
-            events = [{a.decode(): b.decode() for a, b in f.items()} for _, f in rest[-2]]
-            return {"lists": lists, "jobs": jobs, "stats": stats, "events": events, "pinned": rest[-1]}
-
-        return self._run(read())
+        """Everything the invariants look at, in one round trip and one consistent moment (state.lua)."""
+        k = self.keys
+        names = ["pool", "dlq"]
+        for printer in self.agents:
+            names += [f"q:{printer}", f"inflight:{printer}"]
+        keys = [k.prefix + name for name in names]
+        for job in JOB_IDS:
+            keys += [k.job(job), k.done(job)]
+        keys += [k.stats, k.events, k.pinned]
+        replies = self._run(self._state(keys=keys, args=[len(names), len(JOB_IDS)]))
+        lists = {name: [r.decode() for r in ids] for name, ids in zip(names, replies, strict=False)}
+        rest = replies[len(names) :]
+        jobs: dict[str, dict[str, str]] = {}
+        for i, job in enumerate(JOB_IDS):
+            raw, done = rest[2 * i], rest[2 * i + 1]
+            if raw:
+                jobs[job] = _pairs(raw)
+                jobs[job]["_done"] = done.decode() if done is not None else ""
+        stats = {a: int(b) for a, b in _pairs(rest[-3]).items()}
+        events = [_pairs(fields) for _, fields in rest[-2]]
+        pinned = [(member, float(score)) for member, score in zip(rest[-1][::2], rest[-1][1::2], strict=True)]
+        return {"lists": lists, "jobs": jobs, "stats": stats, "events": events, "pinned": pinned}
 
     @invariant()
     def check(self) -> None:
