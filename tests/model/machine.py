@@ -32,7 +32,7 @@ from agent.protocol.replies import BeginKind
 from agent.protocol.store import Store
 from agent.redis_server import RedisServer
 from drivers.base import Outcome
-from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, verdict
+from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, settle, verdict
 from tests.support.venue import pinned_index_mismatch
 
 JOB_IDS = tuple(f"j{i}" for i in range(6))
@@ -117,6 +117,7 @@ class ProtocolModel(RuleBasedStateMachine):
         self.desk = Store(self.admin, self.venue, library=self.world.library)
         self._state = self.admin.register_script(STATE_SCRIPT)
         self.agents: dict[str, ModelAgent] = {}
+        self.moved = asyncio.Event()  # any agent's loop moved (harness.settle)
         self.boots: dict[str, str] = {}
         self.acked: list[str] = []  # jobs the desks were told are queued, in order
         self.reprints = 0  # reprints staff were told started
@@ -145,17 +146,15 @@ class ProtocolModel(RuleBasedStateMachine):
 
     def _new_agent(self, name: str) -> ModelAgent:
         world = self.world
-        agent = ModelAgent(self.dir, self.venue, world.server.url, name, world.library, self.boots[name], world.workdir)
+        agent = ModelAgent(
+            self.dir, self.venue, world.server.url, name, world.library, self.boots[name], world.workdir, self.moved
+        )
         agent.start(self.loop)
         self.agents[name] = agent
         return agent
 
     def _settle_all(self) -> None:
-        async def settle() -> None:
-            for agent in self.agents.values():
-                await agent.settle(self.admin)
-
-        self._run(settle())
+        self._run(settle(self.agents.values(), self.admin))
 
     async def _reconnect_model(self) -> None:
         """The model's own clients (desks, staff, heartbeats) start afresh after the server changed under them; the
@@ -282,12 +281,11 @@ class ProtocolModel(RuleBasedStateMachine):
         check = self._run(self._before_begin(name, gate.args[2])) if gate.name == "begin" else None
         replies = len(agent.replies)
         agent.release(how)
-        self._run(agent.settle(self.admin))
+        self._settle_all()
         if check is not None:
             for call, args, reply in agent.replies[replies:]:
                 if call == "begin" and reply.kind is BeginKind.PRINT:
                     self._after_begin(name, args[2], *check)
-        self._settle_all()
 
     @precondition(lambda self: bool(self._at_step()))
     @rule(data=st.data())
@@ -337,7 +335,6 @@ class ProtocolModel(RuleBasedStateMachine):
         if out:
             self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
         agent.release(verdict(outcome))
-        self._run(agent.settle(self.admin))
         self._settle_all()
 
     @precondition(lambda self: bool(self._at("print")))
@@ -491,7 +488,6 @@ class ProtocolModel(RuleBasedStateMachine):
             return
         self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
         agent.release(verdict(Outcome.PRINTED))
-        self._run(agent.settle(self.admin))
         self._settle_all()
         gate = agent.gate
         if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
@@ -505,7 +501,6 @@ class ProtocolModel(RuleBasedStateMachine):
         self._note("printer unknown (came out), a peer prints it next")
         self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
         agent.release(verdict(Outcome.UNKNOWN))
-        self._run(agent.settle(self.admin))
         self._settle_all()
         gate = agent.gate
         if gate is not None and not gate.go.done() and gate.name == "release":
@@ -549,7 +544,6 @@ class ProtocolModel(RuleBasedStateMachine):
         self._note("peer prints the reclaimed job")
         self.copies.append(Copy(job_id, name, peer.sending_epoch, peer.sending_round))
         peer.release(verdict(Outcome.PRINTED))
-        self._run(peer.settle(self.admin))
         self._settle_all()
         gate = peer.gate
         if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
