@@ -604,11 +604,17 @@ class ProtocolModel(RuleBasedStateMachine):
         """A replica as of now: a later failover to it loses every write after this step."""
 
         async def dump() -> list[tuple[bytes, int, bytes]]:
+            keys = [key async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500)]
+            # One round trip (a pipeline, each command its own as before: nothing else moves meanwhile).
+            pipe = self.admin.pipeline(transaction=False)
+            for key in keys:
+                pipe.dump(key)
+                pipe.pttl(key)
+            replies = await pipe.execute()
             out = []
-            async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500):
-                value = await self.admin.dump(key)
+            for key, value, ttl in zip(keys, replies[::2], replies[1::2], strict=True):
                 if value is not None:
-                    out.append((key, max(0, int(await self.admin.pttl(key))), value))
+                    out.append((key, max(0, int(ttl)), value))
             return out
 
         self.snapshot = Snapshot(
@@ -628,10 +634,14 @@ class ProtocolModel(RuleBasedStateMachine):
 
         async def promote() -> None:
             keys = [key async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500)]
+            # One round trip; not a transaction: the server runs each command on its own, in order, as one by one
+            # (a pool wait the restored pool wakes is handed its job between two of them, as before).
+            pipe = self.admin.pipeline(transaction=False)
             if keys:
-                await self.admin.delete(*keys)
+                pipe.delete(*keys)
             for key, ttl, value in snap.dumps:
-                await self.admin.restore(key, ttl, value, replace=True)
+                pipe.restore(key, ttl, value, replace=True)
+            await pipe.execute()
             for agent in self.agents.values():
                 pool = agent.redis.connection_pool
                 pool.changes = getattr(pool, "changes", 0) + 1  # type: ignore[attr-defined]
