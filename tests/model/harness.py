@@ -209,7 +209,10 @@ class ModelAgent:
             agent.pull.events,
             me=agent.me,
             location=agent.location,
-            timing=agent.timing,
+            # Its pauses are the model's steps (``gated_wait``): no wall-clock time has to pass in them. The loop's
+            # heartbeat_interval bounds only its pause while it has no lease and its wait for Redis after an error
+            # (agent/pull.py); the lease itself is the heartbeat's, by the config's interval.
+            timing=msgspec.structs.replace(agent.timing, heartbeat_interval=0.0),
             max_attempts=config.jobs.max_attempts,
         )
         pull.ahead.store = self.store
