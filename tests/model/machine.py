@@ -41,6 +41,13 @@ JOB_IDS = tuple(f"j{i}" for i in range(6))
 COUNTED = ("enqueued", "printed", "reprint", "cancelled", "duplicate_print", "maybe_duplicate", "dead", "released")
 
 
+def model_server(directory: Path) -> RedisServer:
+    """The model's redis-server (not started). Its restart is a kill (``RedisServer.restart``): what it wrote to its
+    AOF before replying survives that without an fsync (appendfsync no writes before each reply, never later, unlike
+    everysec), and an fsync a write cost 1-2 ms of waiting."""
+    return RedisServer(directory, appendonly=True, fsync="no")
+
+
 @dataclasses.dataclass
 class ModelWorld:
     """Where the model runs: one redis-server (restarted by the model), a directory, and the scripts to load."""

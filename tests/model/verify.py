@@ -26,7 +26,6 @@ from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.stateful import get_state_machine_test
 
-from agent.redis_server import RedisServer
 from tests.model import machine
 from tests.model.mutants import MUTANTS, Mutant
 
@@ -51,7 +50,7 @@ def _explore(
     """Run ``examples`` sequences on a redis-server of this process's own; what was covered, and the failure if any."""
     logging.getLogger("agent").setLevel(logging.CRITICAL)  # the agents' own warnings are the model's faults
     with tempfile.TemporaryDirectory(prefix=f"verify{job}-") as tmp:
-        server = RedisServer(Path(tmp) / "redis", appendonly=True)
+        server = machine.model_server(Path(tmp) / "redis")
         server.start()
         world = machine.ModelWorld(server, Path(tmp), scripts_dir)
         machine.WORLD = world
