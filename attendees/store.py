@@ -26,7 +26,7 @@ from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
 
 #: Fields of an attendee hash, in the order ``_FIELDS`` reads them.
-_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "ix", "at")
+_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "i", "at")
 _FIELD_NAMES = tuple(enc(f) for f in _FIELDS)
 #: The job hash fields a badge state is made of.
 _JOB_FIELDS = ("state", "printer", "printed_ms", "printed_at", "reprints")
@@ -55,8 +55,10 @@ class Attendee:
     version: str
     #: Staff corrections ("name", "company", "fields"), shown instead of the source's values.
     edits: dict[str, Any] = field(default_factory=dict)
-    #: The search terms the record is indexed under now.
+    #: The search terms the record is indexed under now (read by writers only: ``AttendeeStore.with_terms``).
     indexed: str = ""
+    #: The short ref the search index names the attendee by (its ``attendees:refs`` entry holds the terms).
+    ref: str = ""
     #: Why a kiosk sends this attendee to the help desk instead of printing ("" for none; ``Record.attention``).
     attention: str = ""
 
@@ -130,7 +132,7 @@ class Counts:
 
 def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
     """An attendee from its hash's ``_FIELDS`` as HMGET answers them (None: the hash does not exist)."""
-    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, ix, at) = (None if x is None else dec(x) for x in raw)
+    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, i, at) = (None if x is None else dec(x) for x in raw)
     if all(x is None for x in raw):  # no such hash
         return None
     edits: dict[str, Any] = {}
@@ -154,7 +156,7 @@ def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
         ticket_type=t or NO_TYPE,
         version=v or "",
         edits=edits,
-        indexed=ix or "",
+        ref=i or "",
         attention=at or "",
     )
 
@@ -230,23 +232,35 @@ class AttendeeStore:
         """At most ``limit`` attendees each of whose shown name, company, order code or e-mail matches every word of
         ``query`` (folded: case and accents ignored; a word's prefix; an order code or e-mail whole), by name.
 
-        One round trip reads each word's range of distinct terms, one script (attendee_search.lua) intersects the
-        attendees of those terms, one more reads the attendees found.
+        One round trip reads the range of distinct terms of the most selective word (the longest), one script
+        (attendee_search.lua) gathers its attendees and keeps those whose terms have every other word, one more
+        reads the attendees found.
         """
         words = query_words(query)
         if not words:
             return []
         words.sort(key=len, reverse=True)  # the longest word is the most selective: the others filter it
-        terms = enc(self.keys.terms)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for word in words:
-                low = enc(word)
-                pipe.zrangebylex(terms, b"[" + low, b"[" + low + b"\xff", start=0, num=SEARCH_TERMS)
-            ranges = await pipe.execute()
-        codes = await self.scripts.run(specs.SEARCH.call(self.keys, list(zip(words, ranges, strict=True)), limit))
+        low = enc(words[0])
+        ranged = await self.redis.zrangebylex(enc(self.keys.terms), b"[" + low, b"[" + low + b"\xff", 0, SEARCH_TERMS)
+        codes = await self.scripts.run(specs.SEARCH.call(self.keys, words[0], ranged, words[1:], limit))
         found = [a for a in await self.get_many(codes) if a is not None]
         found.sort(key=lambda a: (a.shown_name.casefold(), a.code))
         return found[:limit]
+
+    async def with_terms(self, attendees: Sequence[Attendee | None]) -> list[Attendee | None]:
+        """The attendees with the terms each is indexed under (``indexed``: its ``attendees:refs`` entry, after the
+        code), in one command: what a write that changes the index must say it read."""
+        refs = [enc(a.ref) for a in attendees if a is not None and a.ref]
+        entries = iter(await self.redis.hmget(enc(self.keys.refs), refs) if refs else [])
+        out: list[Attendee | None] = []
+        for attendee in attendees:
+            if attendee is None or not attendee.ref:
+                out.append(attendee)
+                continue
+            entry = next(entries)
+            terms = dec(entry).partition(" ")[2] if entry is not None else ""
+            out.append(Attendee(**{**attendee.__dict__, "indexed": terms}))
+        return out
 
     async def codes(self) -> AsyncIterator[str]:
         """Every attendee's code (SCAN: for export, prune and purge, never on a desk's path)."""
@@ -278,7 +292,9 @@ class AttendeeStore:
         for attempt in range(STALE_RETRIES):
             # The first attempt takes every row for new (a first import reads nothing); a row already listed answers
             # "stale" and is sent again with what its record holds.
-            current = [None] * len(pending) if attempt == 0 else await self.get_many([rows[i][0] for i in pending])
+            current: list[Attendee | None] = [None] * len(pending)
+            if attempt:
+                current = await self.with_terms(await self.get_many([rows[i][0] for i in pending]))
             calls = []
             for i, attendee in zip(pending, current, strict=True):
                 code, record = rows[i]
@@ -366,7 +382,7 @@ class AttendeeStore:
         """Correct ``name``, ``company`` or ``fields`` (a key present in ``changes``); a value equal to what the source
         says (or empty) drops the correction. Returns the attendee as now shown, or None for an unknown code."""
         for _ in range(STALE_RETRIES):
-            attendee = await self.get(code)
+            (attendee,) = await self.with_terms([await self.get(code)])
             if attendee is None:
                 return None
             edits = dict(attendee.edits)
