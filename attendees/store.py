@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from redis.asyncio import Redis
 
 from agent.jobs import Job, parse_job
@@ -31,6 +32,8 @@ _FIELD_NAMES = tuple(enc(f) for f in _FIELDS)
 #: The job hash fields a badge state is made of.
 _JOB_FIELDS = ("state", "printer", "printed_ms", "printed_at", "reprints")
 _JOB_FIELD_NAMES = tuple(enc(f) for f in _JOB_FIELDS)
+#: Job ids of the attendees this process read lately, by code, at most this many (``AttendeeStore.found``).
+JOB_IDS_KEPT = 4096
 SEARCH_LIMIT = 50
 #: Distinct terms of one word's prefix range a search looks at (``ma`` may start thousands of names).
 SEARCH_TERMS = 500
@@ -130,10 +133,13 @@ class Counts:
         }
 
 
+_JSON = msgspec.json.Decoder()
+
+
 def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
     """An attendee from its hash's ``_FIELDS`` as HMGET answers them (None: the hash does not exist)."""
-    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, i, at) = (None if x is None else dec(x) for x in raw)
-    if all(x is None for x in raw):  # no such hash
+    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, i, at) = [None if x is None else dec(x) for x in raw]
+    if v is None and all(x is None for x in raw):  # no such hash (every listed attendee has a version)
         return None
     edits: dict[str, Any] = {}
     if en:
@@ -141,13 +147,13 @@ def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
     if ec:
         edits["company"] = ec
     if ef:
-        edits["fields"] = json.loads(ef)
+        edits["fields"] = _JSON.decode(ef)
     return Attendee(
         code=code,
         name=n or "",
         company=c or "",
         role=r or "",
-        fields=json.loads(f) if f else {},
+        fields=_JSON.decode(f) if f else {},
         order_code=o or "",
         email=e or "",
         source=s or "",
@@ -170,6 +176,9 @@ class AttendeeStore:
         self.venue = venue_store or Store(redis, venue)
         self.scripts = self.venue.scripts  # the venue's function library holds the list's scripts too
         self._secret: bytes | None = None
+        #: code -> job id of the attendees read lately (oldest first): an attendee's job id never changes while it
+        #: is listed, so a lookup of one of them reads the attendee and its badge in one round trip.
+        self._job_ids: dict[str, str] = {}
 
     @staticmethod
     async def exists(redis: Redis, venue: str) -> bool:
@@ -180,7 +189,41 @@ class AttendeeStore:
 
     async def get(self, code: str) -> Attendee | None:
         # One command, not a pipeline of one: a kiosk's lookup is the list's most frequent request.
-        return _attendee(code, await self.redis.hmget(enc(self.keys.attendee(code)), _FIELD_NAMES))
+        attendee = _attendee(code, await self.redis.hmget(enc(self.keys.attendee(code)), _FIELD_NAMES))
+        if attendee is not None:
+            self._remember(attendee)
+        return attendee
+
+    def _remember(self, attendee: Attendee) -> None:
+        ids = self._job_ids
+        if attendee.code not in ids and len(ids) >= JOB_IDS_KEPT:
+            del ids[next(iter(ids))]  # the oldest
+        ids[attendee.code] = attendee.job_id
+
+    async def found(self, code: str) -> tuple[Attendee, BadgeState] | None:
+        """The attendee and their badge (None: not listed): a lookup. One round trip when this process read the
+        attendee lately (a kiosk following the badge it just asked for looks its code up every second, the badge
+        request read it): the attendee and the job it had are read together, and the record read says whether that
+        is still its job (a list purged and loaded again may give the code another). Else two: the job id is in the
+        attendee's record."""
+        job_id = self._job_ids.get(code)
+        if job_id is None:
+            attendee = await self.get(code)
+        else:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hmget(enc(self.keys.attendee(code)), _FIELD_NAMES)
+                pipe.hmget(self.venue.encoded_keys.job(enc(job_id)), _JOB_FIELD_NAMES)
+                raw, job_raw = await pipe.execute()
+            attendee = _attendee(code, raw)
+            if attendee is not None and attendee.job_id == job_id:
+                return attendee, (await self._states([job_raw]))[0]
+            if attendee is not None:
+                self._remember(attendee)
+        if attendee is None:
+            self._job_ids.pop(code, None)
+            return None
+        (state,) = await self.badge_states([attendee])
+        return attendee, state
 
     async def get_many(self, codes: Sequence[str]) -> list[Attendee | None]:
         """Many attendees in one script call (attendee_read.lua): one command to send and one reply to parse, where
@@ -201,6 +244,10 @@ class AttendeeStore:
         else:  # a search's fifty: one script call (see get_many)
             keys = [k.job(enc(attendee.job_id)) for attendee in attendees]
             raws = await self.scripts.run(specs.READ.call(keys, _JOB_FIELD_NAMES))
+        return await self._states(raws)
+
+    async def _states(self, raws: Sequence[Sequence[bytes | str | None]]) -> list[BadgeState]:
+        """Badge states from their jobs' ``_JOB_FIELDS`` as read (and where a queued or printing one is)."""
         rows = [dict(zip(_JOB_FIELDS, (dec(v) if v is not None else None for v in raw), strict=True)) for raw in raws]
         printers = sorted({r["printer"] for r in rows if r["state"] and r["state"] != "printed" and r["printer"]})
         locations = await self._locations(printers)
@@ -515,6 +562,7 @@ class AttendeeStore:
             jobs += 1
         await self.redis.unlink(enc(k.events))
         self._secret = None
+        self._job_ids.clear()
         return {"attendees": removed, "jobs": jobs}
 
 

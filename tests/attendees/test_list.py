@@ -48,6 +48,25 @@ async def test_every_word_of_a_search_narrows_what_its_longest_word_found(redis:
     assert await store.search("renee δημ") == []
 
 
+async def test_a_lookup_reads_the_attendees_badge_and_never_an_old_list_s(redis: Redis, venue: str) -> None:
+    """A lookup of an attendee read lately reads the job it had beside the record; a list loaded again that gave the
+    code another job (here: its record replaced behind this process's back) is seen in the record, and followed."""
+    store = await loaded(redis, venue)
+    await store.badge("secret-renee", "kiosk")
+    found = await store.found("secret-renee")
+    assert found is not None and (found[0].job_id, found[1].state) == ("ORD1-1", "queued")
+    await redis.delete(store.keys.attendee("secret-renee"))
+    assert await store.found("secret-renee") is None
+    summary = await Importer(AttendeeStore(redis, venue)).load(iter(rows([{**PEOPLE[0], "job_id": "ORD7-1"}])))
+    assert summary.added == 1  # loaded again by another process, with another job
+    found = await store.found("secret-renee")
+    assert found is not None and (found[0].job_id, found[1].state) == ("ORD7-1", "none")
+    await redis.hset(store.keys.attendee("secret-renee"), "j", "ORD1-1")  # and back, while this one remembers ORD7-1
+    found = await store.found("secret-renee")
+    assert found is not None and (found[0].job_id, found[1].state) == ("ORD1-1", "queued")
+    assert await store.found("no-such-code") is None
+
+
 async def test_a_long_name_in_a_non_latin_script_keeps_the_attendee_a_compact_hash(redis: Redis, venue: str) -> None:
     """Redis keeps a hash compact (a listpack) only while each value is at most 64 bytes; a hash past it takes two to
     three times the memory. Its search terms are not a value of the hash, so only a name or company that long is."""
