@@ -18,50 +18,64 @@ end
 local exact = redis.call('HMGET', KEYS[1], '#' .. first, '=' .. first)
 table.insert(lists, exact[1])
 table.insert(lists, exact[2])
-local seen, refs = {}, {}
-for _, list in ipairs(lists) do
-  if list then
-    for ref in string.gmatch(list, '%S+') do
-      if not seen[ref] then
-        seen[ref] = true
-        refs[#refs + 1] = ref
-        if #refs >= cap then
-          break
-        end
-      end
-    end
-  end
-  if #refs >= cap then
-    break
-  end
-end
+-- Per other word, the three strings its test looks for, made once (not once a candidate).
 local others = {}
 for i = 3, #ARGV do
-  others[#others + 1] = ARGV[i]
+  others[#others + 1] = {' ' .. ARGV[i], ' #' .. ARGV[i], ' =' .. ARGV[i]}
+end
+-- Whether <entry> has <whole> as a whole term (the next character is a space, or there is none).
+local function has_whole(entry, whole)
+  local _, e = string.find(entry, whole, 1, true)
+  return e ~= nil and (e == #entry or string.byte(entry, e + 1) == 32)
 end
 local function matches(entry)
-  local padded = entry .. ' '
   for _, word in ipairs(others) do
     -- The code comes first and has no space: ' ' .. word can only meet the start of a term.
-    if not string.find(padded, ' ' .. word, 1, true)
-        and not string.find(padded, ' #' .. word .. ' ', 1, true)
-        and not string.find(padded, ' =' .. word .. ' ', 1, true) then
+    if not string.find(entry, word[1], 1, true) and not has_whole(entry, word[2])
+        and not has_whole(entry, word[3]) then
       return false
     end
   end
   return true
 end
-local codes = {}
-local chunk = max * 2
-for i = 1, #refs, chunk do
-  local entries = redis.call('HMGET', KEYS[2], unpack(refs, i, math.min(i + chunk - 1, #refs)))
+-- The candidates in the order the postings hold them, a chunk at a time: the search stops as soon as it has
+-- <max_codes> (a common first word and a second one most of its attendees have read one chunk, not the cap).
+local seen, chunk, codes, gathered = {}, {}, {}, 0
+local size = max * 2
+local function flush()
+  local entries = redis.call('HMGET', KEYS[2], unpack(chunk))
+  chunk = {}
   for _, entry in ipairs(entries) do
     if entry and matches(entry) then
       codes[#codes + 1] = string.match(entry, '^%S+')
       if #codes >= max then
-        return codes
+        return true
       end
     end
   end
+  return false
+end
+for _, list in ipairs(lists) do
+  if list then
+    for ref in string.gmatch(list, '%S+') do
+      if not seen[ref] then
+        seen[ref] = true
+        gathered = gathered + 1
+        chunk[#chunk + 1] = ref
+        if #chunk >= size and flush() then
+          return codes
+        end
+        if gathered >= cap then
+          break
+        end
+      end
+    end
+  end
+  if gathered >= cap then
+    break
+  end
+end
+if #chunk > 0 then
+  flush()
 end
 return codes
