@@ -290,7 +290,9 @@ class Agent:
 
     async def _device_down(self, status: DeviceStatus) -> None:
         try:
-            moved = await self.store.handback(self.me, f"printer down: {status.describe()}")
+            moved = await self.store.handback(
+                self.me, f"printer down: {status.describe()}", int(self.timing.dead_after * 1000)
+            )
             await self.store.event(
                 "device_down", self.me, location=self.location, reason=status.describe(), handed_back=str(moved)
             )

@@ -39,7 +39,9 @@ def drain(target: Target, printer: str, resume: bool) -> None:
             store = Store(redis, target.venue)
             if printer not in await store.printers():
                 fail(f"no printer {printer!r} has ever run in venue {target.venue}", 1)
-            return await store.drain(printer, "resume" if resume else "drain", operator())
+            return await store.drain(
+                printer, "resume" if resume else "drain", operator(), int(target.dead_after * 1000)
+            )
         finally:
             await redis.aclose()
 
@@ -47,7 +49,7 @@ def drain(target: Target, printer: str, resume: bool) -> None:
     if resume:
         click.echo(f"{printer}: back in service")
     else:
-        click.echo(f"{printer}: drained; {moved} pinned job(s) handed to the pool")
+        click.echo(f"{printer}: drained; {moved} pinned job(s) handed on (to their zone's printers, else the pool)")
 
 
 @click.command()
@@ -68,10 +70,11 @@ def reclaim(target: Target, printer: str, force: bool) -> None:
                 fail(f"no printer {printer!r} has ever run in venue {target.venue}", 1)
             score = await redis.zscore(enc(store.keys.hb), enc(printer))
             age = None if score is None else (await store.server_ms() - float(score)) / 1000
-            result = await store.reclaim(printer, operator(), None if force else int(target.dead_after * 1000))
+            dead_ms = int(target.dead_after * 1000)
+            result = await store.reclaim(printer, operator(), None if force else dead_ms, zone_dead_after_ms=dead_ms)
             if result.kind is ReclaimKind.GONE:
                 # Not beating at all (stopped, or reclaimed before): whatever it still holds can safely move.
-                result = await store.reclaim(printer, operator(), None)
+                result = await store.reclaim(printer, operator(), None, zone_dead_after_ms=dead_ms)
             return result, age
         finally:
             await redis.aclose()
