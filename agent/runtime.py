@@ -61,6 +61,7 @@ class Agent:
         # Dedicated: the pull loop's begin/confirm/take keep one connection rather than taking one from the pool
         # for every round trip (two a badge); the heartbeat and everything else use the pool as before.
         self.store = Store(self.redis, config.venue, dedicated=True)
+        self.store.zone_dead_after_ms = int(config.timing.dead_after * 1000)
         self.journal = Journal(config.journal)
         self.device = DeviceMonitor(
             driver,

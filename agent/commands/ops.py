@@ -28,7 +28,8 @@ def operator() -> str:
 @click.argument("printer")
 @click.option("--resume", is_flag=True, help="Put a drained printer back in service.")
 def drain(target: Target, printer: str, resume: bool) -> None:
-    """Take PRINTER out of service: it takes no more work and its pinned jobs go to the front of the pool.
+    """Take PRINTER out of service: it takes no more work and its pinned jobs go to the front of the pool (a zone's
+    badge to another printer of its zone that can print).
 
     The badge it is printing finishes (or is released with its true outcome). Safe to run twice.
     """
@@ -83,7 +84,10 @@ def reclaim(target: Target, printer: str, force: bool) -> None:
     if result.kind is ReclaimKind.ALIVE:
         fail(f"{printer} is still beating (last beat {age or 0:.1f} s ago): it is alive; use drain, or --force", 1)
     in_hand = shown(result.held) if result.held else "none"
-    click.echo(f"{printer}: reclaimed; badge in hand: {in_hand}; {result.pinned} pinned job(s) to the pool")
+    click.echo(
+        f"{printer}: reclaimed; badge in hand: {in_hand}; {result.pinned} pinned job(s) handed on; "
+        f"{result.to_zone} job(s) to a printer of their zone, the rest to the pool"
+    )
 
 
 @click.group()

@@ -65,6 +65,13 @@ class ReleaseKind(StrEnum):
     DEAD = "dead"  # out of attempts: dead-lettered
     DONE = "done"  # it had been printed already
     NOT_OWNER = "not_owner"
+    ZONES = "zones"  # a job of a zone: the keys of these zone printers are needed (``printers``); nothing changed
+
+
+class Released(NamedTuple):
+    kind: ReleaseKind
+    to: str = ""  # released: the zone printer whose queue it went to, "" for the pool
+    printers: tuple[str, ...] = ()
 
 
 class DeadLetterKind(StrEnum):

@@ -32,6 +32,7 @@ from agent.protocol.replies import (
     HandOnKind,
     Reclaimed,
     ReclaimKind,
+    Released,
     ReleaseKind,
     Reprinted,
     ReprintKind,
@@ -198,7 +199,10 @@ class Confirm(Spec[Confirmed]):
         return Confirmed(_CONFIRM_KINDS[reply[0]], dec(reply[1]))
 
 
-class Release(_Word[ReleaseKind]):
+_RELEASE_KINDS = _by_value(ReleaseKind)
+
+
+class Release(Spec[Released]):
     name = "release"
 
     def call(
@@ -211,12 +215,23 @@ class Release(_Word[ReleaseKind]):
         reason: bytes,
         max_attempts: int,
         maxlen: int,
-    ) -> ScriptCall[ReleaseKind]:
+        dead_after_ms: int,
+        zone: Sequence[str] = (),
+    ) -> ScriptCall[Released]:
+        """``zone``: the printers of the job's zone, when the script asked for their keys (``zones``);
+        ``dead_after_ms``: how old a zone printer's beat may be for it to take the job."""
+        zone_keys, zone_args = _zone_tail(k, zone)
         return (
             self,
-            [me.inflight, k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
-            [job_id, me.name, location, outcome.encode(), reason, max_attempts, maxlen],
+            [me.inflight, k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats, k.pinned, *zone_keys],
+            [job_id, me.name, location, outcome.encode(), reason, max_attempts, maxlen, dead_after_ms, *zone_args],
         )
+
+    def parse(self, reply: Any) -> Released:
+        kind = _RELEASE_KINDS[reply[0]]
+        if kind is ReleaseKind.ZONES:
+            return Released(kind, printers=tuple(dec(x) for x in reply[1:]))
+        return Released(kind, dec(reply[1]) if len(reply) > 1 else "")
 
 
 class DeadLetter(_Word[DeadLetterKind]):
@@ -443,7 +458,7 @@ ENQUEUE = Enqueue()
 TAKE = Take()
 BEGIN = Begin()
 CONFIRM = Confirm()
-RELEASE = Release(ReleaseKind)
+RELEASE = Release()
 DEAD_LETTER = DeadLetter(DeadLetterKind)
 BEAT = BeatSpec()
 HANDBACK = Handback()

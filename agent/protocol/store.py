@@ -67,6 +67,9 @@ class Store:
         self.encoded_keys = EncodedKeys(self.keys)
         self.scripts = Scripts(redis, dedicated, library)
         self.events_maxlen = events_maxlen
+        #: How old a zone printer's last heartbeat may be for release to hand it a zone's job (the agent sets its own
+        #: dead-after window).
+        self.zone_dead_after_ms = ZONE_DEAD_AFTER_MS
         # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
         # age on the server's clock (a Pi may have none) without asking the server for the time.
         self._beat_clock: tuple[int, float] | None = None
@@ -179,13 +182,25 @@ class Store:
     async def release(
         self, me: str, location: str, job_id: str, outcome: ReleaseOutcome, reason: str, max_attempts: int
     ) -> replies.ReleaseKind:
-        """Hand a held job back to the front of the pool (or the DLQ). Returns released, dead, done or not_owner."""
+        """Hand a held job back to the front of the pool (or the DLQ), a zone's job to the front of another of its
+        printers that can print when one can. Returns released, dead, done or not_owner.
+
+        One call; two for a job of a zone, whose printers' keys the script names in its first answer."""
         k = self.encoded_keys
-        return await self.scripts.run(
-            specs.RELEASE.call(
-                k, k.printer(me), enc(job_id), enc(location), outcome, enc(reason), max_attempts, self.events_maxlen
-            )
+        mine, job, where, why = k.printer(me), enc(job_id), enc(location), enc(reason)
+        dead_after, maxlen = self.zone_dead_after_ms, self.events_maxlen
+        released = await self.scripts.run(
+            specs.RELEASE.call(k, mine, job, where, outcome, why, max_attempts, maxlen, dead_after)
         )
+        if released.kind is replies.ReleaseKind.ZONES:
+            released = await self.scripts.run(
+                specs.RELEASE.call(
+                    k, mine, job, where, outcome, why, max_attempts, maxlen, dead_after, released.printers
+                )
+            )
+        if released.kind is replies.ReleaseKind.ZONES:
+            raise RuntimeError(f"release of {job_id}: the zone printers' keys were given and asked for again")
+        return released.kind
 
     async def dead_letter(self, me: str, job_id: str, reason: str) -> replies.DeadLetterKind:
         k = self.encoded_keys

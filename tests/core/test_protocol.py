@@ -312,7 +312,7 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1),
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1, ("<layout>", 3)),
         ],
-        "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1)],
+        "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1, 1)],
         "dead_letter": [specs.DEAD_LETTER.call(k, me, job, b"<reason>", 1)],
         "beat": [specs.BEAT.call(k, me, b"<health>", 1, 1, True, b"<location>")],
         "handback": [specs.HANDBACK.call(k, me, b"<reason>", 1, 1)],
@@ -470,3 +470,5 @@ def test_a_queue_and_zone_printers_go_at_the_end_of_keys_and_argv() -> None:
     assert args[6:] == [3000, 1, b"j1", b"p"]
     _, keys, args = specs.STEAL.call(k, me, k.printer("o"), b"j1", 1, 9, 3000, ["p"])
     assert keys[6:] == zone_keys and args[5:] == [3000, b"p"]
+    _, keys, args = specs.RELEASE.call(k, me, b"j1", b"here", "failed", b"jam", 3, 9, 3000, ["p"])
+    assert keys[8:] == zone_keys and args[7:] == [3000, b"p"]

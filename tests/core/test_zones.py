@@ -162,3 +162,29 @@ async def test_a_zone_job_names_its_zone_or_none(redis: Redis, venue: str) -> No
     k = Keys(venue)
     assert await redis.hmget(k.job(zoned), "zone", "zone_printers") == [b"hall-a", b"a1 a2"]
     assert await redis.hmget(k.job(plain), "zone", "zone_printers") == [None, None]
+
+
+async def test_a_zone_job_a_printer_gives_back_goes_to_a_zone_mate_that_can_print(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    for printer in ("a1", "a2", "b1"):
+        await beat(store, printer, "ready")
+    zoned = await zone_job(store, "renee", "a1")
+    plain = await add(store, "dimitris", "a1")
+    assert await store.take("a1") == ("q", zoned)
+    assert (await store.begin("a1", "a1 desk", zoned)).kind == "print"
+    # The label jammed before anything came out: a2, idle in the same hall, gets it next, not b1 from the pool.
+    assert await store.release("a1", "a1 desk", zoned, "failed", "jam", 3) == "released"
+    assert await places(redis, venue, zoned) == [["q:a2"]]
+    (released,) = [f for _, f in await redis.xrange(k.events) if f[b"event"] == b"released"]
+    assert released[b"to"] == b"a2"
+    assert await store.take("a1") == ("q", plain)
+    assert await store.release("a1", "a1 desk", plain, "unsent", "printer paused", 3) == "released"
+    assert await places(redis, venue, plain) == [["pool"]]  # of no zone: the pool, as ever
+    # a2 cannot print either (paused): a zone job given back goes to the pool.
+    assert await store.take("a2") == ("q", zoned)
+    await beat(store, "a2", "paused")
+    await beat(store, "a1", "paused")
+    assert await store.release("a2", "a2 desk", zoned, "unsent", "printer paused", 3) == "released"
+    assert await places(redis, venue, zoned) == [["pool"]]
+    await assert_each_unfinished_job_in_one_list(redis, venue, [zoned, plain])
