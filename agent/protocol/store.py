@@ -40,6 +40,8 @@ ZONE_DEAD_AFTER_MS = 3000
 #: Calls of a step that hands pinned jobs on before giving up: the queue it read kept changing, or it asked for more
 #: zone printers' keys.
 HAND_ON_TRIES = 10
+#: Zone jobs whose printers one store remembers for its steal looks (a few halls' waiting badges; cleared when full).
+JOB_ZONES_KEPT = 1024
 
 
 @functools.lru_cache(maxsize=256)
@@ -73,6 +75,9 @@ class Store:
         # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
         # age on the server's clock (a Pi may have none) without asking the server for the time.
         self._beat_clock: tuple[int, float] | None = None
+        # job id -> the printers of its zone, as steal.lua asked for them (a job's zone never changes): the next look
+        # at that job sends their keys with its first call.
+        self._job_zones: dict[str, tuple[str, ...]] = {}
 
     # -- producers -----------------------------------------------------------------------------------------------
 
@@ -280,36 +285,43 @@ class Store:
         a job that looks old enough on the server's clock, and re-checks everything itself. A job of a zone this
         printer is not in is taken only when none of its zone's printers can print (beating within
         ``dead_after_ms``, ready or printing, not drained): the script asks for their keys once, and while one of
-        them can, the look goes on to the next oldest job.
+        them can, the look goes on past that queue (only a queue's oldest job can be stolen) to the next oldest job.
+        A job's zone never changes, so the printers the script asked for are remembered and sent with the first call
+        the next time: an idle outsider's look at a zone job kept for its zone costs one script call.
         """
         k = self.encoded_keys
         oldest = cast(list[tuple[bytes, float]], await self.redis.zrange(k.pinned, 0, look - 1, withscores=True))
         now = self._server_now_ms()
+        kept: set[str] = set()  # queues whose oldest job waits for its zone: nothing behind it can be stolen
         for raw, score in oldest:
             owner, job_id = split_pinned_member(dec(raw))
-            if owner == me:
-                continue  # ours: `take` serves it
+            if owner == me or owner in kept:
+                continue  # ours (`take` serves it), or behind a job kept for its zone
             if now is not None and now - score < affinity_ms:
                 return None  # the oldest job a peer has waiting is not old enough, so none is
-            call = specs.STEAL.call(
-                k, k.printer(me), k.printer(owner), enc(job_id), affinity_ms, self.events_maxlen, dead_after_ms
-            )
-            stole = await self.scripts.run(call)
-            if stole.kind is replies.StealKind.ZONES:  # a zone's job: again, with its printers' keys
-                call = specs.STEAL.call(
-                    k,
-                    k.printer(me),
-                    k.printer(owner),
-                    enc(job_id),
-                    affinity_ms,
-                    self.events_maxlen,
-                    dead_after_ms,
-                    stole.printers,
+            for _ in range(2):  # a second time only when the script asked for a zone's printers
+                stole = await self.scripts.run(
+                    specs.STEAL.call(
+                        k,
+                        k.printer(me),
+                        k.printer(owner),
+                        enc(job_id),
+                        affinity_ms,
+                        self.events_maxlen,
+                        dead_after_ms,
+                        self._job_zones.get(job_id, ()),
+                    )
                 )
-                stole = await self.scripts.run(call)
+                if stole.kind is not replies.StealKind.ZONES:
+                    break
+                if len(self._job_zones) >= JOB_ZONES_KEPT:
+                    self._job_zones.clear()
+                self._job_zones[job_id] = stole.printers
             if stole.kind is replies.StealKind.STOLEN:
                 return job_id
-            if stole.kind not in (replies.StealKind.MOVED, replies.StealKind.STALE, replies.StealKind.ZONE):
+            if stole.kind is replies.StealKind.ZONE:
+                kept.add(owner)
+            elif stole.kind not in (replies.StealKind.MOVED, replies.StealKind.STALE):
                 return None  # busy, drained, or young after all (no beat yet to judge by): nothing to try further
             # Its owner or another peer took it since we looked, or it waits for its zone: the next oldest may not.
         return None
