@@ -12,19 +12,13 @@ if ARGV[2] == 'resume' then
   end
   return {'moved', 0, 0}
 end
-local ids, jobs, first = queue_read(KEYS, ARGV, 6, 6)
-local peers = zone_peers(KEYS, ARGV, first)
-local missing = {names = {}}
-local zones = queue_zones(KEYS[2], ids, jobs, peers, ARGV[1], missing)
-if not zones then
-  return {'retry'}
+local plan, answer = hand_on_plan(KEYS, ARGV, KEYS[2], 6, 6, ARGV[1], nil)
+if not plan then
+  return answer
 end
-if #missing.names > 0 then
-  return {'zones', unpack(missing.names)}
-end
-local first_order = redis.call('SET', KEYS[1], 'drain', 'NX')
-local pooled, zoned = queue_hand_on(KEYS[2], ids, jobs, zones, KEYS[3], KEYS[5], peers, ARGV[1], now_ms(), ARGV[5])
-if first_order or pooled + zoned > 0 then
+local first = redis.call('SET', KEYS[1], 'drain', 'NX')
+local pooled, zoned = queue_hand_on(KEYS[2], plan, KEYS[3], KEYS[5], ARGV[1], now_ms(), ARGV[5])
+if first or pooled + zoned > 0 then
   event(KEYS[4], ARGV[4], 'event', 'drained', 'printer', ARGV[1], 'by', ARGV[3], 'handed_back', pooled + zoned,
     'to_zone', zoned)
 end

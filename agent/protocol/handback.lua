@@ -6,17 +6,11 @@
 -- <count> ids: the queue as the caller read it (LRANGE), with their job keys; then the zone printers named, each with
 -- four keys at the end of KEYS (zone_peers). Returns {"moved", jobs moved, of them to zone printers}, {"retry"} (the
 -- queue changed since the caller read it) or {"zones", printer...} (their keys are needed: nothing moved).
-local ids, jobs, first = queue_read(KEYS, ARGV, 5, 5)
-local peers = zone_peers(KEYS, ARGV, first)
-local missing = {names = {}}
-local zones = queue_zones(KEYS[1], ids, jobs, peers, ARGV[1], missing)
-if not zones then
-  return {'retry'}
+local plan, answer = hand_on_plan(KEYS, ARGV, KEYS[1], 5, 5, ARGV[1], nil)
+if not plan then
+  return answer
 end
-if #missing.names > 0 then
-  return {'zones', unpack(missing.names)}
-end
-local pooled, zoned = queue_hand_on(KEYS[1], ids, jobs, zones, KEYS[2], KEYS[4], peers, ARGV[1], now_ms(), ARGV[4])
+local pooled, zoned = queue_hand_on(KEYS[1], plan, KEYS[2], KEYS[4], ARGV[1], now_ms(), ARGV[4])
 if pooled + zoned > 0 then
   event(KEYS[3], ARGV[3], 'event', 'handed_back', 'printer', ARGV[1], 'count', pooled + zoned, 'to_zone', zoned,
     'reason', ARGV[2])

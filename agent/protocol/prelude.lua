@@ -179,15 +179,37 @@ local function queue_zones(queue, ids, jobs, peers, except, missing)
   return zones
 end
 
--- Hand on every job of a printer's pinned queue (read by queue_zones: <ids>, <jobs>, <zones>), oldest last so that it
--- ends up the very next one taken wherever it goes, out of the pinned index. Returns how many went to the pool and
--- how many to zone printers.
-local function queue_hand_on(queue, ids, jobs, zones, pool, index, peers, printer, now, dead_after_ms)
+-- What handing a printer's pinned queue on needs, read before anything moves: the queue as the caller read it
+-- (queue_read from KEYS[<key>] and ARGV[<arg>]), the zone printers it gave (zone_peers), the zone of each queued job
+-- and of <held> (a job key, or nil: a held job handed on too). Returns that plan; or nil and the step's answer when
+-- it must not go on: {"retry"} (the queue changed) or {"zones", printer...} (their keys are needed as well).
+local function hand_on_plan(keys, argv, queue, key, arg, except, held)
+  local ids, jobs, first = queue_read(keys, argv, key, arg)
+  local peers = zone_peers(keys, argv, first)
+  local missing = {names = {}}
+  local zones = queue_zones(queue, ids, jobs, peers, except, missing)
+  if not zones then
+    return nil, {'retry'}
+  end
+  local held_zone = held and zone_of(held)
+  if held_zone then
+    zone_missing(held_zone, peers, except, missing)
+  end
+  if #missing.names > 0 then
+    return nil, {'zones', unpack(missing.names)}
+  end
+  return {ids = ids, jobs = jobs, zones = zones, peers = peers, held_zone = held_zone}
+end
+
+-- Hand on every job of <printer>'s pinned queue as <plan> read it (hand_on_plan), oldest last so that it ends up
+-- the very next one taken wherever it goes, out of the pinned index. Returns how many went to the pool and how many
+-- to zone printers.
+local function queue_hand_on(queue, plan, pool, index, printer, now, dead_after_ms)
   local pooled, zoned = 0, 0
-  for i, id in ipairs(ids) do
-    redis.call('LPOP', queue)  -- ids[i]: the queue is what queue_zones read
+  for i, id in ipairs(plan.ids) do
+    redis.call('LPOP', queue)  -- plan.ids[i]: the queue is what hand_on_plan read
     redis.call('ZREM', index, pinned_member(printer, id))
-    if hand_on(jobs[i], id, zones[id], pool, index, peers, printer, now, dead_after_ms) == '' then
+    if hand_on(plan.jobs[i], id, plan.zones[id], pool, index, plan.peers, printer, now, dead_after_ms) == '' then
       pooled = pooled + 1
     else
       zoned = zoned + 1

@@ -27,27 +27,15 @@ local held = redis.call('LINDEX', KEYS[2], 0) or ''
 if held ~= held_arg then
   return {'retry'}
 end
-local ids, jobs, first = queue_read(KEYS, ARGV, held ~= '' and 12 or 10, 8)
-local peers = zone_peers(KEYS, ARGV, first)
-local missing = {names = {}}
-local zones = queue_zones(KEYS[3], ids, jobs, peers, victim, missing)
-if not zones then
-  return {'retry'}
-end
-local held_zone = nil
-if held ~= '' then
-  held_zone = zone_of(KEYS[10])
-  if held_zone then
-    zone_missing(held_zone, peers, victim, missing)
-  end
-end
-if #missing.names > 0 then
-  return {'zones', unpack(missing.names)}
+local held_job = held ~= '' and KEYS[10] or nil
+local plan, answer = hand_on_plan(KEYS, ARGV, KEYS[3], held_job and 12 or 10, 8, victim, held_job)
+if not plan then
+  return answer
 end
 local location = redis.call('HGET', KEYS[8], victim) or ''
 local where = victim .. ' (' .. location .. ')'
 -- Pinned jobs first, so that the held job, pushed last, ends up the very next one taken.
-local pooled, zoned = queue_hand_on(KEYS[3], ids, jobs, zones, KEYS[4], KEYS[9], peers, victim, now, ARGV[7])
+local pooled, zoned = queue_hand_on(KEYS[3], plan, KEYS[4], KEYS[9], victim, now, ARGV[7])
 local pinned = pooled + zoned
 if held ~= '' then
   redis.call('LREM', KEYS[2], 0, held)
@@ -61,7 +49,7 @@ if held ~= '' then
       if prior == '' then prior = where elseif not string.find(prior, where, 1, true) then prior = prior .. '; ' .. where end
       redis.call('HSET', KEYS[10], 'maybe_printed', 1, 'maybe_printed_where', prior)
     end
-    local to = hand_on(KEYS[10], held, held_zone, KEYS[4], KEYS[9], peers, victim, now, ARGV[7])
+    local to = hand_on(KEYS[10], held, plan.held_zone, KEYS[4], KEYS[9], plan.peers, victim, now, ARGV[7])
     if to ~= '' then
       zoned = zoned + 1
     end

@@ -41,7 +41,8 @@ if outcome ~= 'unsent' and attempts >= tonumber(ARGV[6]) then
   return {'dead'}
 end
 -- Agents take from the right: RPUSH makes it the very next job any printer (or its zone printer) takes.
-local to = hand_on(KEYS[2], id, zone, KEYS[4], KEYS[8], peers, me, now_ms(), ARGV[8])
+-- Server time only for a zone's job (can_print judges beats by it): a job of no zone costs no TIME.
+local to = hand_on(KEYS[2], id, zone, KEYS[4], KEYS[8], peers, me, zone and now_ms() or 0, ARGV[8])
 redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'last_error', reason)
 redis.call('HINCRBY', KEYS[7], 'released', 1)
 event(KEYS[6], ARGV[7], 'event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome, 'reason', reason,

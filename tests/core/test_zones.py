@@ -31,6 +31,12 @@ async def beat(store: Store, printer: str, state: str) -> None:
     await store.beat(printer, {"state": state, "location": f"{printer} desk"}, 60_000, first=False)
 
 
+async def all_ready(store: Store) -> None:
+    """Hall A's two printers and Hall B's one, idle and beating."""
+    for printer in ("a1", "a2", "b1"):
+        await beat(store, printer, "ready")
+
+
 async def busy(store: Store, printer: str) -> str:
     """``printer`` takes a job of its own and starts printing it: busy, but able to print."""
     job_id = await add(store, f"own-{printer}", printer)
@@ -106,9 +112,7 @@ async def test_a_dead_zone_printers_work_goes_to_a_zone_mate_that_can_print_else
 ) -> None:
     store = Store(redis, venue)
     k = Keys(venue)
-    await beat(store, "a1", "ready")
-    await beat(store, "a2", "ready")
-    await beat(store, "b1", "ready")
+    await all_ready(store)
     held = await zone_job(store, "renee", "a1")
     queued = [await zone_job(store, f"z{i}", "a1") for i in range(2)]
     plain = await add(store, "dimitris", "a1")
@@ -140,8 +144,7 @@ async def test_a_dead_zone_printers_work_goes_to_a_zone_mate_that_can_print_else
 async def test_a_drained_or_down_zone_printer_hands_its_zone_jobs_to_a_zone_mate(redis: Redis, venue: str) -> None:
     store = Store(redis, venue)
     k = Keys(venue)
-    for printer in ("a1", "a2", "b1"):
-        await beat(store, printer, "ready")
+    await all_ready(store)
     first = await zone_job(store, "renee", "a1")
     plain = await add(store, "dimitris", "a1")
     assert await store.drain("a1", "drain", "ops") == 2
@@ -167,8 +170,7 @@ async def test_a_zone_job_names_its_zone_or_none(redis: Redis, venue: str) -> No
 async def test_a_zone_job_a_printer_gives_back_goes_to_a_zone_mate_that_can_print(redis: Redis, venue: str) -> None:
     store = Store(redis, venue)
     k = Keys(venue)
-    for printer in ("a1", "a2", "b1"):
-        await beat(store, printer, "ready")
+    await all_ready(store)
     zoned = await zone_job(store, "renee", "a1")
     plain = await add(store, "dimitris", "a1")
     assert await store.take("a1") == ("q", zoned)
