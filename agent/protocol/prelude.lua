@@ -70,7 +70,7 @@ local function zone_of(job)
 end
 
 -- The zone printers a step was given: the ARGV from <first> on name them, and the last four KEYS per name are theirs
--- (health, ctl, q, inflight: specs.zone_keys). Returns name -> those keys.
+-- (health, ctl, q, inflight: specs.py, _zone_tail). Returns name -> those keys.
 local function zone_peers(keys, argv, first)
   local peers, count = {}, #argv - first + 1
   local base = #keys - 4 * count
@@ -207,7 +207,8 @@ end
 local function queue_hand_on(queue, plan, pool, index, printer, now, dead_after_ms)
   local pooled, zoned = 0, 0
   for i, id in ipairs(plan.ids) do
-    redis.call('LPOP', queue)  -- plan.ids[i]: the queue is what hand_on_plan read
+    -- It is the head: the queue is what hand_on_plan read (LREM, a list write every role's ACL already grants).
+    redis.call('LREM', queue, 1, id)
     redis.call('ZREM', index, pinned_member(printer, id))
     if hand_on(plan.jobs[i], id, plan.zones[id], pool, index, plan.peers, printer, now, dead_after_ms) == '' then
       pooled = pooled + 1

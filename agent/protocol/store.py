@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from agent.protocol import replies, specs
 from agent.protocol.codec import dec, enc
@@ -48,6 +49,11 @@ JOB_ZONES_KEPT = 1024
 def _enc_name(text: str) -> bytes:
     """``enc`` for the few strings every call repeats (this printer's location), encoded once."""
     return enc(text)
+
+
+class QueueKeptChanging(RedisError):
+    """A pinned queue changed between every read of it and the step that hands it on (``HAND_ON_TRIES`` times):
+    nothing moved. A Redis error as far as callers go: the step is tried again later, as after a lost connection."""
 
 
 class Store:
@@ -359,7 +365,7 @@ class Store:
                 return result.moved
             if result.kind is replies.HandOnKind.ZONES:
                 zone = tuple(sorted({*zone, *result.printers}))
-        raise RuntimeError(f"the pinned queue of {dec(printer.name)} kept changing ({HAND_ON_TRIES} tries)")
+        raise QueueKeptChanging(f"the pinned queue of {dec(printer.name)} kept changing ({HAND_ON_TRIES} tries)")
 
     async def requeue(self, job_id: str, by: str) -> replies.RequeueKind:
         return await self.scripts.run(specs.REQUEUE.call(self.encoded_keys, enc(job_id), enc(by), self.events_maxlen))
