@@ -66,6 +66,15 @@ def _jobs_spec() -> dict[str, Any]:
             "company": TEXT,
             "role": TEXT,
             "printer": {**TEXT, "description": "pin the job to one printer"},
+            "zone": {
+                **TEXT,
+                "description": "the zone the badge belongs to (with zone_printers; docs/intake.md, Zones)",
+            },
+            "zone_printers": {
+                "type": "array",
+                "items": TEXT,
+                "description": "the zone's printers: a pinned job goes elsewhere only when none of them can print",
+            },
         },
     }
     job = {
