@@ -9,6 +9,7 @@ are checked against Redis and that world.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import itertools
 import tempfile
@@ -23,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.retry import Retry
 
 from agent.jobs import parse_job
@@ -36,6 +38,8 @@ from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, 
 from tests.support.venue import pinned_index_mismatch
 
 JOB_IDS = tuple(f"j{i}" for i in range(6))
+
+REWRITE_EVERY = 50  # sequences between two rewrites of the model server's AOF (ProtocolModel.teardown)
 
 # Counters of the stats hash and the event each one counts (docs/redis.md).
 COUNTED = ("enqueued", "printed", "reprint", "cancelled", "duplicate_print", "maybe_duplicate", "dead", "released")
@@ -180,6 +184,11 @@ class ProtocolModel(RuleBasedStateMachine):
             keys = [key async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500)]
             if keys:
                 await self.admin.delete(*keys)
+            if self.world.sequences % REWRITE_EVERY == 0:
+                # The AOF keeps the writes of every finished sequence: rewritten now and then, so that a Redis restart
+                # replays about one venue rather than the whole run (1-2 MB each hundred sequences).
+                with contextlib.suppress(ResponseError):  # a rewrite still running: the next one will do
+                    await self.admin.bgrewriteaof()
             await self.admin.aclose()
 
         try:
