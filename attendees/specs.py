@@ -107,14 +107,17 @@ class BadgeSpec(Spec[Any]):
         pinned: PrinterKeys | None,
         maxlen: int,
         created_by: str,
+        zone: tuple[bytes, bytes] | None = None,
     ) -> ScriptCall[Badged]:
+        """``zone``: the zone of the token that asks and its printers (agent/protocol/store.py, ``zone_args``)."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (venue_keys.pool, b"")
         job = enc(job_id)
         keys = [
             enc(k.attendee(code)), venue_keys.job(job), queue, venue_keys.events, venue_keys.stats,
             venue_keys.pinned, enc(k.badging),
         ]  # fmt: skip
-        return (self, keys, [enc(code), enc(version), job, enc(payload), printer, maxlen, enc(created_by)])
+        args = [enc(code), enc(version), job, enc(payload), printer, maxlen, enc(created_by), *(zone or ())]
+        return (self, keys, args)
 
     def parse(self, reply: Any) -> Badged:
         return Badged(BadgeKind(dec(reply[0])), dec(reply[1]) if len(reply) > 1 else "")

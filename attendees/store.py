@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 from agent.jobs import Job, parse_job
 from agent.protocol.codec import dec, enc
 from agent.protocol.replies import CancelKind
-from agent.protocol.store import Store
+from agent.protocol.store import Store, Zoned, zone_args
 from attendees import specs
 from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
@@ -76,8 +76,9 @@ class Attendee:
     def terms(self) -> str:
         return " ".join(index_terms(self.shown_name, self.shown_company, self.order_code, self.email))
 
-    def job(self, printer: str | None = None) -> Job:
-        """The attendee's badge job, with what the list shows (a staff correction included)."""
+    def job(self, printer: str | None = None, zone: Zoned | None = None) -> Job:
+        """The attendee's badge job, with what the list shows (a staff correction included); ``zone``: the zone of
+        the token that asks, and its printers."""
         return parse_job(
             {
                 "job_id": self.job_id,
@@ -87,6 +88,8 @@ class Attendee:
                 "role": self.role,
                 "fields": self.shown_fields,
                 "printer": printer,
+                "zone": zone[0] if zone else None,
+                "zone_printers": list(zone[1]) if zone else None,
             }
         )
 
@@ -310,11 +313,17 @@ class AttendeeStore:
         return [r if r is not None else specs.Put(specs.PutKind.STALE) for r in results]
 
     async def badge(
-        self, code: str, created_by: str, printer: str | None = None, at_desk: bool = True
+        self,
+        code: str,
+        created_by: str,
+        printer: str | None = None,
+        at_desk: bool = True,
+        zone: Zoned | None = None,
     ) -> tuple[specs.Badged, Attendee | None]:
         """Create this attendee's badge job unless it exists: ("queued"), ("exists", state), ("cancelled"),
         ("unknown"). Exactly one job, however many desks and kiosks ask at once. Not ``at_desk`` (a kiosk): an
-        attendee flagged for the help desk (``attention``) whose badge does not exist yet answers ("attention")."""
+        attendee flagged for the help desk (``attention``) whose badge does not exist yet answers ("attention").
+        ``zone``: the zone of the token that asks and its printers, recorded on the job (``Job.zoned``)."""
         k = self.venue.encoded_keys
         for _ in range(STALE_RETRIES):
             attendee = await self.get(code)
@@ -326,7 +335,7 @@ class AttendeeStore:
                 if state is None:
                     return specs.Badged(specs.BadgeKind.ATTENTION), attendee
                 return specs.Badged(specs.BadgeKind.EXISTS, dec(state)), attendee
-            job = attendee.job(printer)
+            job = attendee.job(printer, zone)
             reply = await self.scripts.run(
                 specs.BADGE.call(
                     self.keys,
@@ -338,6 +347,7 @@ class AttendeeStore:
                     k.printer(job.printer) if job.printer else None,
                     self.venue.events_maxlen,
                     created_by,
+                    zone_args(job.zoned),
                 )
             )
             if reply.kind is not specs.BadgeKind.STALE:
@@ -358,7 +368,7 @@ class AttendeeStore:
         out: dict[int, tuple[str, specs.Badged]] = {}
         for (number, job), listed in zip(jobs, present, strict=True):
             if listed:
-                reply, attendee = await self.badge(job.attendee_id, created_by, job.printer)
+                reply, attendee = await self.badge(job.attendee_id, created_by, job.printer, zone=job.zoned)
                 out[number] = (attendee.job_id if attendee else job.job_id, reply)
         return out
 

@@ -295,7 +295,9 @@ async def create(request: web.Request) -> web.Response:
             for job in jobs:
                 listed = await badge_if_listed(request, token, job)
                 if listed is None:
-                    added = (await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name)).added
+                    added = (
+                        await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name, job.zoned)
+                    ).added
                     made.append((job.job_id, added, False))
                 else:
                     made.append((listed[1], listed[0], True))
