@@ -17,6 +17,7 @@ from aiohttp import web
 from agent.errors import JobError
 from agent.fleet import fleet
 from agent.intake.app import INTAKE, Intake, _json_body, authorize
+from agent.intake.jsonreply import json_response
 from agent.intake.problem import Problem, field_error
 from agent.intake.ratelimit import RateLimit
 from agent.intake.tokens import Token
@@ -87,12 +88,10 @@ def _view(token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]
 
 
 async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]:
-    store = request.app[ATTENDEES]
-    attendee = await store.get(code)
-    if attendee is None:
+    found = await request.app[ATTENDEES].found(code)
+    if found is None:
         raise Problem(404, UNKNOWN)
-    (state,) = await store.badge_states([attendee])
-    return attendee, state
+    return found
 
 
 async def lookup(request: web.Request) -> web.Response:
@@ -101,7 +100,7 @@ async def lookup(request: web.Request) -> web.Response:
     body = _view(token, attendee, state)
     if attendee.status == "cancelled":
         body["message"] = CANCELLED
-    return web.json_response(body)
+    return json_response(body)
 
 
 async def search(request: web.Request) -> web.Response:
@@ -112,7 +111,7 @@ async def search(request: web.Request) -> web.Response:
     store = request.app[ATTENDEES]
     found = await store.search(query)
     states = await store.badge_states(found)
-    return web.json_response({"attendees": [describe(a, s) for a, s in zip(found, states, strict=True)]})
+    return json_response({"attendees": [describe(a, s) for a, s in zip(found, states, strict=True)]})
 
 
 async def _printer(request: web.Request, token: Token) -> str | None:
@@ -183,7 +182,7 @@ async def _print(request: web.Request, token: Token, code: str, printer: str | N
         raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
     attendee, state = await _found(request, code)
     body = {**_view(token, attendee, state), "duplicate": reply.kind is BadgeKind.EXISTS}
-    return web.json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
+    return json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
 
 
 async def badge(request: web.Request) -> web.Response:
@@ -235,7 +234,7 @@ async def walk_in(request: web.Request) -> web.Response:
         raise Problem(409, "this code is on the list already: look it up instead", code_taken=True)
     if body.get("print", True) is False:
         attendee, state = await _found(request, code)
-        return web.json_response(describe(attendee, state), status=201)
+        return json_response(describe(attendee, state), status=201)
     printer = body.get("printer")
     if printer is not None and not isinstance(printer, str):
         raise field_error(422, "printer", "must be a printer name")
@@ -278,7 +277,7 @@ async def correct(request: web.Request) -> web.Response:
         await store.set_status(code, status, f"token:{token.name}")
     attendee, state = await _found(request, code)
     log.info("attendee corrected by token %s: %s", token.name, ", ".join(sorted(body)))
-    return web.json_response(describe(attendee, state))
+    return json_response(describe(attendee, state))
 
 
 async def refuse_unlisted(request: web.Request, token: Token) -> None:
@@ -326,7 +325,7 @@ async def kiosk_settings(request: web.Request) -> web.Response:
     intake = request.app[INTAKE]
     kiosk = intake.config.kiosk
     listed = await AttendeeStore.exists(intake.redis, intake.config.venue)
-    return web.json_response(
+    return json_response(
         {"list": listed, "names": kiosk.allow_unlisted or not listed, "reset_after": kiosk.reset_after}
     )
 

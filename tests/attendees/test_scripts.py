@@ -25,7 +25,7 @@ def _calls() -> dict[str, ScriptCall[Any]]:
         "attendee_status": specs.STATUS.call(k, "<code>", "cancelled"),
         "attendee_checkin": specs.CHECKIN.call(k, v, ["J1", "J2"]),
         "attendee_payload": specs.PAYLOAD.call(v, "J", "{}"),
-        "attendee_search": specs.SEARCH.call(k, [("an", [b"ann", b"anna"]), ("ac", [b"acme"])], 50),
+        "attendee_search": specs.SEARCH.call(k, "an", [b"ann", b"anna"], ["ac"], 50),
         "attendee_read": specs.READ.call([k.attendee("<code>").encode(), v.job(b"J")], (b"n", b"state")),
     }
 
