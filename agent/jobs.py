@@ -23,14 +23,18 @@ from drivers.base import Badge
 #: A badge job is a few short fields; anything larger is a mistake (or an attack on the printer's memory). The event's
 #: own ``fields`` (30 of 200 characters, in any script: up to 4 bytes a character) need more room than the built-ins.
 MAX_JOB_BYTES = 16384
-FIELDS = ("job_id", "attendee_id", "name", "company", "role", "printer", "fields", "layout")
+FIELDS = ("job_id", "attendee_id", "name", "company", "role", "printer", "fields", "layout", "zone", "zone_printers")
 #: The job's own names: an event's ``fields`` cannot shadow them in a layout's templates.
-BUILT_IN = ("name", "company", "role", "attendee_id", "job_id", "printer", "layout")
+BUILT_IN = ("name", "company", "role", "attendee_id", "job_id", "printer", "layout", "zone", "zone_printers")
 MAX_EXTRA_FIELDS = 30
 _FIELD_KEY = re.compile(r"[a-z0-9_]{1,40}")
 #: A badge layout's name, as a job names it and `layout set --name` stores it.
 LAYOUT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _REQUIRED = ("attendee_id", "name")
+#: A zone's name, as the intake config's ``zones:`` and a token file spell it (agent/intake/tokens.py).
+ZONE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+#: Printers of one zone a job may name: a hall's few, with room to spare.
+MAX_ZONE_PRINTERS = 32
 #: Unicode's control characters (category Cc) are exactly these 65 code points; a regex finds one far faster than
 #: asking unicodedata about every character of every badge.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -91,6 +95,11 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
     fields: dict[str, str] = msgspec.field(default_factory=dict)
     #: The badge layout to print with; None: the venue's rules decide.
     layout: str | None = None
+    #: The zone this badge belongs to (docs/intake.md, "Zones") and its printers: it prints on one of them, and
+    #: elsewhere only when none of them can print (steal.lua, and every step that hands a pinned job on). None and
+    #: () for a job of no zone; one is never given without the other.
+    zone: str | None = None
+    zone_printers: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         problems: list[tuple[str, str]] = []
@@ -116,6 +125,7 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
         layout = (self.layout.strip() or None) if self.layout is not None else None
         if layout is not None and not LAYOUT_NAME.fullmatch(layout):
             problems.append(("layout", "not a layout name (lowercase letters, digits, - and _, at most 64)"))
+        zone, zone_printers = _zone(self.zone, self.zone_printers, problems)
         if problems:
             raise _Problems(sorted(problems, key=lambda p: FIELDS.index(p[0].split(".")[0])))
         # Frozen: a job is shared between the runtime, the journal and the logs, and must not change under them.
@@ -128,21 +138,53 @@ class Job(msgspec.Struct, frozen=True, kw_only=True):
             ("printer", printer),
             ("fields", fields),
             ("layout", layout),
+            ("zone", zone),
+            ("zone_printers", zone_printers),
         ):
             msgspec.structs.force_setattr(self, field, value)
 
     def payload(self) -> str:
         data = msgspec.structs.asdict(self)
         # What enqueue stores, and always did for a job without them: no "printer": null, no empty "fields".
-        for optional in ("printer", "layout"):
+        for optional in ("printer", "layout", "zone"):
             if data[optional] is None:
                 del data[optional]
-        if not self.fields:
-            del data["fields"]
+        for empty in ("fields", "zone_printers"):
+            if not data[empty]:
+                del data[empty]
         return msgspec.json.encode(data).decode("utf-8")
+
+    @property
+    def zoned(self) -> tuple[str, tuple[str, ...]] | None:
+        """(zone, its printers) for a job of a zone, as enqueue records it on the job; None for none."""
+        return (self.zone, self.zone_printers) if self.zone is not None else None
 
     def badge(self) -> Badge:
         return Badge(self.job_id, self.attendee_id, self.name, self.company, self.role, self.fields, self.layout)
+
+
+def _zone(
+    zone: str | None, printers: tuple[str, ...], problems: list[tuple[str, str]]
+) -> tuple[str | None, tuple[str, ...]]:
+    """A job's zone and its printers, checked: a zone name with 1 to ``MAX_ZONE_PRINTERS`` printer names, or neither.
+    The printers come back sorted and without repeats (the order says nothing: the least busy one is chosen)."""
+    zone = (zone.strip() or None) if zone is not None else None
+    names = tuple(sorted({str(p).strip() for p in printers}))
+    if zone is None and not names:
+        return None, ()
+    if zone is None:
+        problems.append(("zone", "is required with zone_printers"))
+    elif not ZONE_NAME.fullmatch(zone):
+        problems.append(("zone", "not a zone name (letters, digits, '-', '_' or '.', at most 64 characters)"))
+    if not names:
+        problems.append(("zone_printers", "a zone needs at least one printer"))
+    elif len(names) > MAX_ZONE_PRINTERS:
+        problems.append(("zone_printers", f"at most {MAX_ZONE_PRINTERS} printers, not {len(names)}"))
+    elif bad := [p for p in names if not PRINTER_RE.match(p)]:
+        problems.append(
+            ("zone_printers", f"{bad[0][:70]!r} is not a printer name (lowercase letters, digits, - and _)")
+        )
+    return zone, names
 
 
 def _extra_fields(given: object, problems: list[tuple[str, str]]) -> dict[str, str]:
@@ -196,6 +238,9 @@ def _validate(data: object) -> Job:
         if key == "fields":
             fields[key] = {} if value is None else value  # checked, with every other problem, by Job
             continue
+        if key == "zone_printers":
+            fields[key] = _printer_list(value)
+            continue
         if value is None:
             value = "" if key != "layout" else None
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -216,6 +261,17 @@ def _validate(data: object) -> Job:
     if missing:
         raise JobError("; ".join(f"{key} is required" for key in missing))
     return job
+
+
+def _printer_list(value: object) -> tuple[str, ...]:
+    """``zone_printers`` as JSON gives it (a list of names) or a CSV column does (names apart by spaces or commas)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(value.replace(",", " ").split())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise JobError("zone_printers: must be a list of printer names")
 
 
 def job_from_payload(raw: bytes) -> Job:

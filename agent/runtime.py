@@ -61,6 +61,7 @@ class Agent:
         # Dedicated: the pull loop's begin/confirm/take keep one connection rather than taking one from the pool
         # for every round trip (two a badge); the heartbeat and everything else use the pool as before.
         self.store = Store(self.redis, config.venue, dedicated=True)
+        self.store.zone_dead_after_ms = int(config.timing.dead_after * 1000)
         self.journal = Journal(config.journal)
         self.device = DeviceMonitor(
             driver,
@@ -290,7 +291,9 @@ class Agent:
 
     async def _device_down(self, status: DeviceStatus) -> None:
         try:
-            moved = await self.store.handback(self.me, f"printer down: {status.describe()}")
+            moved = await self.store.handback(
+                self.me, f"printer down: {status.describe()}", int(self.timing.dead_after * 1000)
+            )
             await self.store.event(
                 "device_down", self.me, location=self.location, reason=status.describe(), handed_back=str(moved)
             )

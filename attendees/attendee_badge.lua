@@ -1,9 +1,9 @@
 -- attendee_badge: the badge for one attendee of the list, created exactly once whoever asks (kiosk, desk, import).
 -- KEYS att:<code> job:<job_id> q:<pinned>|pool events stats pinned attendees:badging
--- ARGV <code> <version> <job_id> <payload> <pinned> <maxlen> <created_by>
+-- ARGV <code> <version> <job_id> <payload> <pinned> <maxlen> <created_by> [<zone> <zone_printers>]
 -- <version>, <job_id>: the record the payload was made from; a record changed since answers {"stale"} (the caller
 -- reads again). The job is the attendee's whatever state it is in: a second scan answers with it, never a second
--- badge (that is a staff reprint).
+-- badge (that is a staff reprint). <zone>, <zone_printers>: the zone of the token that asks, as enqueue's.
 -- Returns {"queued"} when created now, {"exists", <state>}, {"cancelled"}, {"unknown"} or {"stale"}.
 local a = redis.call('HMGET', KEYS[1], 'v', 'st', 'j', 't')
 if not a[1] then
@@ -22,7 +22,8 @@ end
 if a[1] ~= ARGV[2] then
   return {'stale'}
 end
-add_job(KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms())
+add_job(KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms(), ARGV[8] or '',
+  ARGV[9] or '')
 redis.call('HSET', KEYS[2], 'created_by', ARGV[7])
 redis.call('HSET', KEYS[7], ARGV[3], a[4])
 return {'queued'}

@@ -1,14 +1,15 @@
 -- attendee_edit: a staff correction of an attendee's name, company or fields, kept beside what the source says.
--- KEYS att:<code> attendees:terms attendees:exact attendees:p:<term>...
+-- KEYS att:<code> attendees:terms attendees:exact attendees:refs attendees:p:<term>...
 -- ARGV <code> <version> <name> <company> <fields> <terms> <old_terms>
 -- <name>, <company>, <fields>: the local edit of each ("" for none: what the source says is shown); <terms>: the
--- search terms of what is shown now; <old_terms>, KEYS from 4 on: as put.lua's. A later import keeps the edit and says so (put.lua).
+-- search terms of what is shown now; <old_terms>, KEYS from 5 on: as put.lua's. A later import keeps the edit and says so (put.lua).
 -- Returns {"edited"}, {"unknown"} or {"stale"}.
-local cur = redis.call('HMGET', KEYS[1], 'v', 'ix', 'i')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'i')
 if not cur[1] then
   return {'unknown'}
 end
-if cur[1] ~= ARGV[2] or (cur[2] or '') ~= ARGV[7] then
+local had = indexed_terms(redis.call('HGET', KEYS[4], cur[2]))
+if cur[1] ~= ARGV[2] or had ~= ARGV[7] then
   return {'stale'}
 end
 for i, field in ipairs({'en', 'ec', 'ef'}) do
@@ -19,7 +20,7 @@ for i, field in ipairs({'en', 'ec', 'ef'}) do
     redis.call('HSET', KEYS[1], field, value)
   end
 end
-reindex(KEYS[2], KEYS[3], term_keys(KEYS, {ARGV[7], ARGV[6]}, 4), ARGV[7], ARGV[6], cur[3], false)
-redis.call('HSET', KEYS[1], 'ix', ARGV[6])
+reindex(KEYS[2], KEYS[3], term_keys(KEYS, {ARGV[7], ARGV[6]}, 5), ARGV[7], ARGV[6], cur[2], false)
+redis.call('HSET', KEYS[4], cur[2], ref_entry(ARGV[1], ARGV[6]))
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 return {'edited'}

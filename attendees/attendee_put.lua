@@ -5,16 +5,20 @@
 -- nothing (the caller reads again). <terms>: the search terms of what is shown (a local edit wins), space-separated
 -- (prelude.lua); <old_terms>: those the caller read on the record (its version checked). KEYS from 8 on: the postings
 -- key of each word term of <old_terms>, then of <terms> (term_keys). A new attendee gets a short ref (base 36 of a
--- counter) that the index names it by.
+-- counter) that the index names it by; <refs> maps it to the code followed by the terms it is indexed under
+-- (``<code> <term>...``: kept there, not in the attendee's hash, so a long name in a non-Latin script does not push
+-- the hash past Redis's listpack size, which costs two to three times the memory).
 -- <ticket_type>: "-" for none. <attention>: why the kiosk sends the attendee to the help desk ("" for none).
 -- An existing attendee keeps its job id (the badge that may exist).
 -- Returns {"added"}, {"updated", <edited fields whose source value changed, comma-separated>}, {"unchanged"} or
 -- {"stale"}.
 local code = ARGV[1]
-local cur = redis.call('HMGET', KEYS[1], 'v', 'n', 'c', 'r', 'f', 'o', 'e', 's', 'st', 't', 'ix', 'en', 'ec', 'ef', 'i', 'at')
+-- cur: v n c r f o e s st t en ec ef i at
+local cur = redis.call('HMGET', KEYS[1], 'v', 'n', 'c', 'r', 'f', 'o', 'e', 's', 'st', 't', 'en', 'ec', 'ef', 'i', 'at')
 if (cur[1] or '') ~= ARGV[2] then
   return {'stale'}
 end
+local had = cur[14] and indexed_terms(redis.call('HGET', KEYS[7], cur[14])) or ''
 local function count(status, ticket_type, delta)
   if status == 'valid' then
     redis.call('HINCRBY', KEYS[3], 'expected', delta)
@@ -23,7 +27,7 @@ local function count(status, ticket_type, delta)
     redis.call('HINCRBY', KEYS[3], 'cancelled', delta)
   end
 end
-if (cur[11] or '') ~= ARGV[16] then
+if had ~= ARGV[16] then
   return {'stale'}
 end
 local keys = term_keys(KEYS, {ARGV[16], ARGV[14]}, 8)
@@ -36,9 +40,8 @@ if not cur[1] then
     n = math.floor(n / 36)
   until n == 0
   redis.call('HSET', KEYS[1], 'n', ARGV[4], 'c', ARGV[5], 'r', ARGV[6], 'f', ARGV[7], 'o', ARGV[8], 'e', ARGV[9],
-    's', ARGV[10], 'st', ARGV[11], 'j', ARGV[12], 't', ARGV[13], 'ix', ARGV[14], 'g', ARGV[3], 'v', 1, 'i', ref,
-    'at', ARGV[15])
-  redis.call('HSET', KEYS[7], ref, code)
+    's', ARGV[10], 'st', ARGV[11], 'j', ARGV[12], 't', ARGV[13], 'g', ARGV[3], 'v', 1, 'i', ref, 'at', ARGV[15])
+  redis.call('HSET', KEYS[7], ref, ref_entry(code, ARGV[14]))
   reindex(KEYS[2], KEYS[6], keys, '', ARGV[14], ref, true)
   count(ARGV[11], ARGV[13], 1)
   if redis.call('EXISTS', KEYS[4]) == 1 then
@@ -49,20 +52,21 @@ if not cur[1] then
 end
 if cur[2] == ARGV[4] and cur[3] == ARGV[5] and cur[4] == ARGV[6] and cur[5] == ARGV[7] and cur[6] == ARGV[8]
     and cur[7] == ARGV[9] and cur[8] == ARGV[10] and cur[9] == ARGV[11] and cur[10] == ARGV[13]
-    and cur[11] == ARGV[14] and (cur[16] or '') == ARGV[15] then
+    and had == ARGV[14] and (cur[15] or '') == ARGV[15] then
   redis.call('HSET', KEYS[1], 'g', ARGV[3])
   return {'unchanged'}
 end
 local kept = {}
-if cur[12] and cur[2] ~= ARGV[4] then table.insert(kept, 'name') end
-if cur[13] and cur[3] ~= ARGV[5] then table.insert(kept, 'company') end
-if cur[14] and cur[5] ~= ARGV[7] then table.insert(kept, 'fields') end
+if cur[11] and cur[2] ~= ARGV[4] then table.insert(kept, 'name') end
+if cur[12] and cur[3] ~= ARGV[5] then table.insert(kept, 'company') end
+if cur[13] and cur[5] ~= ARGV[7] then table.insert(kept, 'fields') end
 if cur[9] ~= ARGV[11] or cur[10] ~= ARGV[13] then
   count(cur[9], cur[10], -1)
   count(ARGV[11], ARGV[13], 1)
 end
-reindex(KEYS[2], KEYS[6], keys, cur[11], ARGV[14], cur[15], false)
+reindex(KEYS[2], KEYS[6], keys, had, ARGV[14], cur[14], false)
+redis.call('HSET', KEYS[7], cur[14], ref_entry(code, ARGV[14]))
 redis.call('HSET', KEYS[1], 'n', ARGV[4], 'c', ARGV[5], 'r', ARGV[6], 'f', ARGV[7], 'o', ARGV[8], 'e', ARGV[9],
-  's', ARGV[10], 'st', ARGV[11], 't', ARGV[13], 'ix', ARGV[14], 'g', ARGV[3], 'at', ARGV[15])
+  's', ARGV[10], 'st', ARGV[11], 't', ARGV[13], 'g', ARGV[3], 'at', ARGV[15])
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 return {'updated', table.concat(kept, ',')}

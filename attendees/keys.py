@@ -3,7 +3,8 @@
 ``P att:<code>`` (hash) is one attendee, keyed by the ticket code it is looked up by. The search index (see
 prelude.lua): ``P attendees:terms`` (sorted set, every score 0) holds each distinct word once, for prefix ranges;
 ``P attendees:p:<term>`` (string) the short refs of the attendees that have that word; ``P attendees:exact``
-(hash) the same for whole terms (order codes, e-mails); ``P attendees:refs`` (hash) maps a ref to its code.
+(hash) the same for whole terms (order codes, e-mails); ``P attendees:refs`` (hash) maps a ref to its code and
+the terms it is indexed under (``<code> <term>...``).
 ``P attendees:counts`` (hash) holds the list's counts (and the refs' counter); ``P attendees:badging`` (hash)
 job id -> ticket type of the attendees' badges not yet counted as checked in;
 ``P attendees:key`` the secret that makes a job id out of a code no one may read back (``job_id_for``).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.intake.openapi import AUTH, BEARER, TEXT, _json, _problem
+from agent.intake.openapi import AUTH, BEARER, TEXT, json_body, json_reply, problem
 
 CODE = {"name": "code", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[!-~]{1,128}$"}}
 LOOKUP_429 = {"429": {**AUTH["429"], "description": "over the token's rate, or its attendee lookups' rate"}}
@@ -58,36 +58,31 @@ def paths() -> dict[str, Any]:
                 "order code or e-mail, case and accents ignored, any script",
                 "security": BEARER,
                 "parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200}}],
-                "responses": {"200": _json("matches", "Attendees"), "422": _problem("q too long"), **auth},
+                "responses": {"200": json_reply("matches", "Attendees"), "422": problem("q too long"), **auth},
             },
             "post": {
                 "summary": "a walk-in (desk, staff): added to the list, then printed unless print is false",
                 "security": BEARER,
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["name"],
-                                "properties": {
-                                    "name": TEXT,
-                                    "company": TEXT,
-                                    "role": TEXT,
-                                    "fields": {"type": "object"},
-                                    "code": TEXT,
-                                    "email": TEXT,
-                                    "print": {"type": "boolean"},
-                                    "printer": TEXT,
-                                },
-                            }
-                        }
-                    },
-                },
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": TEXT,
+                            "company": TEXT,
+                            "role": TEXT,
+                            "fields": {"type": "object"},
+                            "code": TEXT,
+                            "email": TEXT,
+                            "print": {"type": "boolean"},
+                            "printer": TEXT,
+                        },
+                    }
+                ),
                 "responses": {
-                    "201": _json("added (and its badge queued)", "Attendee"),
-                    "409": _problem("the code is on the list already"),
-                    "422": _problem("invalid: the detail names the field"),
+                    "201": json_reply("added (and its badge queued)", "Attendee"),
+                    "409": problem("the code is on the list already"),
+                    "422": problem("invalid: the detail names the field"),
                     **auth,
                 },
             },
@@ -98,9 +93,9 @@ def paths() -> dict[str, Any]:
                 "security": BEARER,
                 "parameters": [CODE],
                 "responses": {
-                    "200": _json("the attendee; a cancelled ticket says so", "Attendee"),
-                    "404": _problem("not on the list (a sentence a kiosk can show)"),
-                    "422": _problem("not a ticket code"),
+                    "200": json_reply("the attendee; a cancelled ticket says so", "Attendee"),
+                    "404": problem("not on the list (a sentence a kiosk can show)"),
+                    "422": problem("not a ticket code"),
                     **auth,
                 },
             },
@@ -108,26 +103,21 @@ def paths() -> dict[str, Any]:
                 "summary": "staff: correct name, company or fields (a local edit), or set status valid/cancelled",
                 "security": BEARER,
                 "parameters": [CODE],
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "name": TEXT,
-                                    "company": TEXT,
-                                    "fields": {"type": "object"},
-                                    "status": {"enum": ["valid", "cancelled"]},
-                                },
-                            }
-                        }
-                    },
-                },
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "name": TEXT,
+                            "company": TEXT,
+                            "fields": {"type": "object"},
+                            "status": {"enum": ["valid", "cancelled"]},
+                        },
+                    }
+                ),
                 "responses": {
-                    "200": _json("the attendee as now shown", "Attendee"),
-                    "404": _problem("not on the list"),
-                    "422": _problem("invalid"),
+                    "200": json_reply("the attendee as now shown", "Attendee"),
+                    "404": problem("not on the list"),
+                    "422": problem("invalid"),
                     **auth,
                 },
             },
@@ -139,11 +129,11 @@ def paths() -> dict[str, Any]:
                 "security": BEARER,
                 "parameters": [CODE],
                 "responses": {
-                    "201": _json("queued now", "Attendee"),
-                    "200": _json("the badge exists: duplicate true, its state and where it printed", "Attendee"),
-                    "404": _problem("not on the list"),
-                    "409": _problem("the ticket is cancelled: it never prints"),
-                    "422": _problem("not a ticket code"),
+                    "201": json_reply("queued now", "Attendee"),
+                    "200": json_reply("the badge exists: duplicate true, its state and where it printed", "Attendee"),
+                    "404": problem("not on the list"),
+                    "409": problem("the ticket is cancelled: it never prints"),
+                    "422": problem("not a ticket code"),
                     **auth,
                 },
             }
@@ -160,7 +150,7 @@ def paths() -> dict[str, Any]:
                 "parameters": [
                     {"name": "name", "in": "path", "required": True, "schema": {"enum": ["desk.js", "desk.css"]}}
                 ],
-                "responses": {"200": {"description": "file"}, "404": _problem("no such file")},
+                "responses": {"200": {"description": "file"}, "404": problem("no such file")},
             }
         },
     }

@@ -5,7 +5,25 @@
 -- prefix ranges, and its postings, the short refs of the attendees that have it (" r1 r2 "), in a string key of its
 -- own that grows by APPEND: a word thousands share (a company everyone works for) costs no more to add to than a
 -- rare one. An order code ("#abc12") or an e-mail ("=ada@example.org") is found whole: its postings are a field of
--- the <exact> hash, and it is not in <terms>.
+-- the <exact> hash, and it is not in <terms>. <refs> maps a ref to ``<code> <term>...``: the attendee's code, then
+-- the terms it is indexed under (what a search filters its candidates by, and what the next change unindexes).
+
+-- A <refs> entry: the code, then the terms.
+local function ref_entry(code, terms)
+  if terms == '' then
+    return code
+  end
+  return code .. ' ' .. terms
+end
+
+-- The terms of a <refs> entry ('' for none or no entry).
+local function indexed_terms(entry)
+  if not entry then
+    return ''
+  end
+  local s = string.find(entry, ' ', 1, true)
+  return s and string.sub(entry, s + 1) or ''
+end
 
 -- The key of each word term of the space-separated lists, in the order the caller passed them in <given> (the
 -- script's KEYS) from <first> on.

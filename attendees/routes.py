@@ -17,10 +17,12 @@ from aiohttp import web
 from agent.errors import JobError
 from agent.fleet import fleet
 from agent.intake.app import INTAKE, Intake, _json_body, authorize
+from agent.intake.jsonreply import json_response
 from agent.intake.problem import Problem, field_error
 from agent.intake.ratelimit import RateLimit
 from agent.intake.tokens import Token
 from agent.jobs import Job, parse_job
+from agent.protocol.store import ZONE_DEAD_AFTER_MS, Zoned
 from agent.state import AgentState
 from attendees.keys import CODE_RE
 from attendees.specs import BadgeKind, PutKind
@@ -86,12 +88,10 @@ def _view(token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]
 
 
 async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]:
-    store = request.app[ATTENDEES]
-    attendee = await store.get(code)
-    if attendee is None:
+    found = await request.app[ATTENDEES].found(code)
+    if found is None:
         raise Problem(404, UNKNOWN)
-    (state,) = await store.badge_states([attendee])
-    return attendee, state
+    return found
 
 
 async def lookup(request: web.Request) -> web.Response:
@@ -100,7 +100,7 @@ async def lookup(request: web.Request) -> web.Response:
     body = _view(token, attendee, state)
     if attendee.status == "cancelled":
         body["message"] = CANCELLED
-    return web.json_response(body)
+    return json_response(body)
 
 
 async def search(request: web.Request) -> web.Response:
@@ -111,7 +111,7 @@ async def search(request: web.Request) -> web.Response:
     store = request.app[ATTENDEES]
     found = await store.search(query)
     states = await store.badge_states(found)
-    return web.json_response({"attendees": [describe(a, s) for a, s in zip(found, states, strict=True)]})
+    return json_response({"attendees": [describe(a, s) for a, s in zip(found, states, strict=True)]})
 
 
 async def _printer(request: web.Request, token: Token) -> str | None:
@@ -133,20 +133,23 @@ async def _printer(request: web.Request, token: Token) -> str | None:
 
 #: Printer states in which a zone printer takes its pinned badges (agent/state.py): anything else hands them on.
 PRINTING_STATES = (AgentState.READY, AgentState.PRINTING)
-#: A printer whose last heartbeat is older than this is not counted on (the agents' default dead-after window).
-BEAT_WITHIN_S = 3.0
+#: A printer whose last heartbeat is older than this is not counted on: the agents' default dead-after window, as
+#: the protocol's steps that hand a zone's jobs on count it (agent/protocol/store.py, ZONE_DEAD_AFTER_MS).
+BEAT_WITHIN_S = ZONE_DEAD_AFTER_MS / 1000
 
 
-async def zone_printer(request: web.Request, token: Token) -> str | None:
+async def zone_printer(request: web.Request, token: Token) -> tuple[str | None, Zoned | None]:
     """For a token bound to a zone: the zone's printer that can print (beating, ready or printing) with the fewest
-    badges ahead (pinned queue plus the one in hand); None when the token has no zone or none of its printers can
-    print (then the badge goes to the pool, for any printer of the venue). A pinned badge still goes elsewhere if
-    its printer stops (handed back to the pool) or stays busy past the agents' affinity_wait (an idle peer steals
-    it)."""
+    badges ahead (pinned queue plus the one in hand), or None when none of its printers can print (then the badge
+    goes to the pool, for any printer of the venue); and the zone with its printers, which the job carries, so the
+    agents keep it in its zone afterwards too (a steal from outside only when none of the zone's printers can
+    print; a dead, drained or down printer's zone jobs handed to another of them: agent/protocol/steal.lua,
+    prelude.lua ``hand_on``). (None, None) for a token of no zone."""
     intake = request.app[INTAKE]
-    zone = intake.config.zone_of(token.name, token.zone)
-    if zone is None:
-        return None
+    name = intake.config.zone_name_of(token.name, token.zone)
+    if name is None:
+        return None, None
+    zone = intake.config.zones[name]
     view = await fleet(intake.redis, intake.config.venue)
     able = [
         p
@@ -156,17 +159,19 @@ async def zone_printer(request: web.Request, token: Token) -> str | None:
         and p.beat_age is not None
         and p.beat_age < BEAT_WITHIN_S
     ]
+    zoned = (name, tuple(zone.printers))
     if not able:
-        return None
+        return None, zoned
     best = min(able, key=lambda p: (p.depth + (1 if p.inflight else 0), p.name))
-    return best.name
+    return best.name, zoned
 
 
 async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
     store = request.app[ATTENDEES]
-    printer = printer or await zone_printer(request, token)
-    # created_by: the token, as POST /v1/jobs records it
-    reply, _ = await store.badge(code, token.name, printer, at_desk=token.role != "kiosk")
+    chosen, zone = await zone_printer(request, token)
+    # created_by: the token, as POST /v1/jobs records it. A pin the desk asked for wins over the zone's choice; the
+    # badge still carries the zone.
+    reply, _ = await store.badge(code, token.name, printer or chosen, at_desk=token.role != "kiosk", zone=zone)
     if reply.kind is BadgeKind.UNKNOWN:
         raise Problem(404, UNKNOWN)
     if reply.kind is BadgeKind.CANCELLED:
@@ -177,7 +182,7 @@ async def _print(request: web.Request, token: Token, code: str, printer: str | N
         raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
     attendee, state = await _found(request, code)
     body = {**_view(token, attendee, state), "duplicate": reply.kind is BadgeKind.EXISTS}
-    return web.json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
+    return json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
 
 
 async def badge(request: web.Request) -> web.Response:
@@ -229,7 +234,7 @@ async def walk_in(request: web.Request) -> web.Response:
         raise Problem(409, "this code is on the list already: look it up instead", code_taken=True)
     if body.get("print", True) is False:
         attendee, state = await _found(request, code)
-        return web.json_response(describe(attendee, state), status=201)
+        return json_response(describe(attendee, state), status=201)
     printer = body.get("printer")
     if printer is not None and not isinstance(printer, str):
         raise field_error(422, "printer", "must be a printer name")
@@ -272,7 +277,7 @@ async def correct(request: web.Request) -> web.Response:
         await store.set_status(code, status, f"token:{token.name}")
     attendee, state = await _found(request, code)
     log.info("attendee corrected by token %s: %s", token.name, ", ".join(sorted(body)))
-    return web.json_response(describe(attendee, state))
+    return json_response(describe(attendee, state))
 
 
 async def refuse_unlisted(request: web.Request, token: Token) -> None:
@@ -299,8 +304,10 @@ async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple
         return None
     if not CODE_RE.fullmatch(job.attendee_id) or not await intake.redis.exists(store.keys.attendee(job.attendee_id)):
         return None
-    printer = job.printer or await zone_printer(request, token)
-    reply, attendee = await store.badge(job.attendee_id, token.name, printer, at_desk=token.role != "kiosk")
+    chosen, zone = await zone_printer(request, token)
+    reply, attendee = await store.badge(
+        job.attendee_id, token.name, job.printer or chosen, at_desk=token.role != "kiosk", zone=job.zoned or zone
+    )
     if reply.kind is BadgeKind.CANCELLED:
         raise Problem(409, CANCELLED, status_of_ticket="cancelled")
     if reply.kind is BadgeKind.ATTENTION:
@@ -318,7 +325,7 @@ async def kiosk_settings(request: web.Request) -> web.Response:
     intake = request.app[INTAKE]
     kiosk = intake.config.kiosk
     listed = await AttendeeStore.exists(intake.redis, intake.config.venue)
-    return web.json_response(
+    return json_response(
         {"list": listed, "names": kiosk.allow_unlisted or not listed, "reset_after": kiosk.reset_after}
     )
 

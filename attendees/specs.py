@@ -107,14 +107,17 @@ class BadgeSpec(Spec[Any]):
         pinned: PrinterKeys | None,
         maxlen: int,
         created_by: str,
+        zone: tuple[bytes, bytes] | None = None,
     ) -> ScriptCall[Badged]:
+        """``zone``: the zone of the token that asks and its printers (agent/protocol/store.py, ``zone_args``)."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (venue_keys.pool, b"")
         job = enc(job_id)
         keys = [
             enc(k.attendee(code)), venue_keys.job(job), queue, venue_keys.events, venue_keys.stats,
             venue_keys.pinned, enc(k.badging),
         ]  # fmt: skip
-        return (self, keys, [enc(code), enc(version), job, enc(payload), printer, maxlen, enc(created_by)])
+        args = [enc(code), enc(version), job, enc(payload), printer, maxlen, enc(created_by), *(zone or ())]
+        return (self, keys, args)
 
     def parse(self, reply: Any) -> Badged:
         return Badged(BadgeKind(dec(reply[0])), dec(reply[1]) if len(reply) > 1 else "")
@@ -137,7 +140,7 @@ class EditSpec(Spec[Any]):
         args: list[bytes | int] = [
             enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms), enc(old_terms),
         ]  # fmt: skip
-        keys = [enc(k.attendee(code)), enc(k.terms), enc(k.exact), *_word_keys(k, old_terms, terms)]
+        keys = [enc(k.attendee(code)), enc(k.terms), enc(k.exact), enc(k.refs), *_word_keys(k, old_terms, terms)]
         return (self, keys, args)
 
     def parse(self, reply: Any) -> str:
@@ -179,15 +182,15 @@ class PayloadSpec(Spec[Any]):
 class SearchSpec(Spec[Any]):
     name = "attendee_search"
 
-    def call(self, k: AttendeeKeys, words: list[tuple[str, list[bytes]]], max_codes: int) -> ScriptCall[list[str]]:
-        """``words``: each word of the search with the word terms of its prefix range (as read from the terms)."""
-        keys = [enc(k.exact), enc(k.refs)]
-        args: list[bytes | int] = [max_codes]
+    def call(
+        self, k: AttendeeKeys, first: str, terms: list[bytes | str], others: list[str], max_codes: int
+    ) -> ScriptCall[list[str]]:
+        """``first``: the search's most selective word, with the word terms of its prefix range (as read from the
+        terms); ``others``: the rest of its words (checked against each candidate's terms, attendee_search.lua)."""
         prefix = enc(k.posting(""))
-        for word, terms in words:
-            keys += [prefix + term for term in terms]  # the terms as Redis answered them: bytes, no round trip
-            args += [enc(word), len(terms)]
-        return (self, keys, args)
+        # the terms as Redis answered them (bytes: the store's client does not decode)
+        keys = [enc(k.exact), enc(k.refs), *(prefix + (t if isinstance(t, bytes) else enc(t)) for t in terms)]
+        return (self, keys, [max_codes, enc(first), *(enc(word) for word in others)])
 
     def parse(self, reply: Any) -> list[str]:
         return [dec(code) for code in reply or [] if code is not None]

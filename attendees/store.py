@@ -15,22 +15,27 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from redis.asyncio import Redis
 
 from agent.jobs import Job, parse_job
 from agent.protocol.codec import dec, enc
 from agent.protocol.replies import CancelKind
-from agent.protocol.store import Store
+from agent.protocol.store import Store, Zoned, zone_args
 from attendees import specs
 from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
 
 #: Fields of an attendee hash, in the order ``_FIELDS`` reads them.
-_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "ix", "at")
+_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "i", "at")
 _FIELD_NAMES = tuple(enc(f) for f in _FIELDS)
 #: The job hash fields a badge state is made of.
 _JOB_FIELDS = ("state", "printer", "printed_ms", "printed_at", "reprints")
 _JOB_FIELD_NAMES = tuple(enc(f) for f in _JOB_FIELDS)
+#: Job ids of the attendees this process read lately, by code, at most this many (``AttendeeStore.found``).
+JOB_IDS_KEPT = 4096
+#: What a lookup reads of both the attendee's hash and its job's, in one call (each answers the other's as nil).
+_LOOKUP_FIELD_NAMES = _FIELD_NAMES + _JOB_FIELD_NAMES
 SEARCH_LIMIT = 50
 #: Distinct terms of one word's prefix range a search looks at (``ma`` may start thousands of names).
 SEARCH_TERMS = 500
@@ -55,8 +60,10 @@ class Attendee:
     version: str
     #: Staff corrections ("name", "company", "fields"), shown instead of the source's values.
     edits: dict[str, Any] = field(default_factory=dict)
-    #: The search terms the record is indexed under now.
+    #: The search terms the record is indexed under now (read by writers only: ``AttendeeStore.with_terms``).
     indexed: str = ""
+    #: The short ref the search index names the attendee by (its ``attendees:refs`` entry holds the terms).
+    ref: str = ""
     #: Why a kiosk sends this attendee to the help desk instead of printing ("" for none; ``Record.attention``).
     attention: str = ""
 
@@ -76,8 +83,9 @@ class Attendee:
     def terms(self) -> str:
         return " ".join(index_terms(self.shown_name, self.shown_company, self.order_code, self.email))
 
-    def job(self, printer: str | None = None) -> Job:
-        """The attendee's badge job, with what the list shows (a staff correction included)."""
+    def job(self, printer: str | None = None, zone: Zoned | None = None) -> Job:
+        """The attendee's badge job, with what the list shows (a staff correction included); ``zone``: the zone of
+        the token that asks, and its printers."""
         return parse_job(
             {
                 "job_id": self.job_id,
@@ -87,6 +95,8 @@ class Attendee:
                 "role": self.role,
                 "fields": self.shown_fields,
                 "printer": printer,
+                "zone": zone[0] if zone else None,
+                "zone_printers": list(zone[1]) if zone else None,
             }
         )
 
@@ -128,10 +138,15 @@ class Counts:
         }
 
 
+_JSON = msgspec.json.Decoder()
+
+
 def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
     """An attendee from its hash's ``_FIELDS`` as HMGET answers them (None: the hash does not exist)."""
-    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, ix, at) = (None if x is None else dec(x) for x in raw)
-    if all(x is None for x in raw):  # no such hash
+    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, i, at) = [
+        None if x is None else x.decode("utf-8", "surrogateescape") if isinstance(x, bytes) else x for x in raw
+    ]  # dec() inlined: a search decodes 800 of these
+    if v is None and all(x is None for x in raw):  # no such hash (every listed attendee has a version)
         return None
     edits: dict[str, Any] = {}
     if en:
@@ -139,13 +154,13 @@ def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
     if ec:
         edits["company"] = ec
     if ef:
-        edits["fields"] = json.loads(ef)
+        edits["fields"] = _JSON.decode(ef)
     return Attendee(
         code=code,
         name=n or "",
         company=c or "",
         role=r or "",
-        fields=json.loads(f) if f else {},
+        fields=_JSON.decode(f) if f else {},
         order_code=o or "",
         email=e or "",
         source=s or "",
@@ -154,7 +169,7 @@ def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
         ticket_type=t or NO_TYPE,
         version=v or "",
         edits=edits,
-        indexed=ix or "",
+        ref=i or "",
         attention=at or "",
     )
 
@@ -168,6 +183,9 @@ class AttendeeStore:
         self.venue = venue_store or Store(redis, venue)
         self.scripts = self.venue.scripts  # the venue's function library holds the list's scripts too
         self._secret: bytes | None = None
+        #: code -> job id of the attendees read lately (oldest first): an attendee's job id never changes while it
+        #: is listed, so a lookup of one of them reads the attendee and its badge in one round trip.
+        self._job_ids: dict[str, str] = {}
 
     @staticmethod
     async def exists(redis: Redis, venue: str) -> bool:
@@ -178,7 +196,41 @@ class AttendeeStore:
 
     async def get(self, code: str) -> Attendee | None:
         # One command, not a pipeline of one: a kiosk's lookup is the list's most frequent request.
-        return _attendee(code, await self.redis.hmget(enc(self.keys.attendee(code)), _FIELD_NAMES))
+        attendee = _attendee(code, await self.redis.hmget(enc(self.keys.attendee(code)), _FIELD_NAMES))
+        if attendee is not None:
+            self._remember(attendee)
+        return attendee
+
+    def _remember(self, attendee: Attendee) -> None:
+        ids = self._job_ids
+        if attendee.code not in ids and len(ids) >= JOB_IDS_KEPT:
+            del ids[next(iter(ids))]  # the oldest
+        ids[attendee.code] = attendee.job_id
+
+    async def found(self, code: str) -> tuple[Attendee, BadgeState] | None:
+        """The attendee and their badge (None: not listed): a lookup. One round trip when this process read the
+        attendee lately (a kiosk following the badge it just asked for looks its code up every second, the badge
+        request read it): the attendee and the job it had are read together, and the record read says whether that
+        is still its job (a list purged and loaded again may give the code another). Else two: the job id is in the
+        attendee's record."""
+        job_id = self._job_ids.get(code)
+        if job_id is None:
+            attendee = await self.get(code)
+        else:
+            # One script call (attendee_read.lua) reading both hashes: cheaper for the intake than a pipeline of two.
+            keys = [enc(self.keys.attendee(code)), self.venue.encoded_keys.job(enc(job_id))]
+            both = await self.scripts.run(specs.READ.call(keys, _LOOKUP_FIELD_NAMES))
+            raw, job_raw = both[0][: len(_FIELDS)], both[1][len(_FIELDS) :]
+            attendee = _attendee(code, raw)
+            if attendee is not None and attendee.job_id == job_id:
+                return attendee, (await self._states([job_raw]))[0]
+            if attendee is not None:
+                self._remember(attendee)
+        if attendee is None:
+            self._job_ids.pop(code, None)
+            return None
+        (state,) = await self.badge_states([attendee])
+        return attendee, state
 
     async def get_many(self, codes: Sequence[str]) -> list[Attendee | None]:
         """Many attendees in one script call (attendee_read.lua): one command to send and one reply to parse, where
@@ -199,6 +251,10 @@ class AttendeeStore:
         else:  # a search's fifty: one script call (see get_many)
             keys = [k.job(enc(attendee.job_id)) for attendee in attendees]
             raws = await self.scripts.run(specs.READ.call(keys, _JOB_FIELD_NAMES))
+        return await self._states(raws)
+
+    async def _states(self, raws: Sequence[Sequence[bytes | str | None]]) -> list[BadgeState]:
+        """Badge states from their jobs' ``_JOB_FIELDS`` as read (and where a queued or printing one is)."""
         rows = [dict(zip(_JOB_FIELDS, (dec(v) if v is not None else None for v in raw), strict=True)) for raw in raws]
         printers = sorted({r["printer"] for r in rows if r["state"] and r["state"] != "printed" and r["printer"]})
         locations = await self._locations(printers)
@@ -230,23 +286,35 @@ class AttendeeStore:
         """At most ``limit`` attendees each of whose shown name, company, order code or e-mail matches every word of
         ``query`` (folded: case and accents ignored; a word's prefix; an order code or e-mail whole), by name.
 
-        One round trip reads each word's range of distinct terms, one script (attendee_search.lua) intersects the
-        attendees of those terms, one more reads the attendees found.
+        One round trip reads the range of distinct terms of the most selective word (the longest), one script
+        (attendee_search.lua) gathers its attendees and keeps those whose terms have every other word, one more
+        reads the attendees found.
         """
         words = query_words(query)
         if not words:
             return []
         words.sort(key=len, reverse=True)  # the longest word is the most selective: the others filter it
-        terms = enc(self.keys.terms)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for word in words:
-                low = enc(word)
-                pipe.zrangebylex(terms, b"[" + low, b"[" + low + b"\xff", start=0, num=SEARCH_TERMS)
-            ranges = await pipe.execute()
-        codes = await self.scripts.run(specs.SEARCH.call(self.keys, list(zip(words, ranges, strict=True)), limit))
+        low = enc(words[0])
+        ranged = await self.redis.zrangebylex(enc(self.keys.terms), b"[" + low, b"[" + low + b"\xff", 0, SEARCH_TERMS)
+        codes = await self.scripts.run(specs.SEARCH.call(self.keys, words[0], ranged, words[1:], limit))
         found = [a for a in await self.get_many(codes) if a is not None]
         found.sort(key=lambda a: (a.shown_name.casefold(), a.code))
         return found[:limit]
+
+    async def with_terms(self, attendees: Sequence[Attendee | None]) -> list[Attendee | None]:
+        """The attendees with the terms each is indexed under (``indexed``: its ``attendees:refs`` entry, after the
+        code), in one command: what a write that changes the index must say it read."""
+        refs = [enc(a.ref) for a in attendees if a is not None and a.ref]
+        entries = iter(await self.redis.hmget(enc(self.keys.refs), refs) if refs else [])
+        out: list[Attendee | None] = []
+        for attendee in attendees:
+            if attendee is None or not attendee.ref:
+                out.append(attendee)
+                continue
+            entry = next(entries)
+            terms = dec(entry).partition(" ")[2] if entry is not None else ""
+            out.append(Attendee(**{**attendee.__dict__, "indexed": terms}))
+        return out
 
     async def codes(self) -> AsyncIterator[str]:
         """Every attendee's code (SCAN: for export, prune and purge, never on a desk's path)."""
@@ -278,7 +346,9 @@ class AttendeeStore:
         for attempt in range(STALE_RETRIES):
             # The first attempt takes every row for new (a first import reads nothing); a row already listed answers
             # "stale" and is sent again with what its record holds.
-            current = [None] * len(pending) if attempt == 0 else await self.get_many([rows[i][0] for i in pending])
+            current: list[Attendee | None] = [None] * len(pending)
+            if attempt:
+                current = await self.with_terms(await self.get_many([rows[i][0] for i in pending]))
             calls = []
             for i, attendee in zip(pending, current, strict=True):
                 code, record = rows[i]
@@ -310,11 +380,17 @@ class AttendeeStore:
         return [r if r is not None else specs.Put(specs.PutKind.STALE) for r in results]
 
     async def badge(
-        self, code: str, created_by: str, printer: str | None = None, at_desk: bool = True
+        self,
+        code: str,
+        created_by: str,
+        printer: str | None = None,
+        at_desk: bool = True,
+        zone: Zoned | None = None,
     ) -> tuple[specs.Badged, Attendee | None]:
         """Create this attendee's badge job unless it exists: ("queued"), ("exists", state), ("cancelled"),
         ("unknown"). Exactly one job, however many desks and kiosks ask at once. Not ``at_desk`` (a kiosk): an
-        attendee flagged for the help desk (``attention``) whose badge does not exist yet answers ("attention")."""
+        attendee flagged for the help desk (``attention``) whose badge does not exist yet answers ("attention").
+        ``zone``: the zone of the token that asks and its printers, recorded on the job (``Job.zoned``)."""
         k = self.venue.encoded_keys
         for _ in range(STALE_RETRIES):
             attendee = await self.get(code)
@@ -326,7 +402,7 @@ class AttendeeStore:
                 if state is None:
                     return specs.Badged(specs.BadgeKind.ATTENTION), attendee
                 return specs.Badged(specs.BadgeKind.EXISTS, dec(state)), attendee
-            job = attendee.job(printer)
+            job = attendee.job(printer, zone)
             reply = await self.scripts.run(
                 specs.BADGE.call(
                     self.keys,
@@ -338,6 +414,7 @@ class AttendeeStore:
                     k.printer(job.printer) if job.printer else None,
                     self.venue.events_maxlen,
                     created_by,
+                    zone_args(job.zoned),
                 )
             )
             if reply.kind is not specs.BadgeKind.STALE:
@@ -358,7 +435,7 @@ class AttendeeStore:
         out: dict[int, tuple[str, specs.Badged]] = {}
         for (number, job), listed in zip(jobs, present, strict=True):
             if listed:
-                reply, attendee = await self.badge(job.attendee_id, created_by, job.printer)
+                reply, attendee = await self.badge(job.attendee_id, created_by, job.printer, zone=job.zoned)
                 out[number] = (attendee.job_id if attendee else job.job_id, reply)
         return out
 
@@ -366,7 +443,7 @@ class AttendeeStore:
         """Correct ``name``, ``company`` or ``fields`` (a key present in ``changes``); a value equal to what the source
         says (or empty) drops the correction. Returns the attendee as now shown, or None for an unknown code."""
         for _ in range(STALE_RETRIES):
-            attendee = await self.get(code)
+            (attendee,) = await self.with_terms([await self.get(code)])
             if attendee is None:
                 return None
             edits = dict(attendee.edits)
@@ -499,6 +576,7 @@ class AttendeeStore:
             jobs += 1
         await self.redis.unlink(enc(k.events))
         self._secret = None
+        self._job_ids.clear()
         return {"attendees": removed, "jobs": jobs}
 
 

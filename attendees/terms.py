@@ -7,7 +7,8 @@ Japanese kana and kanji, Thai, ...) are indexed from every character on (each su
 search for any part of such a name finds it by prefix. An order code and an e-mail address are whole terms.
 
 Each distinct word is kept once in a sorted set searched with ZRANGEBYLEX (attendees/prelude.lua), so a search
-costs a range read per word, not a scan of the list; an order code or an e-mail is found whole. The number of terms
+costs a range read of its longest word and a look at that word's attendees' terms for the others
+(attendee_search.lua), not a scan of the list; an order code or an e-mail is found whole. The number of terms
 an attendee adds is bounded (``MAX_TERMS``): the index's memory is too.
 """
 

@@ -1,6 +1,7 @@
 """The attendee list at venue scale: import, lookup and search through the real intake, memory, and how cost grows.
 
 Run: .venv/bin/python -m bench.attendees [--sizes 5000,50000,200000] [--seconds S] [--clients N] [--samples K]
+     [--client-processes P]
 Prints a table and writes bench/results/attendees.json.
 
 For each size, on a private redis-server of its own (no AOF: the list's own cost, not the disk's):
@@ -8,10 +9,12 @@ For each size, on a private redis-server of its own (no AOF: the list's own cost
    order code, e-mail, a 32-character ticket secret) loaded by ``badge-agent attendees import --preset pretix`` as
    a user runs it (process start included).
 2. Memory: Redis's ``used_memory`` after the import less before, per attendee (records, search index, counts).
-3. Lookup and search: ``badge-agent intake`` as its own process; N concurrent clients (one aiohttp session here)
-   for S seconds each: ``GET /v1/attendees/{code}`` of random listed codes, then ``GET /v1/attendees?q=`` of a
-   random name's first 3 letters plus the next word's first 2 (or a Chinese name's first character). Back to
-   back, the intake's CPU time a request (``CPU ms``) too.
+3. Lookup and search: ``badge-agent intake`` as its own process; N concurrent clients (keep-alive connections of a
+   bare HTTP/1.1 client, spread over P processes: bench/common.py ``http_load``) for S seconds each:
+   ``GET /v1/attendees/{code}`` of 2,000 random listed codes (they repeat, as a kiosk's once-a-second look at the
+   badge of the code it scanned does), then ``GET /v1/attendees?q=`` of a random name's first 3 letters plus the
+   next word's first 2 (or a Chinese name's first character). Back to back, the CPU time a request of the intake
+   (``CPU ms``), of redis-server and of the clients too.
 4. Scan -> first byte (once, at the middle size): one agent (its own process) on an idle ZPL emulator served here;
    a kiosk token POSTs ``/v1/attendees/{code}/badge``; the clock stops when the emulator receives the badge's first
    byte. Between samples the badge prints and the bench waits 50-150 ms.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import functools
 import os
 import random
 import subprocess
@@ -30,14 +34,14 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 import yaml
 from redis.asyncio import Redis
 
 from agent.protocol.keys import Keys
-from bench.common import ROOT, fmt, percentile, redis_server, table, verdict, write_results
-from bench.footprint import cpu_seconds
+from bench.common import ROOT, fmt, http_load, percentile, redis_server, table, verdict, write_results
 from bench.intake import intake_process
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import TcpFront
@@ -113,6 +117,10 @@ def import_list(path: Path, url: str, venue: str) -> tuple[float, str]:
     return elapsed, out.stdout.strip().splitlines()[-1]
 
 
+#: What a search that found no one answers (counted: a search bench that finds nothing measures nothing).
+NOTHING = b'{"attendees":[]}'
+
+
 def search_query(rng: random.Random, name: str) -> str:
     words = name.split()
     if len(words) == 1:  # a Chinese name: its first character
@@ -120,50 +128,7 @@ def search_query(rng: random.Random, name: str) -> str:
     return f"{words[0][:3]} {words[1][:2]}"
 
 
-async def hammer(
-    base: str, secret: str, clients: int, seconds: float, paths: list[str], interval: float = 0.0, pid: int = 0
-) -> dict[str, Any]:
-    """``clients`` concurrent clients for ``seconds``: back to back (``interval`` 0: what the intake can take), or
-    each starting a request every ``interval`` seconds (desks and kiosks at a working pace). With the intake's
-    ``pid``: its CPU time (utime + stime) a request, which other work on a shared machine does not inflate the way it
-    inflates latencies."""
-    cpu_before = cpu_seconds(pid) if pid else 0.0
-    headers = {"Authorization": f"Bearer {secret}"}
-    latencies: list[float] = []
-    statuses: dict[int, int] = {}
-    found = 0
-    rng = random.Random(11)
-    deadline = time.monotonic() + seconds
-    async with aiohttp.ClientSession(headers=headers, connector=aiohttp.TCPConnector(limit=clients)) as session:
-
-        async def client() -> None:
-            nonlocal found
-            await asyncio.sleep(rng.uniform(0, interval))  # paced clients do not start in step
-            while time.monotonic() < deadline:
-                path = rng.choice(paths)
-                t0 = time.perf_counter()
-                async with session.get(base + path) as resp:
-                    body = await resp.json()
-                latencies.append((time.perf_counter() - t0) * 1000)
-                statuses[resp.status] = statuses.get(resp.status, 0) + 1
-                found += 1 if resp.status == 200 and (body.get("attendees") or body.get("name")) else 0
-                if interval:
-                    await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
-
-        await asyncio.gather(*(client() for _ in range(clients)))
-    cpu = cpu_seconds(pid) - cpu_before if pid else 0.0
-    return {
-        "cpu_ms_per_request": cpu * 1000 / max(1, len(latencies)),
-        "requests": len(latencies),
-        "per_s": len(latencies) / seconds,
-        "p50_ms": percentile(latencies, 50),
-        "p99_ms": percentile(latencies, 99),
-        "found": found,
-        "statuses": statuses,
-    }
-
-
-async def one_size(tmp: Path, size: int, seconds: float, clients: int) -> dict[str, Any]:
+async def one_size(tmp: Path, size: int, seconds: float, clients: int, processes: int) -> dict[str, Any]:
     venue = f"bench-att-{size}"
     folder = tmp / venue
     folder.mkdir()
@@ -181,14 +146,22 @@ async def one_size(tmp: Path, size: int, seconds: float, clients: int) -> dict[s
         proc, base, secret = intake_process(folder, venue, server.url, role="desk", limits=limits)
         try:
             rng = random.Random(3)
-            codes = [f"/v1/attendees/{p[7]}" for p in rng.sample(people, min(2000, size))]
-            queries = ["/v1/attendees?q=" + search_query(rng, p[5]) for p in rng.sample(people, min(2000, size))]
-            await hammer(base, secret, clients, 1.0, codes)  # warm up: connections, script cache
-            lookup = await hammer(base, secret, clients, seconds, codes, pid=proc.pid)
-            search = await hammer(base, secret, clients, seconds, queries, pid=proc.pid)
-            # At a working pace: a kiosk scans every few seconds, a desk types a few letters a second.
-            lookup_paced = await hammer(base, secret, clients, seconds, codes, interval=0.2)
-            search_paced = await hammer(base, secret, clients, seconds, queries, interval=0.5)
+            codes = [("GET", f"/v1/attendees/{p[7]}", None) for p in rng.sample(people, min(2000, size))]
+            queries = [
+                ("GET", "/v1/attendees?q=" + quote(search_query(rng, p[5])), None)
+                for p in rng.sample(people, min(2000, size))
+            ]
+            redis = Redis.from_url(server.url)
+            load = functools.partial(http_load, base, secret, clients=clients, processes=processes, empty=NOTHING)
+            try:
+                await load(codes, seconds=1.0)  # warm up: connections, script cache
+                lookup = await load(codes, seconds=seconds, pid=proc.pid, redis=redis)
+                search = await load(queries, seconds=seconds, pid=proc.pid, redis=redis)
+                # At a working pace: a kiosk scans every few seconds, a desk types a few letters a second.
+                lookup_paced = await load(codes, seconds=seconds, interval=0.2)
+                search_paced = await load(queries, seconds=seconds, interval=0.5)
+            finally:
+                await redis.aclose()
         finally:
             proc.terminate()
             proc.wait(10)
@@ -280,34 +253,44 @@ async def scan_to_first_byte(tmp: Path, samples: int) -> dict[str, Any]:
     return {"samples": len(latencies), "p50_ms": percentile(latencies, 50), "p99_ms": percentile(latencies, 99)}
 
 
-async def main_async(sizes: list[int], seconds: float, clients: int, samples: int) -> dict[str, Any]:
+async def main_async(
+    sizes: list[int], seconds: float, clients: int, samples: int, processes: int = 2
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="badge-bench-attendees-") as tmpdir:
         tmp = Path(tmpdir)
-        results = [await one_size(tmp, size, seconds, clients) for size in sizes]
+        results = [await one_size(tmp, size, seconds, clients, processes) for size in sizes]
         scan = await scan_to_first_byte(tmp, samples)
-    return {"clients": clients, "seconds": seconds, "sizes": results, "scan": scan}
+    return {
+        "clients": clients,
+        "client_processes": processes,
+        "seconds": seconds,
+        "load_average": os.getloadavg(),
+        "sizes": results,
+        "scan": scan,
+    }
 
 
 def report(out: dict[str, Any]) -> str:
     rows = []
     for r in out["sizes"]:
-        rows.append(
-            [
-                f"{r['size']:,}",
-                fmt(r["import_s"], 1),
-                f"{r['import_rows_per_s']:,.0f}",
-                f"{r['bytes_per_attendee']:.0f}",
-                fmt(r["distinct_terms_per_attendee"], 2),
-                fmt(r["lookup"]["p50_ms"]),
-                fmt(r["lookup"]["p99_ms"]),
-                f"{r['lookup']['per_s']:,.0f}",
-                fmt(r["lookup"]["cpu_ms_per_request"]),
-                fmt(r["search"]["p50_ms"]),
-                fmt(r["search"]["p99_ms"]),
-                f"{r['search']['per_s']:,.0f}",
-                fmt(r["search"]["cpu_ms_per_request"]),
+        row = [
+            f"{r['size']:,}",
+            fmt(r["import_s"], 1),
+            f"{r['import_rows_per_s']:,.0f}",
+            f"{r['bytes_per_attendee']:.0f}",
+            fmt(r["distinct_terms_per_attendee"], 2),
+        ]
+        for what in ("lookup", "search"):
+            m = r[what]
+            row += [
+                fmt(m["p50_ms"]),
+                fmt(m["p99_ms"]),
+                f"{m['per_s']:,.0f}",
+                fmt(m["cpu_ms_per_request"]),
+                fmt(m["redis_cpu_ms"]),
+                fmt(m["client_cpu_ms"]),
             ]
-        )
+        rows.append(row)
     paced = [
         [
             f"{r['size']:,}",
@@ -350,8 +333,10 @@ def report(out: dict[str, Any]) -> str:
     return "\n\n".join(
         [
             table(
-                f"attendee list by size; lookups and searches from {out['clients']} concurrent clients, "
-                f"{out['seconds']:g} s each, through badge-agent intake",
+                f"attendee list by size; lookups and searches from {out['clients']} concurrent clients "
+                f"({out['client_processes']} processes), {out['seconds']:g} s each, through badge-agent intake; CPU ms "
+                "a request of the intake, redis-server and the clients; load average "
+                + " / ".join(f"{x:.1f}" for x in out["load_average"]),
                 "lower s, bytes and ms are better",
                 [
                     "attendees",
@@ -363,10 +348,14 @@ def report(out: dict[str, Any]) -> str:
                     "p99",
                     "/s",
                     "CPU ms",
+                    "Redis",
+                    "client",
                     "search p50",
                     "p99",
                     "/s",
                     "CPU ms",
+                    "Redis",
+                    "client",
                 ],
                 rows,
             ),
@@ -393,9 +382,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--client-processes", type=int, default=2, help="processes the clients are spread over")
     args = parser.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
-    out = asyncio.run(main_async(sizes, args.seconds, args.clients, args.samples))
+    out = asyncio.run(main_async(sizes, args.seconds, args.clients, args.samples, args.client_processes))
     print(report(out))
     print(f"\nwritten: {write_results('attendees', out)}")
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import concurrent.futures
 import json
 import logging
 import math
+import multiprocessing
 import os
 import platform
+import random
 import re
 import socket
 import statistics
@@ -188,6 +191,141 @@ async def redis_cpu(redis: Redis) -> float:
     """Seconds of CPU the redis-server has used (user + sys), from ``INFO cpu``."""
     info = await redis.info("cpu")
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+
+# -- HTTP load -------------------------------------------------------------------------------------------------------
+
+#: One request of a load: method, path (and query), body; ``{n}`` in the body becomes a number no other request of
+#: the load has (a new job each).
+Request = tuple[str, str, str | None]
+
+
+async def _one_client(
+    host: str, port: int, head: bytes, requests: Sequence[Request], rng: random.Random, start: float, stop: float,
+    interval: float, tag: str, out: dict[str, Any],
+) -> None:  # fmt: skip
+    """One keep-alive connection sending requests back to back (or one every ``interval`` s) from ``start`` to
+    ``stop`` (wall clock). A bare HTTP/1.1 client: its own cost must stay small beside the server's it measures."""
+    reader, writer = await asyncio.open_connection(host, port)
+    await asyncio.sleep(max(0.0, start - time.time()) + rng.uniform(0, interval))  # paced clients do not start in step
+    try:
+        while time.time() < stop:
+            method, path, body = rng.choice(requests)
+            data = b""
+            if body is not None:
+                out["n"] += 1
+                data = body.replace("{n}", f"{tag}-{out['n']}").encode()
+            request = f"{method} {path} HTTP/1.1\r\n".encode() + head
+            if body is not None:
+                request += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(data)
+            t0 = time.perf_counter()
+            writer.write(request + b"\r\n" + data)
+            status_line = await reader.readline()
+            length = 0
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.partition(b":")
+                if name.lower() == b"content-length":
+                    length = int(value)
+            answer = await reader.readexactly(length)
+            out["latencies"].append((time.perf_counter() - t0) * 1000)
+            status = int(status_line.split()[1])
+            out["statuses"][status] = out["statuses"].get(status, 0) + 1
+            if out["empty"] is not None and answer == out["empty"]:
+                out["empties"] += 1
+            if interval:
+                await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
+    finally:
+        writer.close()
+
+
+def _client_process(
+    base: str, secret: str, requests: Sequence[Request], clients: int, start: float, stop: float, interval: float,
+    seed: int, empty: bytes | None,
+) -> dict[str, Any]:  # fmt: skip
+    """``clients`` connections in one process of their own (``http_load``); its CPU time while they ran."""
+    host, _, port = base.removeprefix("http://").partition(":")
+    head = f"Host: {host}:{port}\r\nAuthorization: Bearer {secret}\r\n".encode()
+    out: dict[str, Any] = {"latencies": [], "statuses": {}, "empties": 0, "empty": empty, "n": 0}
+    rng = random.Random(seed)
+
+    async def run() -> None:
+        await asyncio.gather(
+            *(
+                _one_client(host, int(port), head, requests, rng, start, stop, interval, f"{seed}.{c}", out)
+                for c in range(clients)
+            )
+        )
+
+    cpu = time.process_time()
+    asyncio.run(run())
+    out["cpu_s"] = time.process_time() - cpu
+    del out["empty"]
+    return out
+
+
+async def http_load(
+    base: str,
+    secret: str,
+    requests: Sequence[Request],
+    clients: int,
+    seconds: float,
+    interval: float = 0.0,
+    processes: int = 2,
+    pid: int = 0,
+    redis: Redis | None = None,
+    empty: bytes | None = None,
+) -> dict[str, Any]:
+    """``clients`` concurrent clients for ``seconds``, spread over ``processes`` processes of their own (so one event
+    loop's delays are not the server's): each a keep-alive connection with a bearer token, sending random
+    ``requests`` back to back (``interval`` 0: what the server can take) or one every ``interval`` seconds.
+
+    Besides latency percentiles and rates: the clients' CPU time a request (``client_cpu_ms``), and with the server's
+    ``pid`` its CPU time a request (``cpu_ms_per_request``: other work on a shared machine inflates it far less than
+    latencies), with ``redis`` the redis-server's (``redis_cpu_ms``); ``empty``: how many answers were that body."""
+    loop = asyncio.get_running_loop()
+    context = multiprocessing.get_context("spawn")  # a fork would inherit this process's running event loop
+    shares = [clients // processes + (1 if i < clients % processes else 0) for i in range(processes)]
+    with concurrent.futures.ProcessPoolExecutor(len(shares), mp_context=context) as pool:
+        start = time.time() + 1.5  # every process started and connected before the clock runs
+        stop = start + seconds
+        futures = [
+            loop.run_in_executor(
+                pool, _client_process, base, secret, requests, share, start, stop, interval, 11 + i, empty
+            )
+            for i, share in enumerate(shares)
+            if share
+        ]
+        await asyncio.sleep(max(0.0, start - time.time()))
+        cpu_before = cpu_seconds(pid) if pid else 0.0
+        redis_before = await redis_cpu(redis) if redis is not None else 0.0
+        await asyncio.sleep(max(0.0, stop - time.time()))
+        cpu = cpu_seconds(pid) - cpu_before if pid else 0.0
+        redis_used = await redis_cpu(redis) - redis_before if redis is not None else 0.0
+        parts = await asyncio.gather(*futures)
+    latencies = [ms for part in parts for ms in part["latencies"]]
+    statuses: dict[int, int] = {}
+    for part in parts:
+        for status, count in part["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + count
+    done = max(1, len(latencies))
+    return {
+        "requests": len(latencies),
+        "per_s": len(latencies) / seconds,
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
+        "statuses": statuses,
+        "empty_answers": sum(part["empties"] for part in parts),
+        "cpu_ms_per_request": cpu * 1000 / done,
+        "client_cpu_ms": sum(part["cpu_s"] for part in parts) * 1000 / done,
+        "redis_cpu_ms": redis_used * 1000 / done,
+        "client_processes": len(futures),
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (utime + stime), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # -- what clients send ---------------------------------------------------------------------------------------------

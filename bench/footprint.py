@@ -52,6 +52,7 @@ from bench.common import (
     ROOT,
     agent_config,
     bench_main,
+    cpu_seconds,
     fmt,
     fmt_spread,
     redis_server,
@@ -84,11 +85,6 @@ async def main():
     await Worker(queue, functions=[("noop", noop)], concurrency=1).start()
 asyncio.run(main())
 """
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def rss_mb(pid: int) -> dict[str, float]:

@@ -3,11 +3,12 @@
 Run: .venv/bin/python -m bench.intake [--seconds S] [--clients N] [--samples K]
 Prints two tables and writes bench/results/intake.json.
 
-1. Throughput. ``badge-agent intake`` runs as its own process on a private redis-server; N concurrent clients (one
-   aiohttp session in this process, a desk token) POST one new job each, back to back, for S seconds; every
-   request's latency is kept. Beside it, in the same run: ``badge-agent enqueue --file`` of the same number of jobs
-   (the CLI's pipelined batches, process start included), and the floor: N concurrent tasks doing a bare ``LPUSH``
-   on redis-py.
+1. Throughput. ``badge-agent intake`` runs as its own process on a private redis-server; N concurrent clients (a
+   desk token; keep-alive connections of a bare HTTP/1.1 client in two processes of their own: bench/common.py
+   ``http_load``) POST one new job each, back to back, for S seconds; every request's latency is kept, and the
+   CPU time a request of the intake and of the clients. Beside it, in the same run: ``badge-agent enqueue --file``
+   of the same number of jobs (the CLI's pipelined batches, process start included), and the floor: N concurrent
+   tasks doing a bare ``LPUSH`` on redis-py.
 2. Kiosk latency on an idle venue. One agent (its own process) drives a ZPL printer emulator over TCP (this process
    serves it); a kiosk-token client POSTs a job and long-polls ``GET /v1/jobs/{id}?wait=10&state=queued``; the clock
    stops when the answer says ``printing`` with the printer's location. Between samples the bench waits for the
@@ -35,7 +36,7 @@ from redis.asyncio import Redis
 from agent.intake.tokens import TokenFile
 from agent.protocol.keys import Keys
 from agent.redis_server import free_port
-from bench.common import ROOT, fmt, percentile, redis_server, table, verdict, write_results
+from bench.common import ROOT, fmt, http_load, percentile, redis_server, table, verdict, write_results
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import TcpFront
 
@@ -73,36 +74,18 @@ def intake_process(
     return proc, f"http://127.0.0.1:{port}", secret
 
 
-async def intake_rate(base: str, secret: str, clients: int, seconds: float, tag: str) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {secret}"}
-    latencies: list[float] = []
-    counter = iter(range(10**9))
-    errors = 0
-    deadline = time.perf_counter() + seconds
-
-    async def client(session: aiohttp.ClientSession) -> None:
-        nonlocal errors
-        while time.perf_counter() < deadline:
-            n = next(counter)
-            t0 = time.perf_counter()
-            async with session.post(f"{base}/v1/jobs", json={"attendee_id": f"{tag}-{n}", "name": f"Guest {n}"}) as r:
-                await r.read()
-                if r.status != 201:
-                    errors += 1
-            latencies.append(time.perf_counter() - t0)
-
-    connector = aiohttp.TCPConnector(limit=clients)
-    async with aiohttp.ClientSession(base_url=None, headers=headers, connector=connector) as session:
-        started = time.perf_counter()
-        await asyncio.gather(*(client(session) for _ in range(clients)))
-        wall = time.perf_counter() - started
-    ms = [x * 1000 for x in latencies]
+async def intake_rate(base: str, secret: str, clients: int, seconds: float, tag: str, pid: int = 0) -> dict[str, Any]:
+    body = json.dumps({"attendee_id": f"{tag}-{{n}}", "name": "Guest {n}"})  # {n}: a new job each request
+    load = await http_load(base, secret, [("POST", "/v1/jobs", body)], clients, seconds, pid=pid)
+    created = load["statuses"].get(201, 0)
     return {
-        "jobs": len(ms),
-        "per_s": len(ms) / wall,
-        "p50_ms": percentile(ms, 50),
-        "p99_ms": percentile(ms, 99),
-        "errors": errors,
+        "jobs": load["requests"],
+        "per_s": load["per_s"],
+        "p50_ms": load["p50_ms"],
+        "p99_ms": load["p99_ms"],
+        "errors": load["requests"] - created,
+        "cpu_ms_per_request": load["cpu_ms_per_request"],
+        "client_cpu_ms": load["client_cpu_ms"],
     }
 
 
@@ -210,7 +193,7 @@ async def main_async(seconds: float, clients: int, samples: int) -> dict[str, An
         proc, base, secret = intake_process(tmp, "bench-rate", server.url, role="desk")
         try:
             await intake_rate(base, secret, clients, 1.0, "W")  # warm up: connections, script cache
-            intake = await intake_rate(base, secret, clients, seconds, "T")
+            intake = await intake_rate(base, secret, clients, seconds, "T", pid=proc.pid)
         finally:
             proc.terminate()
             proc.wait(10)
@@ -254,7 +237,8 @@ def main() -> None:
             ],
         )
     )
-    print(f"intake errors: {i['errors']}")
+    cpu = f"intake {fmt(i['cpu_ms_per_request'])}, clients {fmt(i['client_cpu_ms'])}"
+    print(f"intake errors: {i['errors']}; CPU ms a request: {cpu}")
     print(f">= 500 creations/s: {verdict(i['per_s'] >= 500)}; p99 < 50 ms: {verdict(i['p99_ms'] < 50)}")
     print()
     print(

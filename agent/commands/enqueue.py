@@ -196,7 +196,7 @@ async def _enqueue_rows(
     async def send(batch: list[tuple[int, Job]]) -> list[Enqueued]:
         if not batch:
             return []
-        return await store.enqueue_many([(job.job_id, job.payload(), job.printer) for _, job in batch])
+        return await store.enqueue_many([(job.job_id, job.payload(), job.printer, job.zoned) for _, job in batch])
 
     progress = Progress(
         TextColumn("enqueue"), BarColumn(), MofNCompleteColumn(), console=err, disable=not show_bar, transient=False
@@ -254,7 +254,7 @@ async def verify_on_master(store: Store, jobs: list[Job], err: Console, rounds: 
             markup=False,
         )
         for job in missing:
-            await store.enqueue(job.job_id, job.payload(), job.printer)
+            await store.enqueue(job.job_id, job.payload(), job.printer, zone=job.zoned)
         pending = missing
         await asyncio.sleep(0.2 * (attempt + 1))
     raise UserError(f"{len(pending)} job(s) could not be confirmed on the Redis master; run the same enqueue again")

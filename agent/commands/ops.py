@@ -28,7 +28,8 @@ def operator() -> str:
 @click.argument("printer")
 @click.option("--resume", is_flag=True, help="Put a drained printer back in service.")
 def drain(target: Target, printer: str, resume: bool) -> None:
-    """Take PRINTER out of service: it takes no more work and its pinned jobs go to the front of the pool.
+    """Take PRINTER out of service: it takes no more work and its pinned jobs go to the front of the pool (a zone's
+    badge to another printer of its zone that can print).
 
     The badge it is printing finishes (or is released with its true outcome). Safe to run twice.
     """
@@ -39,7 +40,9 @@ def drain(target: Target, printer: str, resume: bool) -> None:
             store = Store(redis, target.venue)
             if printer not in await store.printers():
                 fail(f"no printer {printer!r} has ever run in venue {target.venue}", 1)
-            return await store.drain(printer, "resume" if resume else "drain", operator())
+            return await store.drain(
+                printer, "resume" if resume else "drain", operator(), int(target.dead_after * 1000)
+            )
         finally:
             await redis.aclose()
 
@@ -47,7 +50,7 @@ def drain(target: Target, printer: str, resume: bool) -> None:
     if resume:
         click.echo(f"{printer}: back in service")
     else:
-        click.echo(f"{printer}: drained; {moved} pinned job(s) handed to the pool")
+        click.echo(f"{printer}: drained; {moved} pinned job(s) handed on (to their zone's printers, else the pool)")
 
 
 @click.command()
@@ -68,10 +71,11 @@ def reclaim(target: Target, printer: str, force: bool) -> None:
                 fail(f"no printer {printer!r} has ever run in venue {target.venue}", 1)
             score = await redis.zscore(enc(store.keys.hb), enc(printer))
             age = None if score is None else (await store.server_ms() - float(score)) / 1000
-            result = await store.reclaim(printer, operator(), None if force else int(target.dead_after * 1000))
+            dead_ms = int(target.dead_after * 1000)
+            result = await store.reclaim(printer, operator(), None if force else dead_ms, zone_dead_after_ms=dead_ms)
             if result.kind is ReclaimKind.GONE:
                 # Not beating at all (stopped, or reclaimed before): whatever it still holds can safely move.
-                result = await store.reclaim(printer, operator(), None)
+                result = await store.reclaim(printer, operator(), None, zone_dead_after_ms=dead_ms)
             return result, age
         finally:
             await redis.aclose()
@@ -80,7 +84,10 @@ def reclaim(target: Target, printer: str, force: bool) -> None:
     if result.kind is ReclaimKind.ALIVE:
         fail(f"{printer} is still beating (last beat {age or 0:.1f} s ago): it is alive; use drain, or --force", 1)
     in_hand = shown(result.held) if result.held else "none"
-    click.echo(f"{printer}: reclaimed; badge in hand: {in_hand}; {result.pinned} pinned job(s) to the pool")
+    click.echo(
+        f"{printer}: reclaimed; badge in hand: {in_hand}; {result.pinned} pinned job(s) handed on; "
+        f"{result.to_zone} job(s) to a printer of their zone, the rest to the pool"
+    )
 
 
 @click.group()

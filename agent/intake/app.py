@@ -30,6 +30,7 @@ from agent.intake.budget import Lanes, Watches
 from agent.intake.config import IntakeConfig
 from agent.intake.guard import Activity
 from agent.intake.hub import Event, Hub
+from agent.intake.jsonreply import json_response
 from agent.intake.openapi import spec
 from agent.intake.outstanding import FINAL, Outstanding
 from agent.intake.problem import Problem, field_error, response
@@ -295,7 +296,9 @@ async def create(request: web.Request) -> web.Response:
             for job in jobs:
                 listed = await badge_if_listed(request, token, job)
                 if listed is None:
-                    added = (await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name)).added
+                    added = (
+                        await intake.store.enqueue(job.job_id, job.payload(), job.printer, token.name, job.zoned)
+                    ).added
                     made.append((job.job_id, added, False))
                 else:
                     made.append((listed[1], listed[0], True))
@@ -306,7 +309,7 @@ async def create(request: web.Request) -> web.Response:
                 raise Problem(409, f"job id {job_id!r} is taken", job_id=job_id)
             out.append({**_public(view), "duplicate": not added})
     created = any(not v["duplicate"] for v in out)
-    return web.json_response({"jobs": out} if batch else out[0], status=201 if created else 200)
+    return json_response({"jobs": out} if batch else out[0], status=201 if created else 200)
 
 
 def _may_read(token: Token, view: dict[str, Any]) -> bool:
@@ -363,7 +366,7 @@ async def read(request: web.Request) -> web.Response:
     view = await _readable(request, token, job_id)
     since = request.query.get("state", view["state"])
     if not wait or view["state"] != since or view["state"] in FINAL:
-        return web.json_response(_public(view))  # a final state never changes on its own: no reason to wait
+        return json_response(_public(view))  # a final state never changes on its own: no reason to wait
     deadline = time.monotonic() + wait
     with intake.watches.hold(token.name), intake.hub.listen(job_id) as listener:
         view = await _readable(request, token, job_id)  # again, now that no event can be missed
@@ -381,7 +384,7 @@ async def read(request: web.Request) -> web.Response:
                 # An event of this job, or (rarely: the reader was cut off from Redis) time to look anyway.
                 recheck = time.monotonic() + RECHECK
                 view = await _readable(request, token, job_id)
-    return web.json_response(_public(view))
+    return json_response(_public(view))
 
 
 async def events(request: web.Request) -> web.StreamResponse:
@@ -457,7 +460,7 @@ async def reprint(request: web.Request) -> web.Response:
         raise Problem(404, message)
     if not ok:
         raise Problem(409, message, state=view.get("state", ""), reprints=view.get("reprints", 0))
-    return web.json_response(_public(view))
+    return json_response(_public(view))
 
 
 async def cancel(request: web.Request) -> web.Response:
@@ -473,7 +476,7 @@ async def cancel(request: web.Request) -> web.Response:
     if not ok:
         state = "printing" if reply.detail == "taken" else reply.detail
         raise Problem(409, message, state=state)
-    return web.json_response(_public(view))
+    return json_response(_public(view))
 
 
 async def cancel_token(request: web.Request) -> web.Response:
@@ -485,7 +488,7 @@ async def cancel_token(request: web.Request) -> web.Response:
         raise field_error(422, "name", "not a token name (letters, digits, '-', '_' or '.', at most 64)")
     async with intake.lanes.lane(token.role):
         done = await cancel_token_jobs(intake.store, name, f"token:{token.name}")
-    return web.json_response(
+    return json_response(
         {
             "token": name,
             "cancelled": done.cancelled,
@@ -499,7 +502,7 @@ async def printers(request: web.Request) -> web.Response:
     intake: Intake = request.app[INTAKE]
     async with intake.lanes.lane(token.role):
         view = await fleet(intake.redis, intake.config.venue)
-    return web.json_response(
+    return json_response(
         {
             "printers": [
                 {"name": p.name, "location": p.location, "state": p.state, "depth": p.depth, "inflight": p.inflight}
@@ -510,7 +513,7 @@ async def printers(request: web.Request) -> web.Response:
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(spec())
+    return json_response(spec())
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -11,6 +11,7 @@ from msgspec import Meta
 from agent import validate
 from agent.config import RedisConfig, _host_port, _Strict, _venue_name, read_config_mapping
 from agent.errors import ConfigError
+from agent.jobs import ZONE_NAME
 from agent.protocol.keys import PRINTER_RE
 
 
@@ -66,6 +67,14 @@ def _printer_names(values: list[str]) -> list[str]:
     return values
 
 
+def _zone_names(zones: dict[str, ZoneConfig]) -> dict[str, ZoneConfig]:
+    # A zone's name goes on each of its badge jobs (agent/jobs.py checks it there too).
+    for name in zones:
+        if not ZONE_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a zone name (letters, digits, '-', '_' or '.', at most 64 characters)")
+    return zones
+
+
 class ZoneConfig(_Strict, kw_only=True):
     """A named set of printers (``Hall A``'s two) and the kiosk and desk tokens near them: those tokens' attendee
     badges are pinned to the zone printer that can print with the least waiting, and go to the pool (anywhere) only
@@ -84,14 +93,19 @@ class IntakeConfig(_Strict, kw_only=True):
     tokens: Path
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
     kiosk: KioskConfig = msgspec.field(default_factory=KioskConfig)
-    zones: dict[str, ZoneConfig] = msgspec.field(default_factory=dict)
+    zones: Annotated[dict[str, ZoneConfig], Meta(extra={"check": _zone_names})] = msgspec.field(default_factory=dict)
 
     def zone_of(self, token: str, bound: str = "") -> ZoneConfig | None:
         """The zone a token is bound to, or None: the one it was added with (``token add --zone``: ``bound``), else
         the zone whose ``tokens`` name it. A bound zone this config no longer defines is no zone."""
+        name = self.zone_name_of(token, bound)
+        return None if name is None else self.zones[name]
+
+    def zone_name_of(self, token: str, bound: str = "") -> str | None:
+        """The name of the zone ``zone_of`` answers, or None."""
         if bound:
-            return self.zones.get(bound)
-        return next((zone for zone in self.zones.values() if token in zone.tokens), None)
+            return bound if bound in self.zones else None
+        return next((name for name, zone in self.zones.items() if token in zone.tokens), None)
 
 
 def load_intake_config(path: str | Path) -> IntakeConfig:

@@ -7,29 +7,34 @@ from typing import Any
 BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
 
 
-def _problem(description: str) -> dict[str, Any]:
+def problem(description: str) -> dict[str, Any]:
     return {
         "description": description,
         "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
     }
 
 
-def _json(description: str, ref: str) -> dict[str, Any]:
+def json_reply(description: str, ref: str) -> dict[str, Any]:
     return {
         "description": description,
         "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
     }
 
 
+def json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    """A required JSON request body of this schema."""
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
 AUTH = {
-    "401": _problem("no token, or an unknown or revoked one"),
-    "403": _problem("this token's role may not do it"),
+    "401": problem("no token, or an unknown or revoked one"),
+    "403": problem("this token's role may not do it"),
     "429": {
-        **_problem("over the token's rate, its open streams and long-polls, or (creating) its outstanding jobs"),
+        **problem("over the token's rate, its open streams and long-polls, or (creating) its outstanding jobs"),
         "headers": {"Retry-After": {"schema": {"type": "integer"}}},
     },
     "503": {
-        **_problem("the venue's Redis is unreachable"),
+        **problem("the venue's Redis is unreachable"),
         "headers": {"Retry-After": {"schema": {"type": "integer"}}},
     },
 }
@@ -66,6 +71,15 @@ def _jobs_spec() -> dict[str, Any]:
             "company": TEXT,
             "role": TEXT,
             "printer": {**TEXT, "description": "pin the job to one printer"},
+            "zone": {
+                **TEXT,
+                "description": "the zone the badge belongs to (with zone_printers; docs/intake.md, Zones)",
+            },
+            "zone_printers": {
+                "type": "array",
+                "items": TEXT,
+                "description": "the zone's printers: a pinned job goes elsewhere only when none of them can print",
+            },
         },
     }
     job = {
@@ -134,35 +148,30 @@ def _jobs_spec() -> dict[str, Any]:
                 "post": {
                     "summary": 'create one job, or a batch {"jobs": [...]}; roles kiosk, desk, staff',
                     "security": BEARER,
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "oneOf": [
-                                        {"$ref": "#/components/schemas/JobIn"},
-                                        {
-                                            "type": "object",
-                                            "required": ["jobs"],
-                                            "properties": {
-                                                "jobs": {
-                                                    "type": "array",
-                                                    "items": {"$ref": "#/components/schemas/JobIn"},
-                                                }
-                                            },
-                                        },
-                                    ]
-                                }
-                            }
-                        },
-                    },
+                    "requestBody": json_body(
+                        {
+                            "oneOf": [
+                                {"$ref": "#/components/schemas/JobIn"},
+                                {
+                                    "type": "object",
+                                    "required": ["jobs"],
+                                    "properties": {
+                                        "jobs": {
+                                            "type": "array",
+                                            "items": {"$ref": "#/components/schemas/JobIn"},
+                                        }
+                                    },
+                                },
+                            ]
+                        }
+                    ),
                     "responses": {
-                        "201": _json("created (a batch: at least one created)", "Job"),
-                        "200": _json("known job_id: duplicate true, nothing changed", "Job"),
-                        "408": _problem("the body was too slow to arrive"),
-                        "409": _problem("a kiosk's job id that is someone else's: taken (nothing more is said)"),
-                        "413": _problem("body or batch too large"),
-                        "422": _problem("invalid: errors name each field"),
+                        "201": json_reply("created (a batch: at least one created)", "Job"),
+                        "200": json_reply("known job_id: duplicate true, nothing changed", "Job"),
+                        "408": problem("the body was too slow to arrive"),
+                        "409": problem("a kiosk's job id that is someone else's: taken (nothing more is said)"),
+                        "413": problem("body or batch too large"),
+                        "422": problem("invalid: errors name each field"),
                         **AUTH,
                     },
                 }
@@ -187,9 +196,9 @@ def _jobs_spec() -> dict[str, Any]:
                         },
                     ],
                     "responses": {
-                        "200": _json("the job", "Job"),
-                        "404": _problem("no such job"),
-                        "422": _problem("bad wait"),
+                        "200": json_reply("the job", "Job"),
+                        "404": problem("no such job"),
+                        "422": problem("bad wait"),
                         **AUTH,
                     },
                 },
@@ -198,9 +207,9 @@ def _jobs_spec() -> dict[str, Any]:
                     "security": BEARER,
                     "parameters": [JOB_ID],
                     "responses": {
-                        "200": _json("cancelled", "Job"),
-                        "404": _problem("no such job"),
-                        "409": _problem("not queued any more: state says what it is"),
+                        "200": json_reply("cancelled", "Job"),
+                        "404": problem("no such job"),
+                        "409": problem("not queued any more: state says what it is"),
                         **AUTH,
                     },
                 },
@@ -212,7 +221,7 @@ def _jobs_spec() -> dict[str, Any]:
                     "parameters": [JOB_ID],
                     "responses": {
                         "200": {"description": "text/event-stream", "content": {"text/event-stream": {"schema": TEXT}}},
-                        "404": _problem("no such job"),
+                        "404": problem("no such job"),
                         **AUTH,
                     },
                 }
@@ -222,24 +231,19 @@ def _jobs_spec() -> dict[str, Any]:
                     "summary": "print a printed (or dead) job again on purpose (staff)",
                     "security": BEARER,
                     "parameters": [JOB_ID],
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object",
-                                    "required": ["reason"],
-                                    "properties": {"reason": TEXT, "force": {"type": "boolean"}},
-                                }
-                            }
-                        },
-                    },
+                    "requestBody": json_body(
+                        {
+                            "type": "object",
+                            "required": ["reason"],
+                            "properties": {"reason": TEXT, "force": {"type": "boolean"}},
+                        }
+                    ),
                     "responses": {
-                        "200": _json("queued at the front of the pool", "Job"),
-                        "404": _problem("no such job"),
-                        "409": _problem("not printed or dead, or over the cap without force"),
-                        "413": _problem("body too large"),
-                        "422": _problem("no reason"),
+                        "200": json_reply("queued at the front of the pool", "Job"),
+                        "404": problem("no such job"),
+                        "409": problem("not printed or dead, or over the cap without force"),
+                        "413": problem("body too large"),
+                        "422": problem("no reason"),
                         **AUTH,
                     },
                 }
@@ -273,7 +277,7 @@ def _jobs_spec() -> dict[str, Any]:
                                 }
                             },
                         },
-                        "422": _problem("not a token name"),
+                        "422": problem("not a token name"),
                         **AUTH,
                     },
                 }
@@ -282,7 +286,7 @@ def _jobs_spec() -> dict[str, Any]:
                 "get": {
                     "summary": "each printer of the venue",
                     "security": BEARER,
-                    "responses": {"200": _json("printers", "Printers"), **AUTH},
+                    "responses": {"200": json_reply("printers", "Printers"), **AUTH},
                 }
             },
             "/openapi.json": {
@@ -311,7 +315,7 @@ def _jobs_spec() -> dict[str, Any]:
                             "schema": {"enum": ["kiosk.js", "kiosk.css", "strings.js", "settings.json"]},
                         }
                     ],
-                    "responses": {"200": {"description": "file"}, "404": _problem("no such file")},
+                    "responses": {"200": {"description": "file"}, "404": problem("no such file")},
                 }
             },
         },

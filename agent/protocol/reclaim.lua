@@ -1,12 +1,17 @@
--- reclaim: take back everything a dead printer's agent held and put it at the front of the pool.
--- KEYS hb inflight:<victim> q:<victim> pool health:<victim> events stats printers pinned [job:<held> done:<held>]
--- ARGV <victim> <dead_after_ms> <held> <by> <maxlen> <dead_ttl_ms>
+-- reclaim: take back everything a dead printer's agent held and hand it on: a job of a zone to another of the zone's
+-- printers that can print (the fewest jobs ahead first), any other, or when none of its zone can print, to the front
+-- of the pool.
+-- KEYS hb inflight:<victim> q:<victim> pool health:<victim> events stats printers pinned [job:<held> done:<held>] [job:<id>... zone-keys...]
+-- ARGV <victim> <dead_after_ms> <held> <by> <maxlen> <dead_ttl_ms> <zone_dead_after_ms> <count> [<id>... <zone-printer>...]
 -- The held job's keys are there only when the caller saw one (<held> is "" otherwise); <dead_after_ms> is "force"
--- to skip the staleness check; <dead_ttl_ms>: how long the "dead" health is kept.
+-- to skip the staleness check; <dead_ttl_ms>: how long the "dead" health is kept; <zone_dead_after_ms>: how old a
+-- zone printer's beat may be for it to count as able to print (can_print). <count> ids: the victim's pinned queue
+-- as the caller read it, with their job keys, then the zone printers named, as handback's.
 -- Staleness is re-checked here, atomically, so a peer that beat since the sweep is left alone. Running it twice,
 -- or from two agents at once, moves nothing twice: the second run finds the victim out of the heartbeat set.
--- Returns {"alive"}, {"gone"} (already reclaimed), {"retry"} (the held job changed since the caller looked), or
--- {"reclaimed", held id or "", pinned jobs moved}.
+-- Returns {"alive"}, {"gone"} (already reclaimed), {"retry"} (the held job or the queue changed since the caller
+-- looked), {"zones", printer...} (their keys are needed: nothing changed), or {"reclaimed", held id or "", pinned
+-- jobs moved, jobs handed to zone printers}.
 local victim, held_arg, by = ARGV[1], ARGV[3], ARGV[4]
 local now = now_ms()
 local last = redis.call('ZSCORE', KEYS[1], victim)
@@ -22,10 +27,16 @@ local held = redis.call('LINDEX', KEYS[2], 0) or ''
 if held ~= held_arg then
   return {'retry'}
 end
+local held_job = held ~= '' and KEYS[10] or nil
+local plan, answer = hand_on_plan(KEYS, ARGV, KEYS[3], held_job and 12 or 10, 8, victim, held_job)
+if not plan then
+  return answer
+end
 local location = redis.call('HGET', KEYS[8], victim) or ''
 local where = victim .. ' (' .. location .. ')'
 -- Pinned jobs first, so that the held job, pushed last, ends up the very next one taken.
-local pinned = pinned_to_pool(KEYS[3], KEYS[4], KEYS[9], victim)
+local pooled, zoned = queue_hand_on(KEYS[3], plan, KEYS[4], KEYS[9], victim, now, ARGV[7])
+local pinned = pooled + zoned
 if held ~= '' then
   redis.call('LREM', KEYS[2], 0, held)
   if redis.call('EXISTS', KEYS[11]) == 0 then
@@ -38,19 +49,22 @@ if held ~= '' then
       if prior == '' then prior = where elseif not string.find(prior, where, 1, true) then prior = prior .. '; ' .. where end
       redis.call('HSET', KEYS[10], 'maybe_printed', 1, 'maybe_printed_where', prior)
     end
-    redis.call('RPUSH', KEYS[4], held)
+    local to = hand_on(KEYS[10], held, plan.held_zone, KEYS[4], KEYS[9], plan.peers, victim, now, ARGV[7])
+    if to ~= '' then
+      zoned = zoned + 1
+    end
     if state then
       redis.call('HSET', KEYS[10], 'state', 'queued', 'printer', '')
       redis.call('HINCRBY', KEYS[10], 'reclaims', 1)
     end
     redis.call('HINCRBY', KEYS[7], 'reclaimed', 1)
     event(KEYS[6], ARGV[5], 'event', 'reclaimed', 'job_id', held, 'printer', victim, 'location', location, 'by', by,
-      'maybe_printed', maybe, 'reason', 'agent of ' .. where .. ' stopped beating')
+      'maybe_printed', maybe, 'to', to, 'reason', 'agent of ' .. where .. ' stopped beating')
   end
 end
 redis.call('ZREM', KEYS[1], victim)
 redis.call('SET', KEYS[5], cjson.encode({state = 'dead', location = location, reclaimed_by = by, reclaimed_ms = now,
   reasons = {'no heartbeat; work handed to peers'}}), 'PX', ARGV[6])
 event(KEYS[6], ARGV[5], 'event', 'agent_dead', 'printer', victim, 'location', location, 'by', by, 'handed_back', pinned,
-  'held', held, 'reason', 'no heartbeat for ' .. (last and (now - tonumber(last)) or '?') .. ' ms')
-return {'reclaimed', held, pinned}
+  'to_zone', zoned, 'held', held, 'reason', 'no heartbeat for ' .. (last and (now - tonumber(last)) or '?') .. ' ms')
+return {'reclaimed', held, pinned, zoned}

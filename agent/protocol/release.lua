@@ -1,12 +1,24 @@
--- release: hand a job this printer holds back to the front of the pool (or to the DLQ when out of attempts).
--- KEYS inflight:<me> job:<id> done:<id> pool dlq events stats
--- ARGV <id> <me> <location> <outcome> <reason> <max_attempts> <maxlen>
--- <outcome>: failed | unknown | unsent.
+-- release: hand a job this printer holds back to the front of the pool (or to the DLQ when out of attempts); a job
+-- of a zone to the front of the queue of another of its zone's printers that can print, when one can (hand_on).
+-- KEYS inflight:<me> job:<id> done:<id> pool dlq events stats pinned [zone-keys...]
+-- ARGV <id> <me> <location> <outcome> <reason> <max_attempts> <maxlen> <dead_after_ms> [<zone-printer>...]
+-- <outcome>: failed | unknown | unsent. The zone printers named each have four keys at the end of KEYS (zone_peers);
+-- <dead_after_ms>: how old a zone printer's beat may be for it to count as able to print.
 -- "unknown" marks the job maybe_printed and records where; "unsent" (nothing reached the printer) does not count
--- as an attempt. Returns {"released"}, {"dead"}, {"done"} (was already printed) or {"not_owner"}.
+-- as an attempt. Returns {"released", printer it went to or ""}, {"dead"}, {"done"} (was already printed),
+-- {"not_owner"}, or {"zones", printer...} (a job of a zone: their keys are needed; nothing changed).
 local id, me, loc, outcome, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not redis.call('LPOS', KEYS[1], id) then
   return {'not_owner'}
+end
+local zone = zone_of(KEYS[2])
+local peers = zone_peers(KEYS, ARGV, 9)
+if zone then
+  local missing = {names = {}}
+  zone_missing(zone, peers, me, missing)
+  if #missing.names > 0 then
+    return {'zones', unpack(missing.names)}
+  end
 end
 redis.call('LREM', KEYS[1], 0, id)
 if redis.call('EXISTS', KEYS[3]) == 1 then
@@ -28,9 +40,11 @@ if outcome ~= 'unsent' and attempts >= tonumber(ARGV[6]) then
   to_dlq(KEYS[2], KEYS[5], KEYS[7], KEYS[6], ARGV[7], id, me, why, now_ms(), 'location', loc)
   return {'dead'}
 end
--- Agents take from the right: RPUSH makes it the very next job any printer takes.
-redis.call('RPUSH', KEYS[4], id)
+-- Agents take from the right: RPUSH makes it the very next job any printer (or its zone printer) takes.
+-- Server time only for a zone's job (can_print judges beats by it): a job of no zone costs no TIME.
+local to = hand_on(KEYS[2], id, zone, KEYS[4], KEYS[8], peers, me, zone and now_ms() or 0, ARGV[8])
 redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'last_error', reason)
 redis.call('HINCRBY', KEYS[7], 'released', 1)
-event(KEYS[6], ARGV[7], 'event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome, 'reason', reason)
-return {'released'}
+event(KEYS[6], ARGV[7], 'event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome, 'reason', reason,
+  'to', to)
+return {'released', to}

@@ -65,6 +65,13 @@ class ReleaseKind(StrEnum):
     DEAD = "dead"  # out of attempts: dead-lettered
     DONE = "done"  # it had been printed already
     NOT_OWNER = "not_owner"
+    ZONES = "zones"  # a job of a zone: the keys of these zone printers are needed (``printers``); nothing changed
+
+
+class Released(NamedTuple):
+    kind: ReleaseKind
+    to: str = ""  # released: the zone printer whose queue it went to, "" for the pool
+    printers: tuple[str, ...] = ()
 
 
 class DeadLetterKind(StrEnum):
@@ -85,16 +92,38 @@ class ReclaimKind(StrEnum):
     RECLAIMED = "reclaimed"
     ALIVE = "alive"  # it beat since the sweep: left alone
     GONE = "gone"  # already reclaimed
-    RETRY = "retry"  # its held job changed since the caller looked
+    RETRY = "retry"  # its held job or its pinned queue changed since the caller looked
+    ZONES = "zones"  # the keys of these zone printers are needed (``printers``): nothing changed
 
 
 @dataclass(frozen=True)
 class Reclaimed:
-    """What ``reclaim`` did: the job it held (or "") and the number of pinned jobs moved, when reclaimed."""
+    """What ``reclaim`` did: the job it held (or "") and the number of pinned jobs moved, when reclaimed; of the
+    held and pinned jobs, how many went to a printer of their zone (``to_zone``) rather than the pool."""
 
     kind: ReclaimKind
     held: str = ""
     pinned: int = 0
+    to_zone: int = 0
+    printers: tuple[str, ...] = ()  # zones: the zone printers whose keys the script needs
+
+
+class HandOnKind(StrEnum):
+    """What ``handback`` and ``drain`` answer."""
+
+    MOVED = "moved"
+    RETRY = "retry"  # the pinned queue changed since the caller read it: nothing changed
+    ZONES = "zones"  # the keys of these zone printers are needed (``printers``): nothing changed
+
+
+@dataclass(frozen=True)
+class HandedOn:
+    """The pinned jobs ``handback`` or ``drain`` handed on, and how many of them to a printer of their zone."""
+
+    kind: HandOnKind
+    moved: int = 0
+    to_zone: int = 0
+    printers: tuple[str, ...] = ()
 
 
 class StealKind(StrEnum):
@@ -104,6 +133,13 @@ class StealKind(StrEnum):
     YOUNG = "young"  # it has not waited long enough
     MOVED = "moved"  # no longer the oldest of its queue
     STALE = "stale"  # not in its queue at all (a hand edit): its index entry was dropped
+    ZONE = "zone"  # a job of a zone this printer is not in, and a printer of the zone can print it
+    ZONES = "zones"  # a job of a zone: the keys of its printers are needed (``Stole.printers``); nothing changed
+
+
+class Stole(NamedTuple):
+    kind: StealKind
+    printers: tuple[str, ...] = ()  # zones: the zone printers whose keys the script needs
 
 
 class RequeueKind(StrEnum):

@@ -12,6 +12,7 @@ pull loop's calls (take, begin, confirm) build their lists from ready bytes only
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
@@ -27,14 +28,18 @@ from agent.protocol.replies import (
     ConfirmKind,
     DeadLetterKind,
     Enqueued,
+    HandedOn,
+    HandOnKind,
     Reclaimed,
     ReclaimKind,
+    Released,
     ReleaseKind,
     Reprinted,
     ReprintKind,
     RequeueKind,
     Source,
     StealKind,
+    Stole,
     Taken,
 )
 
@@ -90,6 +95,22 @@ def _detail(reply: Any) -> str:
     return dec(reply[1]) if len(reply) > 1 else ""
 
 
+def _zone_tail(k: EncodedKeys, printers: Sequence[str]) -> tuple[list[bytes], list[bytes]]:
+    """The keys and names of zone printers as a step takes them (prelude.lua, ``zone_peers``): four keys each, in
+    this order, at the end of KEYS; the names at the end of ARGV."""
+    keys: list[bytes] = []
+    for name in printers:
+        p = k.printer(name)
+        keys += [p.health, p.control, p.queue, p.inflight]
+    return keys, [enc(name) for name in printers]
+
+
+def _queue_tail(k: EncodedKeys, ids: Sequence[bytes]) -> tuple[list[bytes], Args]:
+    """A pinned queue as the caller read it (prelude.lua, ``queue_read``): the job key of each id in KEYS; their
+    number, then the ids, in ARGV."""
+    return [k.job(i) for i in ids], [len(ids), *ids]
+
+
 class Enqueue(Spec[Enqueued]):
     name = "enqueue"
 
@@ -101,13 +122,15 @@ class Enqueue(Spec[Enqueued]):
         pinned: PrinterKeys | None,
         maxlen: int,
         creator: bytes = b"",
+        zone: tuple[bytes, bytes] | None = None,
     ) -> ScriptCall[Enqueued]:
-        """``creator``: the intake token asking (its set of jobs is then a key too), or b"" (the CLI)."""
+        """``creator``: the intake token asking (its set of jobs is then a key too), or b"" (the CLI); ``zone``: the
+        job's zone and its printers (names apart by spaces), when it has one."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (k.pool, b"")
         keys = [k.job(job_id), queue, k.events, k.stats, k.pinned]
         if creator:
             keys.append(k.owned(creator))
-        return (self, keys, [job_id, payload, printer, maxlen, creator])
+        return (self, keys, [job_id, payload, printer, maxlen, creator, *(zone or ())])
 
     def parse(self, reply: Any) -> Enqueued:
         return Enqueued(bool(reply[0]), dec(reply[1]))
@@ -168,7 +191,17 @@ class Confirm(Spec[Confirmed]):
         drawn: list[Any] = [] if layout is None else [enc(layout[0]), str(layout[1]).encode()]
         return (
             self,
-            [me.inflight, k.job(job_id), k.done(job_id), k.events, k.pool, k.stats, k.pretix_jobs, k.pretix_outbox],
+            [
+                me.inflight,
+                k.job(job_id),
+                k.done(job_id),
+                k.events,
+                k.pool,
+                k.stats,
+                k.pretix_jobs,
+                k.pretix_outbox,
+                k.printers,
+            ],
             [job_id, me.name, location, str(epoch).encode(), maxlen, *drawn],
         )
 
@@ -176,7 +209,10 @@ class Confirm(Spec[Confirmed]):
         return Confirmed(_CONFIRM_KINDS[reply[0]], dec(reply[1]))
 
 
-class Release(_Word[ReleaseKind]):
+_RELEASE_KINDS = _by_value(ReleaseKind)
+
+
+class Release(Spec[Released]):
     name = "release"
 
     def call(
@@ -189,12 +225,23 @@ class Release(_Word[ReleaseKind]):
         reason: bytes,
         max_attempts: int,
         maxlen: int,
-    ) -> ScriptCall[ReleaseKind]:
+        dead_after_ms: int,
+        zone: Sequence[str] = (),
+    ) -> ScriptCall[Released]:
+        """``zone``: the printers of the job's zone, when the script asked for their keys (``zones``);
+        ``dead_after_ms``: how old a zone printer's beat may be for it to take the job."""
+        zone_keys, zone_args = _zone_tail(k, zone)
         return (
             self,
-            [me.inflight, k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
-            [job_id, me.name, location, outcome.encode(), reason, max_attempts, maxlen],
+            [me.inflight, k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats, k.pinned, *zone_keys],
+            [job_id, me.name, location, outcome.encode(), reason, max_attempts, maxlen, dead_after_ms, *zone_args],
         )
+
+    def parse(self, reply: Any) -> Released:
+        kind = _RELEASE_KINDS[reply[0]]
+        if kind is ReleaseKind.ZONES:
+            return Released(kind, printers=tuple(dec(x) for x in reply[1:]))
+        return Released(kind, dec(reply[1]) if len(reply) > 1 else "")
 
 
 class DeadLetter(_Word[DeadLetterKind]):
@@ -249,54 +296,102 @@ class Reclaim(Spec[Reclaimed]):
         by: bytes,
         maxlen: int,
         dead_ttl_ms: int,
+        zone_dead_after_ms: int,
+        queue: Sequence[bytes] = (),
+        zone: Sequence[str] = (),
     ) -> ScriptCall[Reclaimed]:
         """``dead_after_ms=None`` forces it; ``held``: the job the caller saw the victim hold, or b"" (then the
-        held job's keys are left out of KEYS)."""
+        held job's keys are left out of KEYS); ``queue``: the victim's pinned queue as the caller read it (LRANGE);
+        ``zone``: the zone printers whose keys the script asked for; ``zone_dead_after_ms``: how old a zone
+        printer's beat may be for it to take a zone's job."""
         keys = [k.hb, victim.inflight, victim.queue, k.pool, victim.health, k.events, k.stats, k.printers, k.pinned]
         if held:
             keys += [k.job(held), k.done(held)]
         staleness: bytes | int = b"force" if dead_after_ms is None else dead_after_ms
-        return (self, keys, [victim.name, staleness, held, by, maxlen, dead_ttl_ms])
+        queue_keys, queue_args = _queue_tail(k, queue)
+        zone_keys, zone_args = _zone_tail(k, zone)
+        return (
+            self,
+            keys + queue_keys + zone_keys,
+            [victim.name, staleness, held, by, maxlen, dead_ttl_ms, zone_dead_after_ms, *queue_args, *zone_args],
+        )
 
     def parse(self, reply: Any) -> Reclaimed:
         kind = _RECLAIM_KINDS[reply[0]]
-        return Reclaimed(kind, dec(reply[1]), int(reply[2])) if kind is ReclaimKind.RECLAIMED else Reclaimed(kind)
+        if kind is ReclaimKind.RECLAIMED:
+            return Reclaimed(kind, dec(reply[1]), int(reply[2]), int(reply[3]))
+        if kind is ReclaimKind.ZONES:
+            return Reclaimed(kind, printers=tuple(dec(x) for x in reply[1:]))
+        return Reclaimed(kind)
 
 
 _STEAL_KINDS = _by_value(StealKind)
 
 
-class Steal(Spec[StealKind]):
+class Steal(Spec[Stole]):
     name = "steal"
 
     def call(
-        self, k: EncodedKeys, me: PrinterKeys, owner: PrinterKeys, job_id: bytes, affinity_ms: int, maxlen: int
-    ) -> ScriptCall[StealKind]:
+        self,
+        k: EncodedKeys,
+        me: PrinterKeys,
+        owner: PrinterKeys,
+        job_id: bytes,
+        affinity_ms: int,
+        maxlen: int,
+        dead_after_ms: int,
+        zone: Sequence[str] = (),
+    ) -> ScriptCall[Stole]:
+        """``zone``: the printers of the job's zone, when the script asked for their keys (``zones``)."""
+        zone_keys, zone_args = _zone_tail(k, zone)
         return (
             self,
-            [owner.queue, me.inflight, k.job(job_id), k.events, me.control, k.pinned],
-            [me.name, owner.name, job_id, affinity_ms, maxlen],
+            [owner.queue, me.inflight, k.job(job_id), k.events, me.control, k.pinned, *zone_keys],
+            [me.name, owner.name, job_id, affinity_ms, maxlen, dead_after_ms, *zone_args],
         )
 
-    def parse(self, reply: Any) -> StealKind:
-        # {"stolen", id} or {"no", why}: the why is the answer
-        return StealKind.STOLEN if _STEAL_KINDS.get(reply[0]) is StealKind.STOLEN else _STEAL_KINDS[reply[1]]
+    def parse(self, reply: Any) -> Stole:
+        # {"stolen", id} or {"no", why, ...}: the why is the answer, then the zone printers it asks for
+        if _STEAL_KINDS.get(reply[0]) is StealKind.STOLEN:
+            return Stole(StealKind.STOLEN)
+        return Stole(_STEAL_KINDS[reply[1]], tuple(dec(x) for x in reply[2:]))
 
 
-class Drain(Spec[int]):
+_HAND_ON_KINDS = _by_value(HandOnKind)
+
+
+def _handed_on(reply: Any) -> HandedOn:
+    kind = _HAND_ON_KINDS[reply[0]]
+    if kind is HandOnKind.MOVED:
+        return HandedOn(kind, int(reply[1]), int(reply[2]))
+    return HandedOn(kind, printers=tuple(dec(x) for x in reply[1:]))
+
+
+class Drain(Spec[HandedOn]):
     name = "drain"
 
     def call(
-        self, k: EncodedKeys, printer: PrinterKeys, order: Literal["drain", "resume"], by: bytes, maxlen: int
-    ) -> ScriptCall[int]:
+        self,
+        k: EncodedKeys,
+        printer: PrinterKeys,
+        order: Literal["drain", "resume"],
+        by: bytes,
+        maxlen: int,
+        dead_after_ms: int,
+        queue: Sequence[bytes] = (),
+        zone: Sequence[str] = (),
+    ) -> ScriptCall[HandedOn]:
+        """``queue``, ``zone``, ``dead_after_ms``: as ``Handback.call``'s."""
+        queue_keys, queue_args = _queue_tail(k, queue)
+        zone_keys, zone_args = _zone_tail(k, zone)
         return (
             self,
-            [printer.control, printer.queue, k.pool, k.events, k.pinned],
-            [printer.name, order.encode(), by, maxlen],
+            [printer.control, printer.queue, k.pool, k.events, k.pinned, *queue_keys, *zone_keys],
+            [printer.name, order.encode(), by, maxlen, dead_after_ms, *queue_args, *zone_args],
         )
 
-    def parse(self, reply: Any) -> int:
-        return int(reply)  # pinned jobs handed back
+    def parse(self, reply: Any) -> HandedOn:
+        return _handed_on(reply)
 
 
 class Requeue(_Word[RequeueKind]):
@@ -342,21 +437,38 @@ class Cancel(Spec[Cancelled]):
         return Cancelled(_CANCEL_KINDS[reply[0]], _detail(reply))
 
 
-class Handback(Spec[int]):
+class Handback(Spec[HandedOn]):
     name = "handback"
 
-    def call(self, k: EncodedKeys, me: PrinterKeys, reason: bytes, maxlen: int) -> ScriptCall[int]:
-        return (self, [me.queue, k.pool, k.events, k.pinned], [me.name, reason, maxlen])
+    def call(
+        self,
+        k: EncodedKeys,
+        me: PrinterKeys,
+        reason: bytes,
+        maxlen: int,
+        dead_after_ms: int,
+        queue: Sequence[bytes] = (),
+        zone: Sequence[str] = (),
+    ) -> ScriptCall[HandedOn]:
+        """``queue``: the pinned queue as the caller read it (LRANGE); ``zone``: the zone printers whose keys the
+        script asked for; ``dead_after_ms``: how old a zone printer's beat may be for it to take a zone's job."""
+        queue_keys, queue_args = _queue_tail(k, queue)
+        zone_keys, zone_args = _zone_tail(k, zone)
+        return (
+            self,
+            [me.queue, k.pool, k.events, k.pinned, *queue_keys, *zone_keys],
+            [me.name, reason, maxlen, dead_after_ms, *queue_args, *zone_args],
+        )
 
-    def parse(self, reply: Any) -> int:
-        return int(reply)  # jobs moved
+    def parse(self, reply: Any) -> HandedOn:
+        return _handed_on(reply)
 
 
 ENQUEUE = Enqueue()
 TAKE = Take()
 BEGIN = Begin()
 CONFIRM = Confirm()
-RELEASE = Release(ReleaseKind)
+RELEASE = Release()
 DEAD_LETTER = DeadLetter(DeadLetterKind)
 BEAT = BeatSpec()
 HANDBACK = Handback()

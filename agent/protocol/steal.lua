@@ -1,11 +1,15 @@
--- steal: an idle printer takes the oldest job pinned to another printer once it has waited affinity_wait.
--- KEYS q:<owner> inflight:<me> job:<id> events ctl:<me> pinned
--- ARGV <me> <owner> <id> <affinity_ms> <maxlen>
--- <id>: the caller saw it in the pinned index; it must be the oldest in q:<owner>.
+-- steal: an idle printer takes the oldest job pinned to another printer once it has waited affinity_wait. A job of a
+-- zone (its hash's zone_printers) goes to a printer outside its zone only when none of the zone's printers can print
+-- (can_print); a printer of the zone takes it as any pinned job.
+-- KEYS q:<owner> inflight:<me> job:<id> events ctl:<me> pinned [zone-keys...]
+-- ARGV <me> <owner> <id> <affinity_ms> <maxlen> <dead_after_ms> [<zone-printer>...]
+-- <id>: the caller saw it in the pinned index; it must be the oldest in q:<owner>. The zone printers named each have
+-- four keys at the end of KEYS (zone_peers); <dead_after_ms>: how old a zone printer's beat may be for it to count.
 -- Returns {"stolen", id}, or {"no", why}: busy, drained (we hold a job or are drained), young (not old enough), moved
--- (no longer oldest in q:<owner>) or stale (not in q:<owner> at all: someone edited the queue by hand; the index entry
--- is dropped, so one hand edit cannot make every idle look try it again).
-local id = ARGV[3]
+-- (no longer oldest in q:<owner>), stale (not in q:<owner> at all: someone edited the queue by hand; the index entry
+-- is dropped, so one hand edit cannot make every idle look try it again), zone (a printer of its zone can print it),
+-- or zones followed by the printers of its zone whose keys the caller must give (nothing changed).
+local id, me = ARGV[3], ARGV[1]
 local member = pinned_member(ARGV[2], id)
 if redis.call('LLEN', KEYS[2]) > 0 then
   return {'no', 'busy'}
@@ -25,8 +29,34 @@ local since = tonumber(redis.call('HGET', KEYS[3], 'enqueued_ms') or now)
 if now - since < tonumber(ARGV[4]) then
   return {'no', 'young'}
 end
+local zone = zone_of(KEYS[3])
+local outsider = false
+if zone then
+  outsider = true
+  for _, name in ipairs(zone) do
+    if name == me then
+      outsider = false
+    end
+  end
+end
+if outsider then
+  local peers = zone_peers(KEYS, ARGV, 7)
+  local missing = {names = {}}
+  zone_missing(zone, peers, me, missing)
+  if #missing.names > 0 then
+    return {'no', 'zones', unpack(missing.names)}
+  end
+  for _, name in ipairs(zone) do
+    if can_print(peers[name], now, ARGV[6]) then
+      return {'no', 'zone'}
+    end
+  end
+end
 redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT')
 redis.call('ZREM', KEYS[6], member)
-event(KEYS[4], ARGV[5], 'event', 'stolen', 'job_id', id, 'printer', ARGV[1],
-  'from', ARGV[2], 'reason', 'waited ' .. (now - since) .. ' ms for ' .. ARGV[2])
+local reason = 'waited ' .. (now - since) .. ' ms for ' .. ARGV[2]
+if outsider then
+  reason = reason .. '; no printer of zone ' .. (redis.call('HGET', KEYS[3], 'zone') or '') .. ' can print'
+end
+event(KEYS[4], ARGV[5], 'event', 'stolen', 'job_id', id, 'printer', me, 'from', ARGV[2], 'reason', reason)
 return {'stolen', id}

@@ -9,14 +9,15 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from agent.protocol import replies, specs
 from agent.protocol.codec import dec, enc
-from agent.protocol.keys import EncodedKeys, Keys, split_pinned_member
+from agent.protocol.keys import EncodedKeys, Keys, PrinterKeys, split_pinned_member
 from agent.protocol.library import Library
 from agent.protocol.scripts import Scripts
 from agent.protocol.specs import ReleaseOutcome as ReleaseOutcome  # noqa: PLC0414 (re-exported: callers import it here)
@@ -24,13 +25,35 @@ from agent.protocol.specs import ScriptCall
 
 EVENTS_MAXLEN = 100_000
 
+#: A job's zone and its printers (``Job.zoned``).
+Zoned = tuple[str, Sequence[str]]
+
+
+def zone_args(zone: Zoned | None) -> tuple[bytes, bytes] | None:
+    """A job's zone as enqueue and attendee_badge take it: its name, and its printers apart by spaces."""
+    return None if zone is None else (enc(zone[0]), enc(" ".join(zone[1])))
+
+
 STEAL_LOOK = 16  # pinned-index entries read per idle look: the oldest few, enough to skip our own and a lost race
+#: How old a zone printer's last heartbeat may be for it to count as able to print its zone's jobs, where the caller
+#: knows no agent's timing: the agents' default dead-after window (agent/config.py, TimingConfig: 1 s x 3).
+ZONE_DEAD_AFTER_MS = 3000
+#: Calls of a step that hands pinned jobs on before giving up: the queue it read kept changing, or it asked for more
+#: zone printers' keys.
+HAND_ON_TRIES = 10
+#: Zone jobs whose printers one store remembers for its steal looks (a few halls' waiting badges; cleared when full).
+JOB_ZONES_KEPT = 1024
 
 
 @functools.lru_cache(maxsize=256)
 def _enc_name(text: str) -> bytes:
     """``enc`` for the few strings every call repeats (this printer's location), encoded once."""
     return enc(text)
+
+
+class QueueKeptChanging(RedisError):
+    """A pinned queue changed between every read of it and the step that hands it on (``HAND_ON_TRIES`` times):
+    nothing moved. A Redis error as far as callers go: the step is tried again later, as after a lost connection."""
 
 
 class Store:
@@ -52,30 +75,48 @@ class Store:
         self.encoded_keys = EncodedKeys(self.keys)
         self.scripts = Scripts(redis, dedicated, library)
         self.events_maxlen = events_maxlen
+        #: How old a zone printer's last heartbeat may be for release to hand it a zone's job (the agent sets its own
+        #: dead-after window).
+        self.zone_dead_after_ms = ZONE_DEAD_AFTER_MS
         # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
         # age on the server's clock (a Pi may have none) without asking the server for the time.
         self._beat_clock: tuple[int, float] | None = None
+        # job id -> the printers of its zone, as steal.lua asked for them (a job's zone never changes): the next look
+        # at that job sends their keys with its first call.
+        self._job_zones: dict[str, tuple[str, ...]] = {}
 
     # -- producers -----------------------------------------------------------------------------------------------
 
-    async def enqueue(self, job_id: str, payload: str, pinned: str | None, creator: str = "") -> replies.Enqueued:
+    async def enqueue(
+        self, job_id: str, payload: str, pinned: str | None, creator: str = "", zone: Zoned | None = None
+    ) -> replies.Enqueued:
         """Add a job unless its id exists. Returns (added, state). ``creator``: the intake token that asks (recorded
-        on the job and in the token's set of jobs, in the same step), or "" from the CLI."""
-        return await self.scripts.run(self.enqueue_call(job_id, payload, pinned, creator))
+        on the job and in the token's set of jobs, in the same step), or "" from the CLI; ``zone``: the job's zone
+        and its printers (``Job.zoned``), recorded on the job for steal and the steps that hand pinned jobs on."""
+        return await self.scripts.run(self.enqueue_call(job_id, payload, pinned, creator, zone))
 
-    async def enqueue_many(self, jobs: Sequence[tuple[str, str, str | None]]) -> list[replies.Enqueued]:
-        """``enqueue`` each (job id, payload, pinned printer) in one round trip, in order (the enqueue command)."""
+    async def enqueue_many(self, jobs: Sequence[tuple[str, str, str | None, Zoned | None]]) -> list[replies.Enqueued]:
+        """``enqueue`` each (job id, payload, pinned printer, zone) in one round trip, in order (the enqueue
+        command)."""
         if self.scripts.functions is None:
             # Learn whether the server runs functions, and have the library on every master of a Cluster, first.
             await self.scripts.prepare("enqueue")
-        return await self.scripts.run_together([self.enqueue_call(*job) for job in jobs])
+        return await self.scripts.run_together(
+            [self.enqueue_call(job_id, payload, pinned, "", zone) for job_id, payload, pinned, zone in jobs]
+        )
 
     def enqueue_call(
-        self, job_id: str, payload: str, pinned: str | None, creator: str = ""
+        self, job_id: str, payload: str, pinned: str | None, creator: str = "", zone: Zoned | None = None
     ) -> ScriptCall[replies.Enqueued]:
         k = self.encoded_keys
         return specs.ENQUEUE.call(
-            k, enc(job_id), enc(payload), k.printer(pinned) if pinned else None, self.events_maxlen, enc(creator)
+            k,
+            enc(job_id),
+            enc(payload),
+            k.printer(pinned) if pinned else None,
+            self.events_maxlen,
+            enc(creator),
+            zone_args(zone),
         )
 
     # -- the hot path --------------------------------------------------------------------------------------------
@@ -152,13 +193,25 @@ class Store:
     async def release(
         self, me: str, location: str, job_id: str, outcome: ReleaseOutcome, reason: str, max_attempts: int
     ) -> replies.ReleaseKind:
-        """Hand a held job back to the front of the pool (or the DLQ). Returns released, dead, done or not_owner."""
+        """Hand a held job back to the front of the pool (or the DLQ), a zone's job to the front of another of its
+        printers that can print when one can. Returns released, dead, done or not_owner.
+
+        One call; two for a job of a zone, whose printers' keys the script names in its first answer."""
         k = self.encoded_keys
-        return await self.scripts.run(
-            specs.RELEASE.call(
-                k, k.printer(me), enc(job_id), enc(location), outcome, enc(reason), max_attempts, self.events_maxlen
-            )
+        mine, job, where, why = k.printer(me), enc(job_id), enc(location), enc(reason)
+        dead_after, maxlen = self.zone_dead_after_ms, self.events_maxlen
+        released = await self.scripts.run(
+            specs.RELEASE.call(k, mine, job, where, outcome, why, max_attempts, maxlen, dead_after)
         )
+        if released.kind is replies.ReleaseKind.ZONES:
+            released = await self.scripts.run(
+                specs.RELEASE.call(
+                    k, mine, job, where, outcome, why, max_attempts, maxlen, dead_after, released.printers
+                )
+            )
+        if released.kind is replies.ReleaseKind.ZONES:
+            raise RuntimeError(f"release of {job_id}: the zone printers' keys were given and asked for again")
+        return released.kind
 
     async def dead_letter(self, me: str, job_id: str, reason: str) -> replies.DeadLetterKind:
         k = self.encoded_keys
@@ -168,6 +221,19 @@ class Store:
 
     async def inflight(self, me: str) -> list[str]:
         return [dec(x) for x in await self.redis.lrange(self.encoded_keys.printer(me).inflight, 0, -1)]
+
+    async def begun_here(self, me: str, job_id: str) -> bool:
+        """True when the job's record says this printer began it and nothing settled it since: it may be at the
+        printer or on paper.
+
+        One read of the record (state and printer in one HMGET): begin.lua sets state ``printing`` and the printer,
+        and every step that moves a job out of an in-flight list sets state ``queued`` and printer "" (the same
+        record reclaim.lua reads to flag a dead printer's held job). A job held here with any other record was moved
+        into in-flight and never begun (a take or pool pop whose reply was lost).
+        """
+        k = self.encoded_keys
+        state, printer = await self.redis.hmget(k.job(enc(job_id)), [b"state", b"printer"])
+        return state == b"printing" and printer == k.printer(me).name
 
     # -- liveness ------------------------------------------------------------------------------------------------
 
@@ -187,47 +253,96 @@ class Store:
         return await self.scripts.run(specs.SWEEP.call(k, k.printer(me), dead_after_ms, lease_ms, limit))
 
     async def reclaim(
-        self, victim: str, by: str, dead_after_ms: int | None, dead_ttl_ms: int = 3_600_000
+        self,
+        victim: str,
+        by: str,
+        dead_after_ms: int | None,
+        dead_ttl_ms: int = 3_600_000,
+        zone_dead_after_ms: int = ZONE_DEAD_AFTER_MS,
     ) -> replies.Reclaimed:
-        """Move a dead agent's held and pinned jobs to the front of the pool. ``dead_after_ms=None`` forces it.
+        """Hand a dead agent's held and pinned jobs on: a zone's job to another of its printers that can print, any
+        other to the front of the pool. ``dead_after_ms=None`` forces it.
 
-        Two steps because the held job's own keys must be named in KEYS: look at what it holds, then reclaim on the
-        condition that it still holds exactly that (the script answers "retry" otherwise).
+        Two steps because the held job's and the queued jobs' keys must be named in KEYS: look at what it holds and
+        has queued, then reclaim on the condition that it still holds and has queued exactly that (the script
+        answers "retry" otherwise, or "zones" with the zone printers whose keys it needs as well).
         """
         k = self.encoded_keys
         theirs = k.printer(victim)
-        for _ in range(10):
-            held = await self.redis.lindex(theirs.inflight, 0)
+        zone: tuple[str, ...] = ()
+        for _ in range(HAND_ON_TRIES):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.lindex(theirs.inflight, 0)
+                pipe.lrange(theirs.queue, 0, -1)
+                held, queue = await pipe.execute()
             result = await self.scripts.run(
-                specs.RECLAIM.call(k, theirs, dead_after_ms, enc(dec(held)), enc(by), self.events_maxlen, dead_ttl_ms)
+                specs.RECLAIM.call(
+                    k,
+                    theirs,
+                    dead_after_ms,
+                    enc(dec(held)),
+                    enc(by),
+                    self.events_maxlen,
+                    dead_ttl_ms,
+                    zone_dead_after_ms,
+                    queue,
+                    zone,
+                )
             )
-            if result.kind is not replies.ReclaimKind.RETRY:
+            if result.kind is replies.ReclaimKind.ZONES:
+                zone = tuple(sorted({*zone, *result.printers}))
+            elif result.kind is not replies.ReclaimKind.RETRY:
                 return result
         return replies.Reclaimed(replies.ReclaimKind.RETRY)
 
-    async def steal(self, me: str, affinity_ms: int, look: int = STEAL_LOOK) -> str | None:
+    async def steal(
+        self, me: str, affinity_ms: int, look: int = STEAL_LOOK, dead_after_ms: int = ZONE_DEAD_AFTER_MS
+    ) -> str | None:
         """Take the oldest pinned job of another printer that has waited ``affinity_ms``. Returns its id or None.
 
         One ZRANGE on the venue's pinned index, whatever the number of printers; the ``steal`` script runs only for
-        a job that looks old enough on the server's clock, and re-checks everything itself.
+        a job that looks old enough on the server's clock, and re-checks everything itself. A job of a zone this
+        printer is not in is taken only when none of its zone's printers can print (beating within
+        ``dead_after_ms``, ready or printing, not drained): the script asks for their keys once, and while one of
+        them can, the look goes on past that queue (only a queue's oldest job can be stolen) to the next oldest job.
+        A job's zone never changes, so the printers the script asked for are remembered and sent with the first call
+        the next time: an idle outsider's look at a zone job kept for its zone costs one script call.
         """
         k = self.encoded_keys
         oldest = cast(list[tuple[bytes, float]], await self.redis.zrange(k.pinned, 0, look - 1, withscores=True))
         now = self._server_now_ms()
+        kept: set[str] = set()  # queues whose oldest job waits for its zone: nothing behind it can be stolen
         for raw, score in oldest:
             owner, job_id = split_pinned_member(dec(raw))
-            if owner == me:
-                continue  # ours: `take` serves it
+            if owner == me or owner in kept:
+                continue  # ours (`take` serves it), or behind a job kept for its zone
             if now is not None and now - score < affinity_ms:
                 return None  # the oldest job a peer has waiting is not old enough, so none is
-            kind = await self.scripts.run(
-                specs.STEAL.call(k, k.printer(me), k.printer(owner), enc(job_id), affinity_ms, self.events_maxlen)
-            )
-            if kind is replies.StealKind.STOLEN:
+            for _ in range(2):  # a second time only when the script asked for a zone's printers
+                stole = await self.scripts.run(
+                    specs.STEAL.call(
+                        k,
+                        k.printer(me),
+                        k.printer(owner),
+                        enc(job_id),
+                        affinity_ms,
+                        self.events_maxlen,
+                        dead_after_ms,
+                        self._job_zones.get(job_id, ()),
+                    )
+                )
+                if stole.kind is not replies.StealKind.ZONES:
+                    break
+                if len(self._job_zones) >= JOB_ZONES_KEPT:
+                    self._job_zones.clear()
+                self._job_zones[job_id] = stole.printers
+            if stole.kind is replies.StealKind.STOLEN:
                 return job_id
-            if kind not in (replies.StealKind.MOVED, replies.StealKind.STALE):
+            if stole.kind is replies.StealKind.ZONE:
+                kept.add(owner)
+            elif stole.kind not in (replies.StealKind.MOVED, replies.StealKind.STALE):
                 return None  # busy, drained, or young after all (no beat yet to judge by): nothing to try further
-            # Its owner or another peer took it since we looked: the next oldest may still be waiting.
+            # Its owner or another peer took it since we looked, or it waits for its zone: the next oldest may not.
         return None
 
     def _server_now_ms(self) -> float | None:
@@ -237,9 +352,33 @@ class Store:
         server_ms, at = self._beat_clock
         return server_ms + (time.monotonic() - at) * 1000
 
-    async def drain(self, printer: str, order: Literal["drain", "resume"], by: str) -> int:
+    async def drain(
+        self, printer: str, order: Literal["drain", "resume"], by: str, dead_after_ms: int = ZONE_DEAD_AFTER_MS
+    ) -> int:
+        """Drain a printer (its pinned jobs handed on as ``handback`` does) or resume it. Returns the jobs moved."""
         k = self.encoded_keys
-        return await self.scripts.run(specs.DRAIN.call(k, k.printer(printer), order, enc(by), self.events_maxlen))
+        mine = k.printer(printer)
+        return await self._hand_on(
+            mine,
+            lambda queue, zone: specs.DRAIN.call(
+                k, mine, order, enc(by), self.events_maxlen, dead_after_ms, queue, zone
+            ),
+        )
+
+    async def _hand_on(
+        self, printer: PrinterKeys, call: Callable[[list[bytes], tuple[str, ...]], ScriptCall[replies.HandedOn]]
+    ) -> int:
+        """Run a step that hands a printer's pinned queue on (handback, drain): read the queue, call the step with it
+        (and the zone printers' keys it asked for), again while the queue changed in between. Returns the jobs moved."""
+        zone: tuple[str, ...] = ()
+        for _ in range(HAND_ON_TRIES):
+            queue = cast(list[bytes], await self.redis.lrange(printer.queue, 0, -1))
+            result = await self.scripts.run(call(queue, zone))
+            if result.kind is replies.HandOnKind.MOVED:
+                return result.moved
+            if result.kind is replies.HandOnKind.ZONES:
+                zone = tuple(sorted({*zone, *result.printers}))
+        raise QueueKeptChanging(f"the pinned queue of {dec(printer.name)} kept changing ({HAND_ON_TRIES} tries)")
 
     async def requeue(self, job_id: str, by: str) -> replies.RequeueKind:
         return await self.scripts.run(specs.REQUEUE.call(self.encoded_keys, enc(job_id), enc(by), self.events_maxlen))
@@ -280,9 +419,17 @@ class Store:
         raw = await self.redis.hgetall(self.encoded_keys.printers)
         return {dec(name): dec(location) for name, location in raw.items()}
 
-    async def handback(self, me: str, reason: str) -> int:
+    async def handback(self, me: str, reason: str, dead_after_ms: int = ZONE_DEAD_AFTER_MS) -> int:
+        """Hand this printer's pinned jobs on (it is down): a zone's job to another of its printers that can print,
+        any other to the front of the pool. Returns the jobs moved."""
         k = self.encoded_keys
-        return await self.scripts.run(specs.HANDBACK.call(k, k.printer(me), enc(reason), self.events_maxlen))
+        mine = k.printer(me)
+        return await self._hand_on(
+            mine,
+            lambda queue, zone: specs.HANDBACK.call(
+                k, mine, enc(reason), self.events_maxlen, dead_after_ms, queue, zone
+            ),
+        )
 
     async def event(self, event: str, printer: str, **fields: str) -> None:
         """Write one audit event that goes with no other change (device_down, device_up, agent_stopped)."""

@@ -38,6 +38,49 @@ async def test_search_in_three_scripts_by_accent_free_prefixes_order_code_and_em
     assert await store.search("\x00\ud800*") == []
 
 
+async def test_every_word_of_a_search_narrows_what_its_longest_word_found(redis: Redis, venue: str) -> None:
+    store = await loaded(redis, venue)
+    assert [a.code for a in await store.search("ord1 renee")] == ["secret-renee"]  # an order code, whole
+    assert [a.code for a in await store.search("caf renee@example.org")] == ["secret-renee"]  # a company's prefix
+    assert [a.code for a in await store.search("δημ ΠΑΠ")] == ["secret-dimitris"]
+    assert [a.code for a in await store.search("小 golden")] == ["secret-lee"]  # a part of an unspaced name
+    assert await store.search("renee ord") == []  # an order code is found whole, not by its start
+    assert await store.search("renee δημ") == []
+
+
+async def test_a_lookup_reads_the_attendees_badge_and_never_an_old_list_s(redis: Redis, venue: str) -> None:
+    """A lookup of an attendee read lately reads the job it had beside the record; a list loaded again that gave the
+    code another job (here: its record replaced behind this process's back) is seen in the record, and followed."""
+    store = await loaded(redis, venue)
+    await store.badge("secret-renee", "kiosk")
+    found = await store.found("secret-renee")
+    assert found is not None and (found[0].job_id, found[1].state) == ("ORD1-1", "queued")
+    await redis.delete(store.keys.attendee("secret-renee"))
+    assert await store.found("secret-renee") is None
+    summary = await Importer(AttendeeStore(redis, venue)).load(iter(rows([{**PEOPLE[0], "job_id": "ORD7-1"}])))
+    assert summary.added == 1  # loaded again by another process, with another job
+    found = await store.found("secret-renee")
+    assert found is not None and (found[0].job_id, found[1].state) == ("ORD7-1", "none")
+    await redis.hset(store.keys.attendee("secret-renee"), "j", "ORD1-1")  # and back, while this one remembers ORD7-1
+    found = await store.found("secret-renee")
+    assert found is not None and (found[0].job_id, found[1].state) == ("ORD1-1", "queued")
+    assert await store.found("no-such-code") is None
+
+
+async def test_a_long_name_in_a_non_latin_script_keeps_the_attendee_a_compact_hash(redis: Redis, venue: str) -> None:
+    """Redis keeps a hash compact (a listpack) only while each value is at most 64 bytes; a hash past it takes two to
+    three times the memory. Its search terms are not a value of the hash, so only a name or company that long is."""
+    store = await loaded(redis, venue)
+    person = {
+        "attendee_id": "secret-kostas", "name": "Κωνσταντίνος Παπαδόπουλος", "company": "Ελληνικά Τρόφιμα",
+        "email": "konstantinos.papadopoulos@example.org", "order_code": "ORD9", "fields": {"ticket_type": "Visitor"},
+    }  # fmt: skip
+    summary = await Importer(store).load(iter(rows([*PEOPLE, person])))
+    assert summary.added == 1
+    assert await redis.object("encoding", store.keys.attendee("secret-kostas")) == b"listpack"
+    assert [a.code for a in await store.search("κωνσ ελλ")] == ["secret-kostas"]
+
+
 async def test_a_job_id_is_never_the_ticket_code(redis: Redis, venue: str) -> None:
     store = await loaded(redis, venue)
     lee = await store.get("secret-lee")

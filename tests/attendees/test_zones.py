@@ -79,3 +79,47 @@ async def test_a_token_added_with_a_zone_prints_its_attendee_badges_there(
     finally:
         await zoned.client.close()
         await client.aclose()
+
+
+async def test_a_zone_badge_stays_in_its_zone_when_its_printer_dies_and_the_kiosk_names_where_it_prints(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """The badge carries its zone: when the printer it was pinned to dies, reclaim hands it to the zone's other
+    printer (not the pool, where an idle printer of another hall would take it), and the kiosk's answer follows the
+    printer that prints it."""
+    from agent.protocol.store import Store
+
+    await listed(redis, venue)
+    zones = "zones:\n  hall-a: {printers: [hall-a-1, hall-a-2], tokens: [kiosk-1]}\n"
+    zoned, client = await start_desk(tmp_path, venue, redis_server.url, zones)
+    store = Store(redis, venue)
+    k = Keys(venue)
+    for printer, where in (("hall-a-1", "Hall A, desk 1"), ("hall-a-2", "Hall A, desk 2"), ("hall-b-1", "Hall B")):
+        await store.beat(printer, {"state": "ready", "location": where}, 60_000, first=True)
+    try:
+        resp = await zoned.client.post("/v1/attendees/secret-renee/badge", headers=zoned.auth("kiosk"))
+        assert resp.status == 201, await resp.text()
+        assert await redis.hmget(k.job("ORD1-1"), "pinned", "zone", "zone_printers") == [
+            b"hall-a-1", b"hall-a", b"hall-a-1 hall-a-2"
+        ]  # fmt: skip
+        payload = json.loads(await redis.hget(k.job("ORD1-1"), "payload"))
+        assert (payload["zone"], payload["zone_printers"]) == ("hall-a", ["hall-a-1", "hall-a-2"])
+        await redis.zadd(k.hb, {"hall-a-1": await store.server_ms() - 10_000})  # its agent went silent
+        assert (await store.reclaim("hall-a-1", "hall-b-1", 3000)).to_zone == 1
+        assert await store.steal("hall-b-1", 0) is None  # hall-a-2 can print it: Hall B leaves it
+        assert await store.take("hall-a-2") == ("q", "ORD1-1")
+        begun = await store.begin("hall-a-2", "Hall A, desk 2", "ORD1-1")
+
+        async def badge() -> dict[str, object]:
+            resp = await zoned.client.get("/v1/attendees/secret-renee", headers=zoned.auth("kiosk"))
+            assert resp.status == 200
+            return dict((await resp.json())["badge"])
+
+        assert (await badge())["location"] == "Hall A, desk 2"  # "Printing at Hall A, desk 2"
+        await store.confirm("hall-a-2", "Hall A, desk 2", "ORD1-1", begun.epoch)
+        assert {key: value for key, value in (await badge()).items() if key in ("state", "location")} == {
+            "state": "printed", "location": "Hall A, desk 2"
+        }  # fmt: skip
+    finally:
+        await zoned.client.close()
+        await client.aclose()

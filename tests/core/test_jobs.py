@@ -113,3 +113,28 @@ def test_a_job_with_fields_may_reach_16_kib() -> None:
         parse_job({"attendee_id": "A-1", "name": "x", "fields": fields})
     fields = {f"f{i}": "字" * 150 for i in range(30)}  # ~13.5 KB: fits
     assert len(parse_job({"attendee_id": "A-1", "name": "x", "fields": fields}).payload().encode()) > 4096
+
+
+def test_a_zone_is_a_name_with_its_printers_or_neither() -> None:
+    job = both(
+        {"attendee_id": "a", "name": "A", "zone": "hall-a", "zone_printers": ["hall-a-2", "hall-a-1", "hall-a-2"]}
+    )
+    assert job.zoned == ("hall-a", ("hall-a-1", "hall-a-2"))  # sorted, once each
+    assert json.loads(job.payload())["zone_printers"] == ["hall-a-1", "hall-a-2"]
+    assert job_from_payload(job.payload().encode()) == job
+    plain = both({"attendee_id": "a", "name": "A"})
+    assert plain.zoned is None and "zone" not in json.loads(plain.payload())
+    # A CSV column: names apart by spaces or commas.
+    assert parse_job({"attendee_id": "a", "name": "A", "zone": "b", "zone_printers": "p1, p2 p3"}).zone_printers == (
+        "p1", "p2", "p3"
+    )  # fmt: skip
+    for bad, says in (
+        ({"zone_printers": ["p1"]}, "zone: is required with zone_printers"),
+        ({"zone": "hall-a"}, "zone_printers: a zone needs at least one printer"),
+        ({"zone": "Hall A", "zone_printers": ["p1"]}, "zone: not a zone name"),
+        ({"zone": "z", "zone_printers": ["P 1"]}, "zone_printers: 'P 1' is not a printer name"),
+        ({"zone": "z", "zone_printers": [f"p{i}" for i in range(33)]}, "zone_printers: at most 32 printers"),
+        ({"zone": "z", "zone_printers": [1]}, "zone_printers: must be a list of printer names"),
+    ):
+        with pytest.raises(JobError, match=says):
+            both({"attendee_id": "a", "name": "A", **bad})

@@ -21,7 +21,7 @@ async def test_drain_hands_back_pinned_jobs_and_resume_undoes_it(
     await store.beat("desk-1", {"state": "ready", "location": "Desk 1"}, 60_000, first=True)
     await enqueue_many(store, 4, "p", printer="desk-1")
     first = cli(redis_server, venue, "drain", "desk-1")
-    assert first.returncode == 0 and "drained; 4 pinned job(s) handed to the pool" in first.stdout
+    assert first.returncode == 0 and "drained; 4 pinned job(s) handed on" in first.stdout
     second = cli(redis_server, venue, "drain", "desk-1")
     assert "drained; 0 pinned job(s)" in second.stdout
     assert await store.take("desk-1") == ("drained", "")

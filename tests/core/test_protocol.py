@@ -166,6 +166,31 @@ async def test_confirm_sets_done_once_and_a_second_confirm_is_a_duplicate(redis:
     assert len(dup) == 1 and b"Hall A" in dup[0][b"reason"]
 
 
+async def test_a_confirm_of_a_job_another_printer_has_begun_since_flags_that_printer(redis: Redis, venue: str) -> None:
+    # A failover lost a reclaim and the take after it: the new master's record has the job printing at the frozen
+    # desk-1 again, while desk-2 confirms the copy its journal says came out (the re-confirm after a master move).
+    # desk-1 may print it too when it wakes, and its printer may not say so: desk-2's confirm names it for staff.
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await redis.hset(k.printers, "desk-1", "Hall A, desk 1")
+    job_id = await add(store, "a1")
+    await store.take("desk-1")
+    begun = await store.begin("desk-1", "Hall A, desk 1", job_id)
+    kind, where = await store.confirm("desk-2", "Hall B", job_id, begun.epoch + 1)
+    assert (kind, where) == ("printed", "desk-1 (Hall A, desk 1)")
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"maybe_duplicate"] == b"1" and job[b"printer"] == b"desk-2"
+    maybe = [f for _, f in await redis.xrange(k.events) if f[b"event"] == b"maybe_duplicate"]
+    assert len(maybe) == 1 and b"desk-1 (Hall A, desk 1)" in maybe[0][b"reason"]
+    # A late confirm of a job that went back to the pool (nobody began it since) flags nothing.
+    other = await add(store, "a2")
+    await store.take("desk-4")
+    begun = await store.begin("desk-4", "Hall D", other)
+    assert await store.release("desk-4", "Hall D", other, "unsent", "printer not ready", 3) == "released"
+    assert await store.confirm("desk-3", "Hall C", other, begun.epoch) == ("printed", "")
+    assert await redis.hget(k.job(other), "maybe_duplicate") == b"0"
+
+
 async def test_release_puts_the_job_first_in_line(redis: Redis, venue: str) -> None:
     store = Store(redis, venue)
     first = await add(store, "first")
@@ -290,7 +315,7 @@ def test_encoded_keys_are_the_keys_keys_spells() -> None:
     )
     _, keys, args = specs.CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
     assert keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
-                                                   k.stats, k.pretix_jobs, k.pretix_outbox]]  # fmt: skip
+                                                   k.stats, k.pretix_jobs, k.pretix_outbox, k.printers]]  # fmt: skip
     assert args == [job, b"desk-1", b"Hall A", b"7", 100]
 
 
@@ -304,6 +329,7 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
             specs.ENQUEUE.call(k, job, b"<payload>", pinned, 1),
             specs.ENQUEUE.call(k, job, b"<payload>", None, 1),
             specs.ENQUEUE.call(k, job, b"<payload>", None, 1, b"<creator>"),
+            specs.ENQUEUE.call(k, job, b"<payload>", None, 1, b"<creator>", (b"<zone>", b"<zone_printers>")),
         ],
         "take": [specs.TAKE.call(k, me)],
         "begin": [specs.BEGIN.call(k, me, job, b"<location>", 1)],
@@ -311,17 +337,17 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1),
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1, ("<layout>", 3)),
         ],
-        "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1)],
+        "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1, 1)],
         "dead_letter": [specs.DEAD_LETTER.call(k, me, job, b"<reason>", 1)],
         "beat": [specs.BEAT.call(k, me, b"<health>", 1, 1, True, b"<location>")],
-        "handback": [specs.HANDBACK.call(k, me, b"<reason>", 1)],
+        "handback": [specs.HANDBACK.call(k, me, b"<reason>", 1, 1)],
         "sweep": [specs.SWEEP.call(k, me, 1, 1, 1)],
         "reclaim": [
-            specs.RECLAIM.call(k, victim, 1, b"<held>", b"<by>", 1, 1),
-            specs.RECLAIM.call(k, victim, None, b"", b"<by>", 1, 1),
+            specs.RECLAIM.call(k, victim, 1, b"<held>", b"<by>", 1, 1, 1),
+            specs.RECLAIM.call(k, victim, None, b"", b"<by>", 1, 1, 1),
         ],
-        "steal": [specs.STEAL.call(k, me, k.printer("<owner>"), job, 1, 1)],
-        "drain": [specs.DRAIN.call(k, k.printer("<printer>"), "drain", b"<by>", 1)],
+        "steal": [specs.STEAL.call(k, me, k.printer("<owner>"), job, 1, 1, 1)],
+        "drain": [specs.DRAIN.call(k, k.printer("<printer>"), "drain", b"<by>", 1, 1)],
         "requeue": [specs.REQUEUE.call(k, job, b"<by>", 1)],
         "reprint": [specs.REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1)],
         "cancel": [specs.CANCEL.call(k, job, pinned, b"<by>", 1), specs.CANCEL.call(k, job, None, b"<by>", 1)],
@@ -333,6 +359,11 @@ def _header(source: str, field: str) -> list[str]:
     return line.split()[2:]
 
 
+def _fixed(tokens: list[str]) -> list[str]:
+    """A header's tokens before the first that repeats (``...``)."""
+    return tokens[: next((i for i, token in enumerate(tokens) if "..." in token), len(tokens))]
+
+
 #: The protocol's own scripts (the library also holds other packages', each tested with its specs).
 PROTOCOL_SCRIPTS = build([resources.files("agent.protocol")]).scripts
 
@@ -341,7 +372,9 @@ PROTOCOL_SCRIPTS = build([resources.files("agent.protocol")]).scripts
 def test_each_scripts_header_names_the_keys_and_argv_its_spec_sends(name: str) -> None:
     # The .lua header's one-line reminder of KEYS and ARGV is what specs.py sends: a reordered key in either fails.
     source = plain_source(name)
-    keys, argv = _header(source, "KEYS"), _header(source, "ARGV")
+    # A tail that repeats ("[job:<id>... zone-keys...]": a queue's jobs, zone printers' keys) is left to
+    # test_a_queue_and_zone_printers_go_at_the_end_of_keys_and_argv; the calls here have none.
+    keys, argv = (_fixed(_header(source, field)) for field in ("KEYS", "ARGV"))
     optional = next((i for i, token in enumerate(keys) if token.startswith("[")), len(keys))  # "[a b]": a tail
     keys = [token.strip("[]") for token in keys]
     optional_argv = next((i for i, token in enumerate(argv) if token.startswith("[")), len(argv))
@@ -444,3 +477,23 @@ async def test_a_dedicated_exchange_cut_short_never_hands_its_reply_to_the_next_
             await begin
         # Whatever the cancelled begin did in Redis, this reply is take's own, not begin's.
         assert await store.take("desk-2") == ("pool", "c2")
+
+
+def test_a_queue_and_zone_printers_go_at_the_end_of_keys_and_argv() -> None:
+    # prelude.lua reads them from there: queue_read (the job keys after the fixed keys, their number and ids after
+    # the fixed ARGV) and zone_peers (four keys a printer at the very end of KEYS, its name at the end of ARGV).
+    k = EncodedKeys(Keys("v"))
+    me, held = k.printer("me"), b"h"
+    zone_keys = [k.printer("p").health, k.printer("p").control, k.printer("p").queue, k.printer("p").inflight]
+    _, keys, args = specs.HANDBACK.call(k, me, b"why", 9, 3000, [b"j1", b"j2"], ["p"])
+    assert keys[4:] == [k.job(b"j1"), k.job(b"j2"), *zone_keys]
+    assert args[3:] == [3000, 2, b"j1", b"j2", b"p"]
+    _, keys, args = specs.DRAIN.call(k, me, "drain", b"ops", 9, 3000, [b"j1"], ["p"])
+    assert keys[5:] == [k.job(b"j1"), *zone_keys] and args[4:] == [3000, 1, b"j1", b"p"]
+    _, keys, args = specs.RECLAIM.call(k, me, 1, held, b"by", 9, 1, 3000, [b"j1"], ["p"])
+    assert keys[9:] == [k.job(held), k.done(held), k.job(b"j1"), *zone_keys]
+    assert args[6:] == [3000, 1, b"j1", b"p"]
+    _, keys, args = specs.STEAL.call(k, me, k.printer("o"), b"j1", 1, 9, 3000, ["p"])
+    assert keys[6:] == zone_keys and args[5:] == [3000, b"p"]
+    _, keys, args = specs.RELEASE.call(k, me, b"j1", b"here", "failed", b"jam", 3, 9, 3000, ["p"])
+    assert keys[8:] == zone_keys and args[7:] == [3000, b"p"]
