@@ -5,6 +5,14 @@ dead, and at shutdown. For each held job the journal says what happened to it he
 (clear the printer's buffer and release it as maybe printed, staff told where), or never sent (print it now; at
 shutdown or while the printer is not ready, release it as unsent). It counts what it did (``Recovered``); the pull
 loop keeps the counts.
+
+A held job with no journal record was never sent by this process: every record it wrote is in memory. The first run
+settles what an earlier process left, whose records may be gone: the unsynced tail after a reboot, or the whole file
+(a new or wiped disk, a journal kept in memory, a disk that refused records; agent/journal.py). There Redis tells
+(``Store.begun_here``): begin comes before the journal's ``sending`` and the first byte, so a job whose record says
+this printer began it may be at the printer or on paper, and one never begun here was not sent. The one begun job
+that is not on paper, an agent stopped between begin and ``sending``, is then flagged too: staff look for a badge
+that is not there, rather than a second copy going out unflagged.
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ class Recovery:
         self.me = me
         self.location = location
         self.max_attempts = max_attempts
+        # True until a run settles what an earlier process left in our in-flight list (see the module doc).
+        self.first_run = True
 
     async def run(
         self,
@@ -66,12 +76,13 @@ class Recovery:
                 await journal.append(job_id, entry.epoch, "closed")
                 done.confirmed += 1
                 log.warning("confirmed a badge printed before the interruption", extra=kv(job=job_id, confirm=kind))
-            elif (entry is not None and entry.stage == "sending") or (entry is None and journal.after_reboot):
-                # No record after a reboot is no proof that nothing was sent: the machine went down since the journal
-                # was last written, and a "sending" record younger than the last sync may have gone with it.
-                why = (
-                    "interrupted while printing" if entry else "the agent's computer restarted while it held this badge"
-                )
+            elif (entry is not None and entry.stage == "sending") or (entry is None and await self._unrecorded(job_id)):
+                if entry is not None:
+                    why = "interrupted while printing"
+                elif journal.after_reboot:
+                    why = "the agent's computer restarted while it held this badge"
+                else:
+                    why = "begun here, and no journal record of it (the journal was lost, or the agent stopped)"
                 await self.printer.clear_buffer()
                 await store.release(me, location, job_id, "unknown", why, self.max_attempts)
                 if entry is not None:
@@ -95,7 +106,8 @@ class Recovery:
                 await store.confirm(me, location, open_entry.job_id, open_entry.epoch)
             if open_entry.job_id not in held:
                 await journal.append(open_entry.job_id, open_entry.epoch, "closed")
-        journal.after_reboot = False  # what in-flight held across the reboot is settled; trust it from now
+        # What in-flight held from an earlier process (across a reboot) is settled; trust the journal from now.
+        journal.after_reboot = self.first_run = False
         if master_moved and not stopping:
             # A failover can lose a confirm together with the take before it (docs/redis.md): the job is back in the
             # pool of the new master and a peer would print it again, unflagged. Confirming our recent prints again
@@ -103,6 +115,16 @@ class Recovery:
             for job_id, epoch in journal.recent_prints(RECONFIRM_AFTER_FAILOVER):
                 await store.confirm(me, location, job_id, epoch)
         return done
+
+    async def _unrecorded(self, job_id: str) -> bool:
+        """True when a held job without a journal record may have been sent by an earlier process (module doc).
+
+        After a reboot every such job counts: the journal's tail may be gone, and a "sending" record younger than the
+        last sync with it. Otherwise Redis's record of the job decides: begun here and not settled since.
+        """
+        if not self.first_run:
+            return False
+        return self.journal.after_reboot or await self.store.begun_here(self.me, job_id)
 
     async def _drained(self, drained: Callable[[], bool]) -> bool:
         """True when an operator drained this printer: a held job never sent goes back rather than being begun.

@@ -1,5 +1,5 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
--- KEYS inflight:<me> job:<id> done:<id> events pool stats pretix:jobs pretix:outbox
+-- KEYS inflight:<me> job:<id> done:<id> events pool stats pretix:jobs pretix:outbox printers
 -- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
 -- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
@@ -45,6 +45,17 @@ end
 if not owned then
   -- A peer reclaimed it while it printed here (we were frozen or cut off): the copy waiting in the pool is void.
   redis.call('LREM', KEYS[5], 0, id)
+  -- Another printer has begun it since (after that reclaim; or a failover lost the reclaim and our take, and the
+  -- record is the frozen printer's again while we confirm our journal's print): that printer may print it too.
+  local other = redis.call('HMGET', KEYS[2], 'state', 'printer')
+  if other[1] == 'printing' and other[2] and other[2] ~= '' and other[2] ~= me then
+    local place = other[2]
+    local other_loc = redis.call('HGET', KEYS[9], other[2]) or ''
+    if other_loc ~= '' then place = place .. ' (' .. other_loc .. ')' end
+    local where = redis.call('HGET', KEYS[2], 'maybe_printed_where') or ''
+    if where == '' then where = place elseif not string.find(where, place, 1, true) then where = where .. '; ' .. place end
+    redis.call('HSET', KEYS[2], 'maybe_printed', 1, 'maybe_printed_where', where)
+  end
 end
 local maybe = redis.call('HGET', KEYS[2], 'maybe_printed_where') or ''
 redis.call('HSET', KEYS[2], 'state', 'printed', 'printer', me, 'printed_ms', now, 'printed_at', loc,

@@ -191,7 +191,17 @@ class Confirm(Spec[Confirmed]):
         drawn: list[Any] = [] if layout is None else [enc(layout[0]), str(layout[1]).encode()]
         return (
             self,
-            [me.inflight, k.job(job_id), k.done(job_id), k.events, k.pool, k.stats, k.pretix_jobs, k.pretix_outbox],
+            [
+                me.inflight,
+                k.job(job_id),
+                k.done(job_id),
+                k.events,
+                k.pool,
+                k.stats,
+                k.pretix_jobs,
+                k.pretix_outbox,
+                k.printers,
+            ],
             [job_id, me.name, location, str(epoch).encode(), maxlen, *drawn],
         )
 

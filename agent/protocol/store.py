@@ -222,6 +222,19 @@ class Store:
     async def inflight(self, me: str) -> list[str]:
         return [dec(x) for x in await self.redis.lrange(self.encoded_keys.printer(me).inflight, 0, -1)]
 
+    async def begun_here(self, me: str, job_id: str) -> bool:
+        """True when the job's record says this printer began it and nothing settled it since: it may be at the
+        printer or on paper.
+
+        One read of the record (state and printer in one HMGET): begin.lua sets state ``printing`` and the printer,
+        and every step that moves a job out of an in-flight list sets state ``queued`` and printer "" (the same
+        record reclaim.lua reads to flag a dead printer's held job). A job held here with any other record was moved
+        into in-flight and never begun (a take or pool pop whose reply was lost).
+        """
+        k = self.encoded_keys
+        state, printer = await self.redis.hmget(k.job(enc(job_id)), [b"state", b"printer"])
+        return state == b"printing" and printer == k.printer(me).name
+
     # -- liveness ------------------------------------------------------------------------------------------------
 
     async def beat(self, me: str, health: dict[str, Any], ttl_ms: int, first: bool) -> replies.Beat:

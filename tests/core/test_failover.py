@@ -139,6 +139,43 @@ async def test_kill_9_mid_print_a_peer_prints_the_held_and_pinned_jobs(
     await assert_each_unfinished_job_in_one_list(redis, venue, ids)
 
 
+async def test_kill_9_mid_print_with_the_journal_lost_the_restarted_agent_flags_the_badge_instead_of_reprinting(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """The agent dies with a badge at its printer and its journal goes with its disk; it starts again under the same
+    name on a new disk. Redis still says this printer began the job: it may be on paper, so recovery releases it as
+    maybe printed, saying where, and the copy printed next is flagged (agent/recovery.py)."""
+    store = Store(redis, venue)
+    k = Keys(venue)
+    cfg = write_agent_config(tmp_path / "victim.yaml", venue, redis_server.url, "victim", print_time=3.0)
+    (job_id,) = await enqueue_many(store, 1, "lost")
+    with running_process(cfg) as victim:
+        await wait_until(lambda: state_is(redis, k, job_id, b"printing"))
+        journal = tmp_path / "victim.journal"
+        await wait_until(lambda: _journal_says(journal, job_id, "sending"))  # the badge is going to the printer
+        victim.kill()  # SIGKILL mid-badge
+        await asyncio.to_thread(victim.wait, 15)
+    journal.unlink()  # the disk is gone with it
+    with running_process(cfg) as again:
+        await wait_until(lambda: state_is(redis, k, job_id, b"printed"), timeout=20)
+        again.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(again.wait, 15) == 0
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"maybe_printed"] == b"1" and b"victim (desk of victim)" in job[b"maybe_printed_where"]
+    assert job[b"maybe_duplicate"] == b"1"
+    [released] = await events_of(redis, venue, "released")
+    assert released["outcome"] == "unknown" and "no journal record" in released["reason"], released
+    assert print_log_copies(tmp_path / "victim.prints.jsonl", complete_only=False) == {job_id: 1}
+
+
+async def _journal_says(path: Path, job_id: str, stage: str) -> bool:
+    await asyncio.sleep(0.01)
+    if not path.exists():
+        return False
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return {"job": job_id, "epoch": 1, "stage": stage} in records
+
+
 async def test_a_frozen_agent_never_prints_what_it_no_longer_owns_and_rejoins(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:

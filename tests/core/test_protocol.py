@@ -166,6 +166,31 @@ async def test_confirm_sets_done_once_and_a_second_confirm_is_a_duplicate(redis:
     assert len(dup) == 1 and b"Hall A" in dup[0][b"reason"]
 
 
+async def test_a_confirm_of_a_job_another_printer_has_begun_since_flags_that_printer(redis: Redis, venue: str) -> None:
+    # A failover lost a reclaim and the take after it: the new master's record has the job printing at the frozen
+    # desk-1 again, while desk-2 confirms the copy its journal says came out (the re-confirm after a master move).
+    # desk-1 may print it too when it wakes, and its printer may not say so: desk-2's confirm names it for staff.
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await redis.hset(k.printers, "desk-1", "Hall A, desk 1")
+    job_id = await add(store, "a1")
+    await store.take("desk-1")
+    begun = await store.begin("desk-1", "Hall A, desk 1", job_id)
+    kind, where = await store.confirm("desk-2", "Hall B", job_id, begun.epoch + 1)
+    assert (kind, where) == ("printed", "desk-1 (Hall A, desk 1)")
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"maybe_duplicate"] == b"1" and job[b"printer"] == b"desk-2"
+    maybe = [f for _, f in await redis.xrange(k.events) if f[b"event"] == b"maybe_duplicate"]
+    assert len(maybe) == 1 and b"desk-1 (Hall A, desk 1)" in maybe[0][b"reason"]
+    # A late confirm of a job that went back to the pool (nobody began it since) flags nothing.
+    other = await add(store, "a2")
+    await store.take("desk-4")
+    begun = await store.begin("desk-4", "Hall D", other)
+    assert await store.release("desk-4", "Hall D", other, "unsent", "printer not ready", 3) == "released"
+    assert await store.confirm("desk-3", "Hall C", other, begun.epoch) == ("printed", "")
+    assert await redis.hget(k.job(other), "maybe_duplicate") == b"0"
+
+
 async def test_release_puts_the_job_first_in_line(redis: Redis, venue: str) -> None:
     store = Store(redis, venue)
     first = await add(store, "first")
@@ -290,7 +315,7 @@ def test_encoded_keys_are_the_keys_keys_spells() -> None:
     )
     _, keys, args = specs.CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
     assert keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
-                                                   k.stats, k.pretix_jobs, k.pretix_outbox]]  # fmt: skip
+                                                   k.stats, k.pretix_jobs, k.pretix_outbox, k.printers]]  # fmt: skip
     assert args == [job, b"desk-1", b"Hall A", b"7", 100]
 
 

@@ -152,3 +152,45 @@ async def test_a_drain_order_blocks_the_gate_and_take_moves_nothing(tmp_path: Pa
         assert parts.loop.blocked() is Blocked.DRAINED
     assert await redis.llen(Keys(venue).inflight("desk-1")) == 0
     assert await redis.lrange(Keys(venue).pool, 0, -1) == [i.encode() for i in reversed(ids)]
+
+
+async def _begun_without_a_record(store: Store, job_id: str) -> None:
+    """The job taken and begun here, as the pull loop does, and no journal record of it: the reply to begin was
+    lost, or the record went with an earlier process's disk."""
+    assert await store.take("desk-1") == ("pool", job_id)
+    assert (await store.begin("desk-1", "desk", job_id)).epoch == 1
+
+
+async def test_a_begun_job_an_earlier_process_left_without_a_record_is_released_as_maybe_printed(
+    tmp_path: Path, redis: Redis, venue: str
+) -> None:
+    """The first recovery settles what an earlier process left: its journal may be gone, and Redis says this printer
+    began the job, so it may be on paper. Released as maybe printed, saying where; not printed here again."""
+    k = Keys(venue)
+    store = Store(redis, venue)
+    (job_id,) = await enqueue(store, 1)
+    await _begun_without_a_record(store, job_id)
+    async with pull_loop(redis, venue, tmp_path) as parts:
+        await parts.loop.recover()
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"state"] == b"queued" and job[b"maybe_printed"] == b"1"
+    assert job[b"maybe_printed_where"] == b"desk-1 (desk)"
+    assert await redis.lrange(k.pool, 0, -1) == [job_id.encode()]
+    assert parts.heard.printed_ids == []
+
+
+async def test_a_begun_job_this_process_holds_without_a_record_is_printed_unflagged(
+    tmp_path: Path, redis: Redis, venue: str
+) -> None:
+    """Every record this process wrote is in its memory: a begin whose reply was lost sent nothing, so a later
+    recovery prints the job, with no flag for staff to chase."""
+    k = Keys(venue)
+    store = Store(redis, venue)
+    (job_id,) = await enqueue(store, 1)
+    async with pull_loop(redis, venue, tmp_path) as parts:
+        await parts.loop.recover()  # the start: nothing held
+        await _begun_without_a_record(store, job_id)
+        await parts.loop.recover()
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"state"] == b"printed" and job[b"maybe_printed"] == b"0" and job[b"maybe_duplicate"] == b"0"
+    assert parts.heard.printed_ids == [job_id]
