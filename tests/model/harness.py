@@ -19,18 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
-from agent.config import load_config
+from agent.config import AgentConfig, load_config
 from agent.connection import master_changes
 from agent.gate import Blocked
 from agent.gate import Gate as LoopGate
@@ -127,6 +129,24 @@ class GatedStore:
         return gated
 
 
+@functools.cache
+def printer_config(directory: Path, url: str, name: str) -> AgentConfig:
+    """One printer's agent config, written as YAML and read back by ``load_config`` (every check an agent's config
+    gets) once per printer and run; each incarnation takes it with its sequence's venue and journal file. Once, not
+    per agent: the file round trip was a tenth of a sequence's time."""
+    return load_config(
+        write_agent_config(
+            directory / f"{name}.yaml",
+            "model",
+            url,
+            name,
+            timing__heartbeat_interval=30,  # a lease lasts a minute: only the model takes it away
+            timing__block_timeout=0.05,
+            timing__affinity_wait=0,  # a pinned job may be stolen as soon as the model lets a peer look
+        )
+    )
+
+
 class ModelAgent:
     """One incarnation of one printer's agent (a crash starts a new one over the same journal file, or none)."""
 
@@ -138,17 +158,13 @@ class ModelAgent:
         name: str,
         library: Library | None,
         boot_id: str,
+        config_dir: Path,
+        moved: asyncio.Event,
     ) -> None:
-        config = load_config(
-            write_agent_config(
-                workdir / f"{name}.yaml",
-                venue,
-                url,
-                name,
-                timing__heartbeat_interval=30,  # a lease lasts a minute: only the model takes it away
-                timing__block_timeout=0.05,
-                timing__affinity_wait=0,  # a pinned job may be stolen as soon as the model lets a peer look
-            )
+        """``workdir``: the sequence's (the journal file); ``config_dir``: the run's (``printer_config``); ``moved``:
+        set whenever this agent's loop reaches a gate, starts or ends a pool wait, or ends (``settle``)."""
+        config = msgspec.structs.replace(
+            printer_config(config_dir, url, name), venue=venue, journal=workdir / f"{name}.journal"
         )
         self.name = name
         self.url = url
@@ -157,7 +173,7 @@ class ModelAgent:
         self.sending_round = 0
         self.journal_path = workdir / f"{name}.journal"
         self.gate: Gate | None = None
-        self.arrived = asyncio.Event()
+        self.moved = moved
         self.popping = False  # in BLMOVE on the server
         self.pop_client_id: int | None = None
         self.frozen = False
@@ -168,8 +184,11 @@ class ModelAgent:
         # No retries, like the agent's own client: a retry would re-send the pop on a new connection after a backoff
         # with jitter (redis-py's default), which no model could replay.
         once = Retry(NoBackoff(), 0)
-        self.pop_redis = Redis.from_url(url, decode_responses=False, single_connection_client=True, retry=once)
-        self.heart_redis = Redis.from_url(url, decode_responses=False, retry=once)
+        # No CLIENT SETINFO on connect, as the agent's own client (agent/connection.py): Redis 7.0 refuses it anyway.
+        self.pop_redis = Redis.from_url(
+            url, decode_responses=False, single_connection_client=True, retry=once, driver_info=None
+        )
+        self.heart_redis = Redis.from_url(url, decode_responses=False, retry=once, driver_info=None)
         self.store = Store(self.redis, venue, dedicated=True, library=library)
         lane = self.store.scripts.lane
         if lane is not None:
@@ -190,7 +209,10 @@ class ModelAgent:
             agent.pull.events,
             me=agent.me,
             location=agent.location,
-            timing=agent.timing,
+            # Its pauses are the model's steps (``gated_wait``): no wall-clock time has to pass in them. The loop's
+            # heartbeat_interval bounds only its pause while it has no lease and its wait for Redis after an error
+            # (agent/pull.py); the lease itself is the heartbeat's, by the config's interval.
+            timing=msgspec.structs.replace(agent.timing, heartbeat_interval=0.0),
             max_attempts=config.jobs.max_attempts,
         )
         pull.ahead.store = self.store
@@ -220,7 +242,7 @@ class ModelAgent:
         self._keep_steal_closed()
         gate = Gate(kind, name, args, asyncio.get_running_loop().create_future())
         self.gate = gate
-        self.arrived.set()
+        self.moved.set()
         try:
             return await gate.go
         finally:
@@ -234,38 +256,36 @@ class ModelAgent:
         """The real ``Store.wait_pool``, blocking until the model pushes a job (or times it out)."""
         self.pop_client_id = int(await self.pop_redis.client_id())
         self.popping = True
+        self.moved.set()
         try:
             return await self.pop_store.wait_pool(self.name, 0)
         finally:
             self.popping = False
+            self.moved.set()
 
     # -- the model's side ----------------------------------------------------------------------------------------
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.task = loop.create_task(self.pull.run(), name=f"pull {self.name}")
+        self.task.add_done_callback(lambda _: self.moved.set())
 
     def release(self, value: Any) -> None:
         assert self.gate is not None
-        self.arrived.clear()
         self.gate.go.set_result(value)
 
-    async def settle(self, admin: Redis, timeout: float = 20.0) -> None:
-        """Run until the loop waits at its next gate, sits in BLMOVE on the server, or has ended."""
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.task is None:
-                return
-            if self.task.done():
-                if not self.task.cancelled() and self.task.exception() is not None:
-                    raise AssertionError(f"{self.name}: the pull loop crashed") from self.task.exception()
-                return
-            if self.gate is not None and not self.gate.go.done():
-                return
-            if self.popping and self.pop_client_id is not None and await blocked_on_server(admin, self.pop_client_id):
-                return
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{self.name}: the pull loop reached no gate within {timeout:g} s (spinning?)")
-            await asyncio.sleep(0.001)
+    def at_rest(self) -> bool:
+        """True while the loop waits at a gate, or has ended (raising if it crashed); a pool wait is asked of the
+        server (``settle``)."""
+        if self.task is None:
+            return True
+        if self.task.done():
+            if not self.task.cancelled() and self.task.exception() is not None:
+                raise AssertionError(f"{self.name}: the pull loop crashed") from self.task.exception()
+            return True
+        return self.gate is not None and not self.gate.go.done()
+
+    async def settle(self, admin: Redis) -> None:
+        await settle([self], admin)
 
     async def beat(self) -> None:
         """What the heartbeat task does with one beat (agent/runtime.py): the lease, declared dead, the drain order."""
@@ -298,14 +318,47 @@ class ModelAgent:
             await client.aclose()
 
 
-async def blocked_on_server(admin: Redis, client_id: int) -> bool:
-    """True while the server holds this client in a blocking command."""
-    raw = await admin.execute_command("CLIENT", "LIST", "ID", client_id)  # type: ignore[no-untyped-call]
+async def settle(agents: Iterable[ModelAgent], admin: Redis, timeout: float = 20.0) -> None:
+    """Run until every loop waits at its next gate, sits in BLMOVE on the server, or has ended: all at one moment.
+
+    Each pass looks at every agent, then asks the server once about all the pool waits; a pass that finds every
+    agent at rest is a moment at which nothing moves until the model acts. Between passes it waits until an agent
+    moves (``ModelAgent.moved``), or, when only pool waits the server has not blocked yet remain, a moment."""
+    agents = list(agents)
+    if not agents:
+        return
+    moved = agents[0].moved
+    deadline = time.monotonic() + timeout
+    while True:
+        moved.clear()
+        moving = [a for a in agents if not a.at_rest()]
+        waits = {a.pop_client_id: a for a in moving if a.popping and a.pop_client_id is not None}
+        blocked = await blocked_on_server(admin, list(waits)) if waits else set()
+        moving = [a for a in moving if a.pop_client_id not in blocked or not a.popping]
+        if not moving:
+            return
+        if time.monotonic() > deadline:
+            names = ", ".join(a.name for a in moving)
+            raise AssertionError(f"{names}: the pull loop reached no gate within {timeout:g} s (spinning?)")
+        # A pool wait on its way to the server gives no sign when it gets there: asked again after a moment.
+        wait = 0.0005 if all(a.popping for a in moving) else 0.005
+        try:
+            async with asyncio.timeout(wait):
+                await moved.wait()
+        except TimeoutError:
+            pass
+
+
+async def blocked_on_server(admin: Redis, client_ids: list[int]) -> set[int]:
+    """Which of these clients the server holds in a blocking command now (one CLIENT LIST)."""
+    raw = await admin.execute_command("CLIENT", "LIST", "ID", *client_ids)  # type: ignore[no-untyped-call]
     text = raw.decode() if isinstance(raw, bytes) else str(raw)
-    for field in text.split():
-        if field.startswith("flags="):
-            return "b" in field.removeprefix("flags=")
-    return False
+    blocked = set()
+    for line in text.splitlines():
+        fields = dict(field.split("=", 1) for field in line.split() if "=" in field)
+        if "b" in fields.get("flags", ""):
+            blocked.add(int(fields["id"]))
+    return blocked
 
 
 def run(loop: asyncio.AbstractEventLoop, coro: Awaitable[Any]) -> Any:

@@ -9,6 +9,7 @@ are checked against Redis and that world.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import itertools
 import tempfile
@@ -23,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from redis.asyncio import Redis
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.retry import Retry
 
 from agent.jobs import parse_job
@@ -33,13 +35,22 @@ from agent.protocol.store import Store
 from agent.recovery import RECONFIRM_AFTER_FAILOVER
 from agent.redis_server import RedisServer
 from drivers.base import Outcome
-from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, verdict
+from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, settle, verdict
 from tests.support.venue import pinned_index_mismatch
 
 JOB_IDS = tuple(f"j{i}" for i in range(6))
 
+REWRITE_EVERY = 50  # sequences between two rewrites of the model server's AOF (ProtocolModel.teardown)
+
 # Counters of the stats hash and the event each one counts (docs/redis.md).
 COUNTED = ("enqueued", "printed", "reprint", "cancelled", "duplicate_print", "maybe_duplicate", "dead", "released")
+
+
+def model_server(directory: Path) -> RedisServer:
+    """The model's redis-server (not started). Its restart is a kill (``RedisServer.restart``): what it wrote to its
+    AOF before replying survives that without an fsync (appendfsync no writes before each reply, never later, unlike
+    everysec), and an fsync a write cost 1-2 ms of waiting."""
+    return RedisServer(directory, appendonly=True, fsync="no")
 
 
 @dataclasses.dataclass
@@ -83,6 +94,16 @@ class Snapshot:
 
 _venues = itertools.count()
 
+# The invariants' read of the venue, one script (one atomic step, one round trip); EVALSHA, loaded again after a
+# Redis restart emptied the script cache (redis-py's Script).
+STATE_SCRIPT = (Path(__file__).parent / "state.lua").read_text(encoding="utf-8")
+
+
+def _pairs(flat: list[bytes]) -> dict[str, str]:
+    """A flat field, value, field, value ... reply as a dict of text."""
+    return {a.decode(): b.decode() for a, b in zip(flat[::2], flat[1::2], strict=True)}
+
+
 WORLD: ModelWorld | None = None  # set by the test or scripts/verify before the machine runs
 
 
@@ -99,10 +120,16 @@ class ProtocolModel(RuleBasedStateMachine):
         self.dir = Path(tempfile.mkdtemp(prefix="model-", dir=self.world.workdir))
         retry = Retry(NoBackoff(), 20)
         self.admin = Redis.from_url(
-            self.world.server.url, decode_responses=False, retry=retry, retry_on_error=[RedisConnectionError]
+            self.world.server.url,
+            decode_responses=False,
+            retry=retry,
+            retry_on_error=[RedisConnectionError],
+            driver_info=None,  # no CLIENT SETINFO on connect (Redis 7.0 refuses it): a round trip a connection
         )
         self.desk = Store(self.admin, self.venue, library=self.world.library)
+        self._state = self.admin.register_script(STATE_SCRIPT)
         self.agents: dict[str, ModelAgent] = {}
+        self.moved = asyncio.Event()  # any agent's loop moved (harness.settle)
         self.boots: dict[str, str] = {}
         self.acked: list[str] = []  # jobs the desks were told are queued, in order
         self.reprints = 0  # reprints staff were told started
@@ -132,17 +159,16 @@ class ProtocolModel(RuleBasedStateMachine):
         self.world.last_sequence_steps += 1
 
     def _new_agent(self, name: str) -> ModelAgent:
-        agent = ModelAgent(self.dir, self.venue, self.world.server.url, name, self.world.library, self.boots[name])
+        world = self.world
+        agent = ModelAgent(
+            self.dir, self.venue, world.server.url, name, world.library, self.boots[name], world.workdir, self.moved
+        )
         agent.start(self.loop)
         self.agents[name] = agent
         return agent
 
     def _settle_all(self) -> None:
-        async def settle() -> None:
-            for agent in self.agents.values():
-                await agent.settle(self.admin)
-
-        self._run(settle())
+        self._run(settle(self.agents.values(), self.admin))
 
     async def _reconnect_model(self) -> None:
         """The model's own clients (desks, staff, heartbeats) start afresh after the server changed under them; the
@@ -161,6 +187,11 @@ class ProtocolModel(RuleBasedStateMachine):
             keys = [key async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500)]
             if keys:
                 await self.admin.delete(*keys)
+            if self.world.sequences % REWRITE_EVERY == 0:
+                # The AOF keeps the writes of every finished sequence: rewritten now and then, so that a Redis restart
+                # replays about one venue rather than the whole run (1-2 MB each hundred sequences).
+                with contextlib.suppress(ResponseError):  # a rewrite still running: the next one will do
+                    await self.admin.bgrewriteaof()
             await self.admin.aclose()
 
         try:
@@ -269,12 +300,11 @@ class ProtocolModel(RuleBasedStateMachine):
         check = self._run(self._before_begin(name, gate.args[2])) if gate.name == "begin" else None
         replies = len(agent.replies)
         agent.release(how)
-        self._run(agent.settle(self.admin))
+        self._settle_all()
         if check is not None:
             for call, args, reply in agent.replies[replies:]:
                 if call == "begin" and reply.kind is BeginKind.PRINT:
                     self._after_begin(name, args[2], *check)
-        self._settle_all()
 
     @precondition(lambda self: bool(self._at_step()))
     @rule(data=st.data())
@@ -324,7 +354,6 @@ class ProtocolModel(RuleBasedStateMachine):
         if out:
             self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
         agent.release(verdict(outcome))
-        self._run(agent.settle(self.admin))
         self._settle_all()
 
     @precondition(lambda self: bool(self._at("print")))
@@ -478,7 +507,6 @@ class ProtocolModel(RuleBasedStateMachine):
             return
         self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
         agent.release(verdict(Outcome.PRINTED))
-        self._run(agent.settle(self.admin))
         self._settle_all()
         gate = agent.gate
         if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
@@ -492,7 +520,6 @@ class ProtocolModel(RuleBasedStateMachine):
         self._note("printer unknown (came out), a peer prints it next")
         self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
         agent.release(verdict(Outcome.UNKNOWN))
-        self._run(agent.settle(self.admin))
         self._settle_all()
         gate = agent.gate
         if gate is not None and not gate.go.done() and gate.name == "release":
@@ -536,7 +563,6 @@ class ProtocolModel(RuleBasedStateMachine):
         self._note("peer prints the reclaimed job")
         self.copies.append(Copy(job_id, name, peer.sending_epoch, peer.sending_round))
         peer.release(verdict(Outcome.PRINTED))
-        self._run(peer.settle(self.admin))
         self._settle_all()
         gate = peer.gate
         if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
@@ -583,11 +609,17 @@ class ProtocolModel(RuleBasedStateMachine):
         """A replica as of now: a later failover to it loses every write after this step."""
 
         async def dump() -> list[tuple[bytes, int, bytes]]:
+            keys = [key async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500)]
+            # One round trip (a pipeline, each command its own as before: nothing else moves meanwhile).
+            pipe = self.admin.pipeline(transaction=False)
+            for key in keys:
+                pipe.dump(key)
+                pipe.pttl(key)
+            replies = await pipe.execute()
             out = []
-            async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500):
-                value = await self.admin.dump(key)
+            for key, value, ttl in zip(keys, replies[::2], replies[1::2], strict=True):
                 if value is not None:
-                    out.append((key, max(0, int(await self.admin.pttl(key))), value))
+                    out.append((key, max(0, int(ttl)), value))
             return out
 
         self.snapshot = Snapshot(
@@ -607,10 +639,14 @@ class ProtocolModel(RuleBasedStateMachine):
 
         async def promote() -> None:
             keys = [key async for key in self.admin.scan_iter(match=f"{self.keys.prefix}*", count=500)]
+            # One round trip; not a transaction: the server runs each command on its own, in order, as one by one
+            # (a pool wait the restored pool wakes is handed its job between two of them, as before).
+            pipe = self.admin.pipeline(transaction=False)
             if keys:
-                await self.admin.delete(*keys)
+                pipe.delete(*keys)
             for key, ttl, value in snap.dumps:
-                await self.admin.restore(key, ttl, value, replace=True)
+                pipe.restore(key, ttl, value, replace=True)
+            await pipe.execute()
             for agent in self.agents.values():
                 pool = agent.redis.connection_pool
                 pool.changes = getattr(pool, "changes", 0) + 1  # type: ignore[attr-defined]
@@ -636,36 +672,28 @@ class ProtocolModel(RuleBasedStateMachine):
     # -- the invariants (docs/design.md, "The protocol as a specification") --------------------------------------
 
     def _read(self) -> dict[str, Any]:
-        """Everything the invariants look at, in one round trip (a MULTI: one consistent moment)."""
-
-        async def read() -> dict[str, Any]:
-            k = self.keys
-            names = ["pool", "dlq"]
-            for printer in self.agents:
-                names += [f"q:{printer}", f"inflight:{printer}"]
-            async with self.admin.pipeline(transaction=True) as pipe:
-                for name in names:
-                    pipe.lrange(k.prefix + name, 0, -1)
-                for job in JOB_IDS:
-                    pipe.hgetall(k.job(job))
-                    pipe.get(k.done(job))
-                pipe.hgetall(k.stats)
-                pipe.xrange(k.events)
-                pipe.zrange(k.pinned, 0, -1, withscores=True)
-                replies = await pipe.execute()
-            lists = {name: [r.decode() for r in ids] for name, ids in zip(names, replies, strict=False)}
-            rest = replies[len(names) :]
-            jobs: dict[str, dict[str, str]] = {}
-            for i, job in enumerate(JOB_IDS):
-                raw, done = rest[2 * i], rest[2 * i + 1]
-                if raw:
-                    jobs[job] = {a.decode(): b.decode() for a, b in raw.items()}
-                    jobs[job]["_done"] = done.decode() if done is not None else ""
-            stats = {a.decode(): int(b) for a, b in rest[-3].items()}
-            events = [{a.decode(): b.decode() for a, b in f.items()} for _, f in rest[-2]]
-            return {"lists": lists, "jobs": jobs, "stats": stats, "events": events, "pinned": rest[-1]}
-
-        return self._run(read())
+        """Everything the invariants look at, in one round trip and one consistent moment (state.lua)."""
+        k = self.keys
+        names = ["pool", "dlq"]
+        for printer in self.agents:
+            names += [f"q:{printer}", f"inflight:{printer}"]
+        keys = [k.prefix + name for name in names]
+        for job in JOB_IDS:
+            keys += [k.job(job), k.done(job)]
+        keys += [k.stats, k.events, k.pinned]
+        replies = self._run(self._state(keys=keys, args=[len(names), len(JOB_IDS)]))
+        lists = {name: [r.decode() for r in ids] for name, ids in zip(names, replies, strict=False)}
+        rest = replies[len(names) :]
+        jobs: dict[str, dict[str, str]] = {}
+        for i, job in enumerate(JOB_IDS):
+            raw, done = rest[2 * i], rest[2 * i + 1]
+            if raw:
+                jobs[job] = _pairs(raw)
+                jobs[job]["_done"] = done.decode() if done is not None else ""
+        stats = {a: int(b) for a, b in _pairs(rest[-3]).items()}
+        events = [_pairs(fields) for _, fields in rest[-2]]
+        pinned = [(member, float(score)) for member, score in zip(rest[-1][::2], rest[-1][1::2], strict=True)]
+        return {"lists": lists, "jobs": jobs, "stats": stats, "events": events, "pinned": pinned}
 
     @invariant()
     def check(self) -> None:

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from agent.redis_server import RedisServer
 from tests.model import machine
 
 CI = settings(
@@ -24,7 +23,7 @@ CI = settings(
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[machine.ModelWorld]:
-    server = RedisServer(tmp_path / "redis", appendonly=True)
+    server = machine.model_server(tmp_path / "redis")
     server.start()
     machine.WORLD = machine.ModelWorld(server, tmp_path)
     try:

@@ -15,6 +15,7 @@ import argparse
 import logging
 import multiprocessing
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -26,7 +27,6 @@ from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.errors import FlakyStrategyDefinition
 from hypothesis.stateful import get_state_machine_test
 
-from agent.redis_server import RedisServer
 from tests.model import machine
 from tests.model.mutants import MUTANTS, Mutant
 
@@ -50,8 +50,9 @@ def _explore(
 ) -> dict[str, object]:
     """Run ``examples`` sequences on a redis-server of this process's own; what was covered, and the failure if any."""
     logging.getLogger("agent").setLevel(logging.CRITICAL)  # the agents' own warnings are the model's faults
+    cpu_before = _cpu_seconds()
     with tempfile.TemporaryDirectory(prefix=f"verify{job}-") as tmp:
-        server = RedisServer(Path(tmp) / "redis", appendonly=True)
+        server = machine.model_server(Path(tmp) / "redis")
         server.start()
         world = machine.ModelWorld(server, Path(tmp), scripts_dir)
         machine.WORLD = world
@@ -86,7 +87,14 @@ def _explore(
         "unreplayable": unreplayable,
         "first_broken": world.failures[0] if world.failures else "",
         "counterexample_steps": world.last_sequence_steps,
+        "cpu_seconds": _cpu_seconds() - cpu_before,
     }
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its children reaped so far (its redis-server, once stopped)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _explore_star(args: tuple[int, int, int, int, Path | None]) -> dict[str, object]:
@@ -109,7 +117,11 @@ def verify(examples: int, steps: int, run_seed: int, jobs: int) -> int:
         coverage.update(result["coverage"])  # type: ignore[arg-type]
     sequences = sum(int(r["sequences"]) for r in results)  # type: ignore[call-overload]
     total_steps = sum(int(r["steps"]) for r in results)  # type: ignore[call-overload]
-    print(f"{sequences} sequences, {total_steps} steps in {seconds:.0f} s")
+    cpu = sum(float(r["cpu_seconds"]) for r in results)  # type: ignore[arg-type]
+    print(
+        f"{sequences} sequences, {total_steps} steps in {seconds:.0f} s ({sequences / seconds:.1f} a second); "
+        f"{cpu:.0f} CPU seconds with the redis-servers ({sequences / max(cpu, 1e-9):.1f} sequences a CPU second)"
+    )
     print("rules covered:")
     for rule, count in sorted(coverage.items()):
         print(f"  {count:8d}  {rule}")
