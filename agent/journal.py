@@ -7,7 +7,10 @@ it to confirm a badge that did print instead of leaving it ambiguous.
 
 It also remembers the last ``history`` badges this printer confirmed: if Redis loses a confirm (a restart that
 lost its last writes, a failover to a replica that had not received it) and the job comes back, the agent confirms
-it again instead of printing a second copy.
+it again instead of printing a second copy. And the last ``history`` attempts whose outcome was unknown (``unknown``,
+written before the job is released as maybe printed, then ``closed``): a failover can lose that release's flag too,
+and the agent flags the job again (agent/recovery.py). A file written before the ``unknown`` stage existed reads as
+one without unknown outcomes.
 
 Durability without an fsync per badge. A record handed to the kernel (``write``) survives the agent crashing, being
 killed or restarted: only the machine going down (power cut, kernel panic) can lose what was not yet synced. So the
@@ -48,7 +51,9 @@ from agent.logs import kv
 
 log = logging.getLogger(__name__)
 
-Stage = Literal["sending", "printed", "closed", "history"]
+#: ``unknown``: sent, outcome unknown, about to be released as maybe printed (open, like ``sending``);
+#: ``unknown_history``: a recent unknown outcome, as a compaction writes it back (not open).
+Stage = Literal["sending", "printed", "unknown", "closed", "history", "unknown_history"]
 
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
@@ -93,6 +98,7 @@ class Journal:
         self.after_reboot = False
         self._open: dict[str, Entry] = {}
         self._printed: OrderedDict[str, int] = OrderedDict()
+        self._unknown: OrderedDict[str, int] = OrderedDict()  # recent unknown outcomes: job -> epoch
         self._records = 0
         # Kept open (one open() per record was a third of a badge's cost), and raw: a record is one os.write, with
         # no text layer encoding and flushing it on the way (written is what the durability rule needs).
@@ -137,15 +143,19 @@ class Journal:
 
     def _apply(self, job_id: str, epoch: int, stage: Stage) -> None:
         if stage in {"printed", "history"}:
-            printed = self._printed
-            printed[job_id] = epoch
-            printed.move_to_end(job_id)
-            while len(printed) > self.history:
-                printed.popitem(last=False)
-        if stage in {"closed", "history"}:
+            self._remember(self._printed, job_id, epoch)
+        elif stage in {"unknown", "unknown_history"}:
+            self._remember(self._unknown, job_id, epoch)
+        if stage in {"closed", "history", "unknown_history"}:
             self._open.pop(job_id, None)
         else:
             self._open[job_id] = Entry(job_id, epoch, stage)  # only open records need one: lookup() returns it
+
+    def _remember(self, recent: OrderedDict[str, int], job_id: str, epoch: int) -> None:
+        recent[job_id] = epoch
+        recent.move_to_end(job_id)
+        while len(recent) > self.history:
+            recent.popitem(last=False)
 
     def lookup(self, job_id: str) -> Entry | None:
         return self._open.get(job_id)
@@ -157,6 +167,11 @@ class Journal:
     def recent_prints(self, n: int) -> list[tuple[str, int]]:
         """The last ``n`` jobs printed here, with their epochs (for re-confirming after a Redis failover)."""
         return list(self._printed.items())[-n:]
+
+    def recent_unknown(self, n: int) -> list[tuple[str, int]]:
+        """The last ``n`` jobs whose outcome here was unknown (released as maybe printed), with their epochs (for
+        flagging them again after a Redis failover)."""
+        return list(self._unknown.items())[-n:]
 
     def open_entries(self) -> list[Entry]:
         return list(self._open.values())
@@ -245,7 +260,7 @@ class Journal:
                 self._fd = None
 
     def _compact(self, path: Path) -> None:
-        """Rewrite the file down to the history and the open records (synced, then renamed into place)."""
+        """Rewrite the file down to the histories and the open records (synced, then renamed into place)."""
         try:
             self._rewrite(path)
         except OSError as exc:
@@ -257,6 +272,7 @@ class Journal:
         # Every few hundred badges, in a worker thread: the history's lines are built as the records are (record_line).
         lines = [_json_line({"boot": self.boot_id})] if self.boot_id is not None else []
         lines += [record_line(j, epoch, "history") for j, epoch in self._printed.items()]
+        lines += [record_line(j, epoch, "unknown_history") for j, epoch in self._unknown.items()]
         lines += [record_line(e.job_id, e.epoch, e.stage) for e in self._open.values()]
         with tmp.open("wb") as fh:
             fh.write(b"".join(lines))

@@ -305,6 +305,9 @@ class PullLoop:
         outcome: ReleaseOutcome = "failed" if result.sent else "unsent"
         if result.outcome is Outcome.UNKNOWN:
             outcome = "unknown"
+            # Before the release: a failover can lose its maybe-printed flag, which recovery then writes again from
+            # this record (agent/recovery.py). A crash right after it leaves an open record released as maybe printed.
+            await self.journal.append(job_id, begun.epoch, "unknown")
             await self.printer.clear_buffer()
         released = await self.store.release(self.me, self.location, job_id, outcome, result.reason, self.max_attempts)
         await self.journal.append(job_id, begun.epoch, "closed")

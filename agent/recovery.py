@@ -76,13 +76,17 @@ class Recovery:
                 await journal.append(job_id, entry.epoch, "closed")
                 done.confirmed += 1
                 log.warning("confirmed a badge printed before the interruption", extra=kv(job=job_id, confirm=kind))
-            elif (entry is not None and entry.stage == "sending") or (entry is None and await self._unrecorded(job_id)):
+            elif (entry is not None and entry.stage in ("sending", "unknown")) or (
+                entry is None and await self._unrecorded(job_id)
+            ):
                 if entry is not None:
                     why = "interrupted while printing"
                 elif journal.after_reboot:
                     why = "the agent's computer restarted while it held this badge"
                 else:
                     why = "begun here, and no journal record of it (the journal was lost, or the agent stopped)"
+                if entry is not None and entry.stage == "sending":
+                    await journal.append(job_id, entry.epoch, "unknown")  # flagged again after a failover (below)
                 await self.printer.clear_buffer()
                 await store.release(me, location, job_id, "unknown", why, self.max_attempts)
                 if entry is not None:
@@ -106,6 +110,12 @@ class Recovery:
                 await store.confirm(me, location, open_entry.job_id, open_entry.epoch)
             if open_entry.job_id not in held:
                 await journal.append(open_entry.job_id, open_entry.epoch, "closed")
+        if (master_moved or self.first_run) and not stopping:
+            # A failover can lose release's maybe-printed flag (docs/redis.md): a peer's copy of the job would then
+            # come out unflagged. Flagging our recent unknown outcomes again is a no-op where Redis kept the flag. An
+            # earlier process may have seen the master move and stopped before this: the first run flags them too.
+            for job_id, epoch in journal.recent_unknown(RECONFIRM_AFTER_FAILOVER):
+                await store.reflag(me, location, job_id, epoch)
         # What in-flight held from an earlier process (across a reboot) is settled; trust the journal from now.
         journal.after_reboot = self.first_run = False
         if master_moved and not stopping:

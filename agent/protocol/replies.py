@@ -60,6 +60,12 @@ class Confirmed(NamedTuple):
     where: str  # printed: where an earlier attempt may also have printed ("" if nowhere); duplicate: the first printer
 
 
+class ReflagKind(StrEnum):
+    FLAGGED = "flagged"  # marked maybe printed here again (a failover had lost release's flag)
+    DUPLICATE = "duplicate"  # printed elsewhere meanwhile: that copy flagged maybe_duplicate
+    UNCHANGED = "unchanged"  # no such job, an earlier round, this very print, or flagged already
+
+
 class ReleaseKind(StrEnum):
     RELEASED = "released"
     DEAD = "dead"  # out of attempts: dead-lettered

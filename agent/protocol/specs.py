@@ -32,6 +32,7 @@ from agent.protocol.replies import (
     HandOnKind,
     Reclaimed,
     ReclaimKind,
+    ReflagKind,
     Released,
     ReleaseKind,
     Reprinted,
@@ -242,6 +243,15 @@ class Release(Spec[Released]):
         if kind is ReleaseKind.ZONES:
             return Released(kind, printers=tuple(dec(x) for x in reply[1:]))
         return Released(kind, dec(reply[1]) if len(reply) > 1 else "")
+
+
+class Reflag(_Word[ReflagKind]):
+    name = "reflag"
+
+    def call(
+        self, k: EncodedKeys, me: PrinterKeys, job_id: bytes, location: bytes, epoch: int, maxlen: int
+    ) -> ScriptCall[ReflagKind]:
+        return (self, [k.job(job_id), k.events, k.stats], [job_id, me.name, location, str(epoch).encode(), maxlen])
 
 
 class DeadLetter(_Word[DeadLetterKind]):
@@ -469,6 +479,7 @@ TAKE = Take()
 BEGIN = Begin()
 CONFIRM = Confirm()
 RELEASE = Release()
+REFLAG = Reflag(ReflagKind)
 DEAD_LETTER = DeadLetter(DeadLetterKind)
 BEAT = BeatSpec()
 HANDBACK = Handback()
@@ -482,6 +493,6 @@ REPRINT = Reprint()
 CANCEL = Cancel()
 
 SPECS: tuple[Spec[Any], ...] = (
-    ENQUEUE, TAKE, BEGIN, CONFIRM, RELEASE, DEAD_LETTER, BEAT, HANDBACK, SWEEP, RECLAIM, STEAL, DRAIN, REQUEUE, REPRINT,
-    CANCEL,
+    ENQUEUE, TAKE, BEGIN, CONFIRM, RELEASE, REFLAG, DEAD_LETTER, BEAT, HANDBACK, SWEEP, RECLAIM, STEAL, DRAIN, REQUEUE,
+    REPRINT, CANCEL,
 )  # fmt: skip

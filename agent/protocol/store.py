@@ -213,6 +213,14 @@ class Store:
             raise RuntimeError(f"release of {job_id}: the zone printers' keys were given and asked for again")
         return released.kind
 
+    async def reflag(self, me: str, location: str, job_id: str, epoch: int) -> replies.ReflagKind:
+        """Mark a job maybe printed here again, from the journal's record of an unknown outcome (reflag.lua): a
+        failover can lose the flag ``release`` wrote. Changes nothing where Redis kept it."""
+        k = self.encoded_keys
+        return await self.scripts.run(
+            specs.REFLAG.call(k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen)
+        )
+
     async def dead_letter(self, me: str, job_id: str, reason: str) -> replies.DeadLetterKind:
         k = self.encoded_keys
         return await self.scripts.run(

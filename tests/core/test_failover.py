@@ -11,14 +11,18 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.jobs import parse_job
+from agent.journal import Journal
+from agent.printer import Printer
 from agent.protocol.keys import Keys
 from agent.protocol.store import Store
+from agent.recovery import Recovered, Recovery
 from agent.redis_server import RedisServer
-from drivers.sim import SimControl
+from drivers.sim import SimControl, SimDriver
 from tests.support.agents import (
     at_least,
     enqueue_many,
     eq,
+    print_it,
     printed_count,
     running_agent,
     running_process,
@@ -382,3 +386,53 @@ async def test_recovery_gives_back_a_job_that_reached_a_drained_printer_instead_
     assert print_log_copies(tmp_path / "desk-1.prints.jsonl", complete_only=False) == {}
     assert await redis.hget(k.job(job_id), "state") == b"queued"
     assert [e["reason"] for e in await events_of(redis, venue, "released")] == ["drained by an operator"]
+
+
+async def test_a_failover_that_lost_a_maybe_printed_flag_has_it_written_again_by_the_printer_that_set_it(
+    tmp_path: Path, redis: Redis, venue: str
+) -> None:
+    """p0 sent a badge and heard nothing (released as maybe printed), p1 printed it; a failover to a replica from
+    before lost every write, p1's recovery re-confirmed its print: p0's recovery flags p1's copy with p0's place."""
+    store, k = Store(redis, venue), Keys(venue)
+    job = parse_job({"job_id": "a1", "attendee_id": "a1", "name": "Name a1"})
+    assert (await store.enqueue(job.job_id, job.payload(), None)).added
+    journal = Journal(tmp_path / "p0.journal")
+    assert await store.take("p0") is not None
+    epoch = (await store.begin("p0", "Hall A", "a1")).epoch
+    await journal.append("a1", epoch, "sending")
+    await journal.append("a1", epoch, "unknown")  # as the pull loop records an unknown outcome, before releasing
+    assert await store.release("p0", "Hall A", "a1", "unknown", "no answer", 3) == "released"
+    await journal.append("a1", epoch, "closed")
+    assert await print_it(store, "p1", "a1") == ("printed", "p0 (Hall A)")
+    p1_epoch = int(await redis.hget(k.job("a1"), "printed_epoch") or 0)
+    # The failover: the new master is a replica from before the job; the desk sends it again.
+    venue_keys = [key async for key in redis.scan_iter(match=f"{k.prefix}*")]
+    await redis.delete(*venue_keys)
+    assert (await store.enqueue(job.job_id, job.payload(), None)).added
+    # p1's recovery after the master moved confirms its journal's print: the job is printed, the flag gone with
+    # the failover.
+    await store.confirm("p1", "p1 desk", "a1", p1_epoch)
+    assert await redis.hget(k.job("a1"), "maybe_duplicate") != b"1"
+    driver = SimDriver("p0", 0.0, print_log=tmp_path / "p0.prints.jsonl")
+    recovery = Recovery(store, Journal(tmp_path / "p0.journal"), Printer(driver, 5.0, 0.3), "p0", "Hall A", 3)
+
+    async def never(job_id: str) -> None:
+        raise AssertionError(f"p0 holds nothing to resume, yet was asked to print {job_id}")
+
+    async def recover() -> None:
+        await recovery.run(
+            never, Recovered(), stopping=False, printer_ready=lambda: True, drained=lambda: False, master_moved=True
+        )
+
+    await recover()
+    record = await redis.hgetall(k.job("a1"))
+    assert record[b"state"] == b"printed" and record[b"printer"] == b"p1"
+    assert record[b"maybe_duplicate"] == b"1" and b"p0 (Hall A)" in record[b"maybe_printed_where"]
+    flagged = await events_of(redis, venue, "maybe_duplicate")
+    assert len(flagged) == 1 and "p0 (Hall A)" in flagged[0]["reason"]
+    assert await redis.hget(k.stats, "maybe_duplicate") == b"1"
+    # Flagging again (the next recovery after another move) changes nothing.
+    await recover()
+    assert await redis.hgetall(k.job("a1")) == record
+    assert len(await events_of(redis, venue, "maybe_duplicate")) == 1
+    assert await redis.hget(k.stats, "maybe_duplicate") == b"1"

@@ -36,6 +36,32 @@ async def test_written_records_are_read_back_by_the_next_process_of_the_same_boo
     assert again.printed_here("b") == 1
 
 
+async def test_unknown_outcomes_are_remembered_across_restarts_and_compactions(tmp_path: Path) -> None:
+    """An unknown outcome stays open until closed, and is remembered after (agent/recovery.py flags it again)."""
+    path = tmp_path / "j"
+    journal = Journal(path, max_records=8, boot_id="boot-1")
+    await journal.append("u", 3, "sending")
+    await journal.append("u", 3, "unknown")
+    entry = journal.lookup("u")
+    assert entry is not None and entry.stage == "unknown"  # released next: a crash here releases it as maybe printed
+    await journal.append("u", 3, "closed")
+    assert journal.lookup("u") is None and journal.recent_unknown(10) == [("u", 3)]
+    assert Journal(path, boot_id="boot-1").recent_unknown(10) == [("u", 3)]
+    for i in range(8):  # past max_records: the file is rewritten down to the histories
+        await journal.append(f"p{i}", 1, "printed")
+    compacted = Journal(path, boot_id="boot-1")
+    assert compacted.recent_unknown(10) == [("u", 3)] and compacted.lookup("u") is None
+    assert compacted.printed_here("p0") == 1
+    # A file from before the unknown stage existed: read as before, with no unknown outcomes.
+    old = tmp_path / "old"
+    old.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in (
+        {"job": "a", "epoch": 1, "stage": "sending"}, {"job": "a", "epoch": 1, "stage": "closed"},
+        {"job": "b", "epoch": 2, "stage": "history"},
+    )))  # fmt: skip
+    before = Journal(old, boot_id=None)
+    assert before.recent_unknown(10) == [] and before.printed_here("b") == 2 and before.open_entries() == []
+
+
 async def test_a_journal_from_another_boot_may_have_lost_its_tail(tmp_path: Path) -> None:
     path = tmp_path / "j"
     await Journal(path, boot_id="boot-1").append("a", 1, "sending")

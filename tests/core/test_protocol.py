@@ -338,6 +338,7 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1, ("<layout>", 3)),
         ],
         "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1, 1)],
+        "reflag": [specs.REFLAG.call(k, me, job, b"<location>", 7, 1)],
         "dead_letter": [specs.DEAD_LETTER.call(k, me, job, b"<reason>", 1)],
         "beat": [specs.BEAT.call(k, me, b"<health>", 1, 1, True, b"<location>")],
         "handback": [specs.HANDBACK.call(k, me, b"<reason>", 1, 1)],

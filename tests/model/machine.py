@@ -32,6 +32,7 @@ from agent.protocol.keys import Keys, split_pinned_member
 from agent.protocol.library import Library, build
 from agent.protocol.replies import BeginKind
 from agent.protocol.store import Store
+from agent.recovery import RECONFIRM_AFTER_FAILOVER
 from agent.redis_server import RedisServer
 from drivers.base import Outcome
 from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, settle, verdict
@@ -142,6 +143,9 @@ class ProtocolModel(RuleBasedStateMachine):
         self.snapshot: Snapshot | None = None
         self.failovers = 0
         self.done_seen: dict[str, tuple[str, str, int]] = {}  # job -> (done by, round, failovers) last seen
+        # printer -> the jobs its journal released as unknown before the last failover, until its recovery since
+        # (agent/recovery.py) has flagged them again: the failover may have lost release's flag
+        self.reflag_due: dict[str, set[str]] = {}
 
     # -- plumbing ------------------------------------------------------------------------------------------------
 
@@ -662,6 +666,8 @@ class ProtocolModel(RuleBasedStateMachine):
             await self._reconnect_model()
 
         self._run(promote())
+        for name, agent in self.agents.items():
+            self.reflag_due[name] = {job for job, _ in agent.journal.recent_unknown(RECONFIRM_AFTER_FAILOVER)}
         self.acked = list(snap.acked)
         self.reprints = snap.reprints
         self.drain_inflight = {p: set(ids) for p, ids in snap.drain_inflight.items()}
@@ -712,6 +718,7 @@ class ProtocolModel(RuleBasedStateMachine):
     def _check(self) -> None:
         if not self.agents:
             return
+        self._reflagged()
         seen = self._read()
         lists, jobs, stats, events = seen["lists"], seen["jobs"], seen["stats"], seen["events"]
         self._one_place(lists, jobs)
@@ -782,8 +789,19 @@ class ProtocolModel(RuleBasedStateMachine):
                 printers = {c.printer for c in self._round_copies(job_id, job)}
                 assert done in printers, f"{job_id} done by {done}, but this round came out only at {printers}"
 
+    def _reflagged(self) -> None:
+        """Forget the jobs of a printer that recovered since the master moved (or, restarted, since it started):
+        its recovery flagged them again (reflag.lua). Run at every check, so a later lost track is not taken for it."""
+        for name in list(self.reflag_due):
+            pull = self.agents[name].pull
+            if not (pull.gate.lost_track() or pull.recovery.first_run):
+                del self.reflag_due[name]
+
     def _in_hand(self, job_id: str) -> bool:
-        """A printer still settles this job: its flags are not final yet."""
+        """A printer still settles this job: its flags are not final yet. Also a job released as unknown before a
+        failover by a printer not recovered since: the flag that failover lost is not written again yet."""
+        if any(job_id in jobs for jobs in self.reflag_due.values()):
+            return True
         for agent in self.agents.values():
             gate = agent.gate
             if gate is not None and gate.job_id == job_id:
