@@ -1,13 +1,18 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
--- KEYS inflight:<me> job:<id> done:<id> events pool stats pretix:jobs pretix:outbox printers
--- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version>]
+-- KEYS inflight:<me> job:<id> done:<id> events pool stats pretix:jobs pretix:outbox printers [q:<waits> pinned]
+-- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version> <waits>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
 -- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
 -- A job of an attendee loaded from pretix (in pretix:jobs) gets an entry in pretix:outbox in this same step, so no
 -- confirmed print can be missed (the events stream is capped; the outbox is not): first 1 for the attendee's first
 -- badge (check in and log the print), 0 for a reprint (log only).
+-- <waits>: the printer whose queue the job waits in, when the caller was told (below); "" for none (as <layout>).
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
+-- A job this printer no longer holds may wait in a printer's queue since (a reclaim handed a zone's badge to another
+-- printer of its zone): that copy is void once this one is confirmed, and its queue's key must be among KEYS, so the
+-- answer is then {"waits", printer}, nothing changed, and the caller calls again naming it.
 local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
+local waits = ARGV[8] or ''
 -- A second copy came out: flag the job for staff, count it, and say where the first one is.
 local function duplicate(first_printer, reason)
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
@@ -18,6 +23,14 @@ local function duplicate(first_printer, reason)
 end
 local now = now_ms()
 local owned = redis.call('LREM', KEYS[1], 0, id) > 0
+if not owned then
+  -- Nothing has changed yet (the LREM removed nothing). Only a queued job waits in a queue: a replayed confirm of a
+  -- printed one does not ask.
+  local record = redis.pcall('HMGET', KEYS[2], 'state', 'pinned')
+  if type(record) == 'table' and record[1] == 'queued' and record[2] and record[2] ~= '' and record[2] ~= waits then
+    return {'waits', record[2]}
+  end
+end
 -- A print begun before the job's latest reprint round (reprint.lua): confirmed again (a journal replay after a
 -- failover) it changes nothing; never confirmed before, it is an extra copy of an earlier round.
 local round = tonumber(redis.call('HGET', KEYS[2], 'round_epoch') or '0')
@@ -45,6 +58,10 @@ end
 if not owned then
   -- A peer reclaimed it while it printed here (we were frozen or cut off): the copy waiting in the pool is void.
   redis.call('LREM', KEYS[5], 0, id)
+  if waits ~= '' then
+    redis.call('LREM', KEYS[10], 0, id)
+    redis.call('ZREM', KEYS[11], pinned_member(waits, id))
+  end
   -- Another printer has begun it since (after that reclaim; or a failover lost the reclaim and our take, and the
   -- record is the frozen printer's again while we confirm our journal's print): that printer may print it too.
   local other = redis.call('HMGET', KEYS[2], 'state', 'printer')

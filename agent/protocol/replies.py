@@ -53,6 +53,7 @@ class Begun:
 class ConfirmKind(StrEnum):
     PRINTED = "printed"
     DUPLICATE = "duplicate"
+    WAITS = "waits"  # Store only: the job waits in this printer's queue; confirm again naming it (confirm.lua)
 
 
 class Confirmed(NamedTuple):

@@ -188,8 +188,14 @@ class Confirm(Spec[Confirmed]):
         epoch: int,
         maxlen: int,
         layout: tuple[str, int] | None = None,
+        waits: PrinterKeys | None = None,
     ) -> ScriptCall[Confirmed]:
-        drawn: list[Any] = [] if layout is None else [enc(layout[0]), str(layout[1]).encode()]
+        drawn: list[Any] = []
+        if layout is not None or waits is not None:
+            drawn = [enc(layout[0]), str(layout[1]).encode()] if layout is not None else [b"", b""]
+            drawn.append(waits.name if waits is not None else b"")
+        # The queue a job no longer held waits in (the script's "waits" answer named it): voided with the confirm.
+        queue = [waits.queue, k.pinned] if waits is not None else []
         return (
             self,
             [
@@ -202,6 +208,7 @@ class Confirm(Spec[Confirmed]):
                 k.pretix_jobs,
                 k.pretix_outbox,
                 k.printers,
+                *queue,
             ],
             [job_id, me.name, location, str(epoch).encode(), maxlen, *drawn],
         )

@@ -190,3 +190,26 @@ async def test_a_zone_job_a_printer_gives_back_goes_to_a_zone_mate_that_can_prin
     assert await store.release("a2", "a2 desk", zoned, "unsent", "printer paused", 3) == "released"
     assert await places(redis, venue, zoned) == [["pool"]]
     await assert_each_unfinished_job_in_one_list(redis, venue, [zoned, plain])
+
+
+async def test_a_late_confirm_voids_the_copy_a_reclaim_handed_to_a_zone_mate(redis: Redis, venue: str) -> None:
+    # Found by the protocol model (tests/model): a1 froze with a zone's badge at its printer, a peer reclaimed it and
+    # handed it to a2's queue; a1 wakes, its printer proved the badge came out, and it confirms late. The copy waiting
+    # in q:a2 is void: it must leave the queue and the pinned index, as a pool copy does, or a printed job would also
+    # wait in a queue.
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await all_ready(store)
+    held = await zone_job(store, "renee", "a1")
+    assert await store.take("a1") == ("q", held)
+    begun = await store.begin("a1", "a1 desk", held)
+    await redis.zadd(k.hb, {"a1": await store.server_ms() - 10_000})
+    assert (await store.reclaim("a1", "b1", 3000)).to_zone == 1
+    assert await places(redis, venue, held) == [["q:a2"]]
+    assert await store.confirm("a1", "a1 desk", held, begun.epoch) == ("printed", "a1 (a1 desk)")
+    assert await redis.get(k.done(held)) == b"a1"
+    assert await places(redis, venue, held) == [[]]
+    assert await redis.zrange(k.pinned, 0, -1) == []
+    # The same late confirm replayed (a lost reply) asks nothing more and changes nothing.
+    assert await store.confirm("a1", "a1 desk", held, begun.epoch) == ("printed", "")
+    assert await store.take("a2") is None

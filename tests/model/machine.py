@@ -39,6 +39,9 @@ from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, 
 from tests.support.venue import pinned_index_mismatch
 
 JOB_IDS = tuple(f"j{i}" for i in range(6))
+#: The zones a job may belong to (docs/intake.md, "Zones"): two printers each; with fewer agents a zone names
+#: printers that never beat, which can never print (steal and every hand-on then treat the zone as down).
+ZONES = {"near": ("p0", "p1"), "far": ("p2", "p3")}
 
 REWRITE_EVERY = 50  # sequences between two rewrites of the model server's AOF (ProtocolModel.teardown)
 
@@ -231,16 +234,25 @@ class ProtocolModel(RuleBasedStateMachine):
 
     # -- desks and staff -----------------------------------------------------------------------------------------
 
-    @rule(job=st.sampled_from(JOB_IDS), pin=st.integers(min_value=-1, max_value=3))
-    def enqueue(self, job: str, pin: int) -> None:
+    @rule(
+        job=st.sampled_from(JOB_IDS),
+        pin=st.integers(min_value=-1, max_value=3),
+        zone=st.sampled_from((None, *sorted(ZONES))),
+    )
+    def enqueue(self, job: str, pin: int, zone: str | None = None) -> None:
+        """A desk adds a badge: to the pool or pinned to a printer, and of a zone or none (a zone's badge goes to a
+        printer outside its zone only when none of the zone's can print: steal, release, reclaim and drain read it)."""
         printer = f"p{pin}" if 0 <= pin < len(self.agents) else None
         if printer is not None:
             # A pinned job is indexed by its Redis-time millisecond: two in the same one would tie, and which a steal
             # takes would depend on the pace of the run, which no replay could repeat.
             time.sleep(0.0015)
-        payload = parse_job({"job_id": job, "attendee_id": job, "name": f"Attendee {job}", "printer": printer})
-        added = self._run(self.desk.enqueue(job, payload.payload(), printer))
-        self._note("enqueue (pinned)" if printer else "enqueue")
+        fields = {"job_id": job, "attendee_id": job, "name": f"Attendee {job}", "printer": printer}
+        if zone is not None:
+            fields.update(zone=zone, zone_printers=" ".join(ZONES[zone]))
+        payload = parse_job(fields)
+        added = self._run(self.desk.enqueue(job, payload.payload(), printer, zone=payload.zoned))
+        self._note(("enqueue (pinned)" if printer else "enqueue") + (" (zone)" if zone else ""))
         if added.added:
             self.acked.append(job)
         else:

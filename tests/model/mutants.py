@@ -76,6 +76,13 @@ MUTANTS = (
         "a pinned job is missing from the pinned index",
     ),
     Mutant(
+        "zone-hand-on-unindexed",
+        "prelude.lua",
+        "    redis.call('ZADD', index, since, pinned_member(to, id))\n",
+        "",
+        "a zone's badge handed on to a printer of its zone is missing from the pinned index",
+    ),
+    Mutant(
         "confirm-uncounted",
         "confirm.lua",
         "redis.call('HINCRBY', KEYS[6], 'printed', 1)",
