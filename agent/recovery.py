@@ -116,12 +116,14 @@ class Recovery:
             # earlier process may have seen the master move and stopped before this: the first run flags them too.
             for job_id, epoch in journal.recent_unknown(RECONFIRM_AFTER_FAILOVER):
                 await store.reflag(me, location, job_id, epoch)
+        first_run = self.first_run
         # What in-flight held from an earlier process (across a reboot) is settled; trust the journal from now.
         journal.after_reboot = self.first_run = False
-        if master_moved and not stopping:
+        if (master_moved or first_run) and not stopping:
             # A failover can lose a confirm together with the take before it (docs/redis.md): the job is back in the
             # pool of the new master and a peer would print it again, unflagged. Confirming our recent prints again
             # is a no-op where Redis kept them; otherwise it settles the job, or flags the peer's copy as a duplicate.
+            # As for the flags above, an earlier process may have stopped before it saw the master move.
             for job_id, epoch in journal.recent_prints(RECONFIRM_AFTER_FAILOVER):
                 await store.confirm(me, location, job_id, epoch)
         return done

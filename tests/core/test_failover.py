@@ -436,3 +436,37 @@ async def test_a_failover_that_lost_a_maybe_printed_flag_has_it_written_again_by
     assert await redis.hgetall(k.job("a1")) == record
     assert len(await events_of(redis, venue, "maybe_duplicate")) == 1
     assert await redis.hget(k.stats, "maybe_duplicate") == b"1"
+
+
+async def test_a_process_started_after_a_failover_it_never_saw_confirms_its_journals_prints_again(
+    tmp_path: Path, redis: Redis, venue: str
+) -> None:
+    """p1 printed and confirmed a badge; a failover to a replica from before lost the confirm, and p1's agent
+    restarted before it saw the master move (its new process counts no move). The desk sent the job again and p2
+    printed it: the new process's first recovery confirms p1's print again, so p2's copy is flagged a duplicate."""
+    store, k = Store(redis, venue), Keys(venue)
+    job = parse_job({"job_id": "a1", "attendee_id": "a1", "name": "Name a1"})
+    assert (await store.enqueue(job.job_id, job.payload(), None)).added
+    journal = Journal(tmp_path / "p1.journal")
+    assert await store.take("p1") is not None
+    epoch = (await store.begin("p1", "Hall A", "a1")).epoch
+    await journal.append("a1", epoch, "sending")
+    await journal.append("a1", epoch, "printed")
+    assert (await store.confirm("p1", "Hall A", "a1", epoch)).kind == "printed"
+    await journal.append("a1", epoch, "closed")
+    venue_keys = [key async for key in redis.scan_iter(match=f"{k.prefix}*")]
+    await redis.delete(*venue_keys)  # the failover: a replica from before the job
+    assert (await store.enqueue(job.job_id, job.payload(), None)).added
+    assert await print_it(store, "p2", "a1") == ("printed", "")
+    driver = SimDriver("p1", 0.0, print_log=tmp_path / "p1.prints.jsonl")
+    recovery = Recovery(store, Journal(tmp_path / "p1.journal"), Printer(driver, 5.0, 0.3), "p1", "Hall A", 3)
+
+    async def never(job_id: str) -> None:
+        raise AssertionError(f"p1 holds nothing to resume, yet was asked to print {job_id}")
+
+    await recovery.run(
+        never, Recovered(), stopping=False, printer_ready=lambda: True, drained=lambda: False, master_moved=False
+    )
+    record = await redis.hgetall(k.job("a1"))
+    assert record[b"duplicate_print"] == b"1" and record[b"maybe_duplicate"] == b"1"
+    assert [e["first_printer"] for e in await events_of(redis, venue, "duplicate_print")] == ["p2"]

@@ -143,8 +143,8 @@ class ProtocolModel(RuleBasedStateMachine):
         self.snapshot: Snapshot | None = None
         self.failovers = 0
         self.done_seen: dict[str, tuple[str, str, int]] = {}  # job -> (done by, round, failovers) last seen
-        # printer -> the jobs its journal released as unknown before the last failover, until its recovery since
-        # (agent/recovery.py) has flagged them again: the failover may have lost release's flag
+        # printer -> the jobs its journal released as unknown or printed before the last failover, until its recovery
+        # since (agent/recovery.py) has flagged or confirmed them again: the failover may have lost that flag or confirm
         self.reflag_due: dict[str, set[str]] = {}
 
     # -- plumbing ------------------------------------------------------------------------------------------------
@@ -667,7 +667,10 @@ class ProtocolModel(RuleBasedStateMachine):
 
         self._run(promote())
         for name, agent in self.agents.items():
-            self.reflag_due[name] = {job for job, _ in agent.journal.recent_unknown(RECONFIRM_AFTER_FAILOVER)}
+            journal = agent.journal
+            self.reflag_due[name] = {job for job, _ in journal.recent_unknown(RECONFIRM_AFTER_FAILOVER)} | {
+                job for job, _ in journal.recent_prints(RECONFIRM_AFTER_FAILOVER)
+            }
         self.acked = list(snap.acked)
         self.reprints = snap.reprints
         self.drain_inflight = {p: set(ids) for p, ids in snap.drain_inflight.items()}
@@ -798,8 +801,9 @@ class ProtocolModel(RuleBasedStateMachine):
                 del self.reflag_due[name]
 
     def _in_hand(self, job_id: str) -> bool:
-        """A printer still settles this job: its flags are not final yet. Also a job released as unknown before a
-        failover by a printer not recovered since: the flag that failover lost is not written again yet."""
+        """A printer still settles this job: its flags are not final yet. Also a job released as unknown or printed
+        before a failover by a printer not recovered since: the flag or confirm that failover lost is not written
+        again yet."""
         if any(job_id in jobs for jobs in self.reflag_due.values()):
             return True
         for agent in self.agents.values():
