@@ -62,8 +62,12 @@ def stop_if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
-def explain(exc: BaseException, tls: bool) -> str:
-    """A connection error in words an installer can act on (never with a password: redis-py puts none there)."""
+def explain(exc: BaseException, tls: bool, client_cert: bool = True) -> str:
+    """A connection error in words an installer can act on (never with a password: redis-py puts none there).
+
+    ``client_cert``: whether a TLS connection presented a client certificate. Without one, a server that wants one
+    may only hang up: under TLS 1.3 it checks the certificate after the client's handshake ended, and its alert can
+    lose the race with the client's first command (the client then reads a reset, not "certificate required")."""
     text = str(exc)
     low = text.lower()
     if "certificate_verify_failed" in low or "certificate verify failed" in low:
@@ -75,6 +79,11 @@ def explain(exc: BaseException, tls: bool) -> str:
         return f"{text} — the Redis server's certificate is not signed by redis.tls.ca_file (the venue CA)"
     if "certificate required" in low or "certificate_required" in low or "handshake failure" in low:
         return f"{text} — the Redis server wants a client certificate: set redis.tls.cert_file and key_file"
+    if tls and not client_cert and ("closed by server" in low or "connection reset" in low):
+        return (
+            f"{text} — the server hung up after the TLS handshake, as a Redis server that wants a client certificate "
+            "does: set redis.tls.cert_file and key_file"
+        )
     if not tls and ("closed by server" in low or "connection reset" in low):
         return f"{text} — the server hung up at once: if that port speaks TLS, use rediss:// and redis.tls"
     if tls and ("wrong version number" in low or "record layer failure" in low or "packet length" in low):
@@ -91,7 +100,9 @@ class _Explained:
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             if isinstance(exc, MasterChangedError):
                 raise
-            raise RedisConnectionError(masked(explain(exc, isinstance(self, SSLConnection)))) from exc
+            tls = isinstance(self, SSLConnection)
+            client_cert = tls and bool(getattr(self, "certfile", None))
+            raise RedisConnectionError(masked(explain(exc, tls, client_cert))) from exc
 
 
 class _TcpConnection(_Explained, Connection):

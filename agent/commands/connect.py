@@ -32,7 +32,8 @@ async def check_redis(config: AgentConfig) -> str | None:
     except NoPermissionError as exc:
         return f"Redis ACL refused this agent's user its venue keys (see badge-agent acl): {exc}"
     except (RedisConnectionError, RedisTimeoutError, TimeoutError, OSError) as exc:
-        text = explain(exc, config.redis.uses_tls)
+        tls = config.redis.tls
+        text = explain(exc, config.redis.uses_tls, tls is not None and tls.cert_file is not None)
         if config.redis.sentinel is not None and (problem := _sentinel_problem(text, config.redis.sentinel)):
             return problem
         if _wrong_login(text):

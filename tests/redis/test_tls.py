@@ -138,3 +138,16 @@ def test_tls_settings_never_silently_fall_back_to_plain_text(tmp_path: Path) -> 
         RedisConfig.parse({"url": "rediss://h:1/0", "tls": {"cert_file": __file__}})
     with pytest.raises(Invalid, match=r"^tls\.verify: unknown field"):
         RedisConfig.parse({"url": "rediss://h:1/0", "tls": {"verify": False}})
+
+
+def test_a_reset_after_the_handshake_without_a_client_certificate_is_explained() -> None:
+    # Under TLS 1.3 a server that wants a client certificate checks it after the client's handshake ended; its alert
+    # can lose the race with the client's first command, which then reads a reset (seen in CI).
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from agent.connection import explain
+
+    reset = RedisConnectionError("Error while reading from localhost:6380 : (104, 'Connection reset by peer')")
+    assert "wants a client certificate" in explain(reset, tls=True, client_cert=False)
+    assert "wants a client certificate" not in explain(reset, tls=True, client_cert=True)
+    assert "use rediss://" in explain(reset, tls=False, client_cert=False)
