@@ -79,6 +79,8 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "stats": (lambda k: k.stats, "hash"),
     # an intake token's jobs (its outstanding count)
     "owned": (lambda k: k.owned("*"), "set"),
+    # the printers' in-flight lists: a reprint removes a printed job's stale id from them (reprint.lua)
+    "inflight": (lambda k: k.inflight("*"), "list"),
     # the attendee list (attendees/keys.py)
     "attendee": (lambda k: f"{k.prefix}att:*", "hash"),
     "attendee_terms": (lambda k: f"{k.prefix}attendees:terms", "zset"),
@@ -161,14 +163,27 @@ ROLES: dict[str, Role] = {
             "intake",
             "the intake service: enqueue, reprint, cancel, the attendee list, reads",
             functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS),
-            # reprint starts a new round: it deletes the job's done marker and takes it out of the DLQ; enqueue
-            # adds a token's jobs to its set (``owned:<token>``), which the intake prunes of final ones
-            writes=("job", "done", "pool", "queue", "dlq", "pinned", "events", "stats", "owned", *ATTENDEE_WRITES),
+            # reprint starts a new round: it deletes the job's done marker, takes it out of the DLQ and a stale copy
+            # of its id out of any printer's in-flight list; enqueue adds a token's jobs to its set
+            # (``owned:<token>``), which the intake prunes of final ones
+            writes=(
+                "job",
+                "done",
+                "pool",
+                "queue",
+                "dlq",
+                "pinned",
+                "events",
+                "stats",
+                "owned",
+                "inflight",
+                *ATTENDEE_WRITES,
+            ),
             # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
             # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
             # set
             direct=("hset", "set", "zrangebylex", "mget", "srem"),
-            only=(("done", ("del",)),),
+            only=(("done", ("del",)), ("inflight", ("lrem",))),
         ),
         Role(
             "pretix-sync",

@@ -1,6 +1,11 @@
 -- reprint: staff print a badge again on purpose (coffee on it, a typo fixed): a new round of the same job.
--- KEYS job:<id> done:<id> pool dlq events stats
+-- KEYS job:<id> done:<id> pool dlq events stats inflight:<printer>...
 -- ARGV <id> <reason> <by> <cap> <force> <maxlen>
+-- inflight:<printer>: every printer's in-flight list (every printer that ever beat: one must beat before it takes).
+-- A printed job's id may still lie in one: a frozen printer's late confirm voids the copy a reclaim put back in the
+-- pool, but a peer may have popped that copy already (confirm cannot name the peer's list), and its begin would drop
+-- it as printed. Once this round starts, that begin would print it instead, beside the round's own copy in the pool:
+-- so the round removes it first, and the job is in one place, the pool (that peer's begin answers not_owner).
 -- <cap>: reprints allowed per job, unless <force> is "1".
 -- Only a printed or dead job starts a round. The completion gate belongs to the round: done:<id> is removed (the
 -- previous round's printer and time are kept on the job as last_printer / last_printed_ms / last_printed_at), so
@@ -36,6 +41,9 @@ else
     'last_printed_at', job[5] or '', 'printed_epochs', epochs)
 end
 redis.call('DEL', KEYS[2])
+for i = 7, #KEYS do
+  redis.call('LREM', KEYS[i], 0, id)
+end
 -- A new round starts clean: attempts and "may have printed at" are about this round's copy only.
 -- maybe_duplicate stays: a second copy of an earlier round may still be lying somewhere.
 redis.call('HSET', KEYS[1], 'state', 'queued', 'printer', '', 'attempts', 0, 'maybe_printed', 0,

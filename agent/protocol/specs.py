@@ -425,11 +425,20 @@ class Reprint(Spec[Reprinted]):
     name = "reprint"
 
     def call(
-        self, k: EncodedKeys, job_id: bytes, reason: bytes, by: bytes, cap: int, force: bool, maxlen: int
+        self,
+        k: EncodedKeys,
+        job_id: bytes,
+        reason: bytes,
+        by: bytes,
+        cap: int,
+        force: bool,
+        maxlen: int,
+        inflight: Sequence[bytes] = (),
     ) -> ScriptCall[Reprinted]:
+        """``inflight``: every printer's in-flight list (a stale copy of the printed job is removed: reprint.lua)."""
         return (
             self,
-            [k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats],
+            [k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats, *inflight],
             [job_id, reason, by, cap, _flag(force), maxlen],
         )
 

@@ -425,10 +425,12 @@ class Store:
 
     async def reprint(self, job_id: str, reason: str, by: str, cap: int, force: bool) -> replies.Reprinted:
         """Start a new print round of a printed or dead job. Returns ("reprint", count), ("no_job", ""),
-        ("refused", state) or ("cap", count)."""
+        ("refused", state) or ("cap", count). Every printer's in-flight list is named (reprint.lua): a printer must
+        beat, and so be in ``printers``, before it takes anything, so none that could hold the job is left out."""
         k = self.encoded_keys
+        inflight = [k.printer(dec(name)).inflight for name in sorted(await self.redis.hkeys(k.printers))]
         return await self.scripts.run(
-            specs.REPRINT.call(k, enc(job_id), enc(reason), enc(by), cap, force, self.events_maxlen)
+            specs.REPRINT.call(k, enc(job_id), enc(reason), enc(by), cap, force, self.events_maxlen, inflight)
         )
 
     async def round_epoch(self, job_id: str) -> int:

@@ -470,3 +470,28 @@ async def test_a_process_started_after_a_failover_it_never_saw_confirms_its_jour
     record = await redis.hgetall(k.job("a1"))
     assert record[b"duplicate_print"] == b"1" and record[b"maybe_duplicate"] == b"1"
     assert [e["first_printer"] for e in await events_of(redis, venue, "duplicate_print")] == ["p2"]
+
+
+async def test_a_reprint_takes_a_printed_jobs_stale_copy_out_of_a_peers_in_flight_list(
+    redis: Redis, venue: str
+) -> None:
+    """p1, frozen with a badge at its printer, was reclaimed; p2's pool wait popped the copy put back in the pool;
+    p1 woke and confirmed its print, which voids that copy but cannot name p2's list. Staff reprint the badge then:
+    the new round is in the pool alone, and p2's begin of its stale copy prints nothing (found by tests/model)."""
+    store, k = Store(redis, venue), Keys(venue)
+    for printer in ("p1", "p2", "p3"):
+        await store.beat(printer, {"state": "ready", "location": f"desk {printer}"}, 60_000, first=True)
+    job = parse_job({"job_id": "r1", "attendee_id": "r1", "name": "Name r1"})
+    assert (await store.enqueue(job.job_id, job.payload(), None)).added
+    assert await store.take("p1") == ("pool", "r1")
+    epoch = (await store.begin("p1", "desk p1", "r1")).epoch
+    assert (await store.reclaim("p1", "p3", None)).held == "r1"
+    assert await store.wait_pool("p2", 1.0) == "r1"
+    assert (await store.confirm("p1", "desk p1", "r1", epoch)).kind == "printed"
+    assert await redis.lrange(k.inflight("p2"), 0, -1) == [b"r1"]  # void, and begin would drop it as printed
+    assert (await store.reprint("r1", "coffee", "staff", 2, False)).kind == "reprint"
+    await assert_each_unfinished_job_in_one_list(redis, venue, ["r1"])
+    assert await redis.lrange(k.pool, 0, -1) == [b"r1"] and await redis.llen(k.inflight("p2")) == 0
+    assert (await store.begin("p2", "desk p2", "r1")).kind == "not_owner"
+    assert await print_it(store, "p3", "r1") == ("printed", "")
+    assert await redis.hget(k.stats, "integrity_fault") is None

@@ -72,7 +72,9 @@ def _explore(
                 except FlakyStrategyDefinition:
                     unreplayable += 1
                 except Exception as exc:  # noqa: BLE001 - any failure of the model is the result, reported whole
-                    failure = f"{type(exc).__name__}: {exc}"
+                    # Hypothesis adds the shrunk sequence of steps as the exception's notes: the counterexample.
+                    notes = "\n".join(getattr(exc, "__notes__", ()))
+                    failure = f"{type(exc).__name__}: {exc}" + (f"\n{notes}" if notes else "")
                 done += max(share, world.sequences - before)
                 chunk += 1
         finally:
@@ -132,7 +134,7 @@ def verify(examples: int, steps: int, run_seed: int, jobs: int) -> int:
     for i, result in enumerate(results):
         if result["failure"]:
             print(f"job {i} (seed {run_seed + i}) FAILED: {result['first_broken']}")
-            print(f"  {str(result['failure'])[-3000:]}")
+            print(f"  {str(result['failure'])[-12000:]}")
         elif result["harness_error"]:
             print(f"job {i} (seed {run_seed + i}) the model itself failed: {result['harness_error']}")
     if not failed:
