@@ -13,8 +13,9 @@ For each size, on a private redis-server of its own (no AOF: the list's own cost
    bare HTTP/1.1 client, spread over P processes: bench/common.py ``http_load``) for S seconds each:
    ``GET /v1/attendees/{code}`` of 2,000 random listed codes (they repeat, as a kiosk's once-a-second look at the
    badge of the code it scanned does), then ``GET /v1/attendees?q=`` of a random name's first 3 letters plus the
-   next word's first 2 (or a Chinese name's first character). Back to back, the CPU time a request of the intake
-   (``CPU ms``), of redis-server and of the clients too.
+   next word's first 2 (or a Chinese name's first character). First back to back (what the intake can take; the
+   CPU time a request of the intake, ``CPU ms``, of redis-server and of the clients too), then paced (``PACES``:
+   each client on a fixed schedule, latency from the moment a request was due), where the goals are judged.
 4. Scan -> first byte (once, at the middle size): one agent (its own process) on an idle ZPL emulator served here;
    a kiosk token POSTs ``/v1/attendees/{code}/badge``; the clock stops when the emulator receives the badge's first
    byte. Between samples the badge prints and the bench waits 50-150 ms.
@@ -117,6 +118,15 @@ def import_list(path: Path, url: str, venue: str) -> tuple[float, str]:
     return elapsed, out.stdout.strip().splitlines()[-1]
 
 
+#: Each client's interval between lookups and between searches (s), at a pace a venue works at and at a pace well
+#: beyond any venue's: 20 kiosks scanning an attendee every few seconds and following the badge once a second ask
+#: some 40 lookups a second; 20 desks typing without a pause some 100 searches (a search a keystroke, debounced).
+#: Latency at a pace is the goal's measure: back to back, 20 clients each waiting for its answer before asking again
+#: measure what the intake can take, and their latency is 20 / that rate (Little's law), whatever a request costs.
+PACES = {"working": (0.2, 0.5), "busy": (0.04, 0.2)}
+#: The pace the goals are judged at (at 50,000 attendees).
+GOAL_PACE = "busy"
+
 #: What a search that found no one answers (counted: a search bench that finds nothing measures nothing).
 NOTHING = b'{"attendees":[]}'
 
@@ -157,9 +167,13 @@ async def one_size(tmp: Path, size: int, seconds: float, clients: int, processes
                 await load(codes, seconds=1.0)  # warm up: connections, script cache
                 lookup = await load(codes, seconds=seconds, pid=proc.pid, redis=redis)
                 search = await load(queries, seconds=seconds, pid=proc.pid, redis=redis)
-                # At a working pace: a kiosk scans every few seconds, a desk types a few letters a second.
-                lookup_paced = await load(codes, seconds=seconds, interval=0.2)
-                search_paced = await load(queries, seconds=seconds, interval=0.5)
+                paced = {
+                    pace: {
+                        "lookup": await load(codes, seconds=seconds, interval=lookup_every),
+                        "search": await load(queries, seconds=seconds, interval=search_every),
+                    }
+                    for pace, (lookup_every, search_every) in PACES.items()
+                }
             finally:
                 await redis.aclose()
         finally:
@@ -174,8 +188,7 @@ async def one_size(tmp: Path, size: int, seconds: float, clients: int, processes
         "distinct_terms_per_attendee": terms / size,
         "lookup": lookup,
         "search": search,
-        "lookup_paced": lookup_paced,
-        "search_paced": search_paced,
+        "paced": paced,
     }
 
 
@@ -292,40 +305,45 @@ def report(out: dict[str, Any]) -> str:
             ]
         rows.append(row)
     paced = [
-        [
-            f"{r['size']:,}",
-            fmt(r["lookup_paced"]["p50_ms"]),
-            fmt(r["lookup_paced"]["p99_ms"]),
-            f"{r['lookup_paced']['per_s']:,.0f}",
-            fmt(r["search_paced"]["p50_ms"]),
-            fmt(r["search_paced"]["p99_ms"]),
-            f"{r['search_paced']['per_s']:,.0f}",
+        [f"{r['size']:,}", f"{pace}: every {PACES[pace][0]:g} s / {PACES[pace][1]:g} s"]
+        + [
+            cell
+            for what in ("lookup", "search")
+            for cell in (
+                fmt(r["paced"][pace][what]["p50_ms"]),
+                fmt(r["paced"][pace][what]["p99_ms"]),
+                f"{r['paced'][pace][what]['per_s']:,.0f}",
+            )
         ]
         for r in out["sizes"]
+        for pace in PACES
     ]
     mid = next((r for r in out["sizes"] if r["size"] == 50_000), out["sizes"][-1])
     s = out["scan"]
+    busy = mid["paced"][GOAL_PACE]
+    lookup_every, search_every = PACES[GOAL_PACE]
+    clients = out["clients"]
     goals = [
         ["import 50,000 rows <= 10 s", fmt(mid["import_s"], 1) + " s", verdict(mid["import_s"] <= 10)],
         [
-            "lookup p99 <= 10 ms, back to back",
+            f"lookup p99 <= 10 ms, {clients} clients at {clients / lookup_every:,.0f}/s",
+            fmt(busy["lookup"]["p99_ms"]) + " ms",
+            verdict(busy["lookup"]["p99_ms"] <= 10),
+        ],
+        [
+            f"search p99 <= 50 ms, {clients} clients at {clients / search_every:,.0f}/s",
+            fmt(busy["search"]["p99_ms"]) + " ms",
+            verdict(busy["search"]["p99_ms"] <= 50),
+        ],
+        [
+            f"lookup p99 <= 10 ms, {clients} clients back to back ({mid['lookup']['per_s']:,.0f}/s)",
             fmt(mid["lookup"]["p99_ms"]) + " ms",
             verdict(mid["lookup"]["p99_ms"] <= 10),
         ],
         [
-            "search p99 <= 50 ms, back to back",
+            f"search p99 <= 50 ms, {clients} clients back to back ({mid['search']['per_s']:,.0f}/s)",
             fmt(mid["search"]["p99_ms"]) + " ms",
             verdict(mid["search"]["p99_ms"] <= 50),
-        ],
-        [
-            "lookup p99 <= 10 ms, paced",
-            fmt(mid["lookup_paced"]["p99_ms"]) + " ms",
-            verdict(mid["lookup_paced"]["p99_ms"] <= 10),
-        ],
-        [
-            "search p99 <= 50 ms, paced",
-            fmt(mid["search_paced"]["p99_ms"]) + " ms",
-            verdict(mid["search_paced"]["p99_ms"] <= 50),
         ],
         ["Redis <= 1 KB an attendee", f"{mid['bytes_per_attendee']:.0f} B", verdict(mid["bytes_per_attendee"] <= 1024)],
         ["scan -> first byte p50 <= 25 ms", fmt(s["p50_ms"]) + " ms", verdict(s["p50_ms"] <= 25)],
@@ -333,7 +351,7 @@ def report(out: dict[str, Any]) -> str:
     return "\n\n".join(
         [
             table(
-                f"attendee list by size; lookups and searches from {out['clients']} concurrent clients "
+                f"attendee list by size; lookups and searches from {out['clients']} concurrent clients back to back "
                 f"({out['client_processes']} processes), {out['seconds']:g} s each, through badge-agent intake; CPU ms "
                 "a request of the intake, redis-server and the clients; load average "
                 + " / ".join(f"{x:.1f}" for x in out["load_average"]),
@@ -360,9 +378,10 @@ def report(out: dict[str, Any]) -> str:
                 rows,
             ),
             table(
-                f"at a working pace: {out['clients']} clients, each a lookup every 0.2 s, a search every 0.5 s",
+                f"paced: {out['clients']} clients, each a lookup / a search on a fixed schedule (latency from the"
+                " moment a request was due)",
                 "lower ms is better",
-                ["attendees", "lookup p50", "p99", "/s", "search p50", "p99", "/s"],
+                ["attendees", "pace (lookup / search)", "lookup p50", "p99", "/s", "search p50", "p99", "/s"],
                 paced,
             ),
             table(

@@ -205,9 +205,15 @@ async def _one_client(
     interval: float, tag: str, out: dict[str, Any],
 ) -> None:  # fmt: skip
     """One keep-alive connection sending requests back to back (or one every ``interval`` s) from ``start`` to
-    ``stop`` (wall clock). A bare HTTP/1.1 client: its own cost must stay small beside the server's it measures."""
+    ``stop`` (wall clock). A bare HTTP/1.1 client: its own cost must stay small beside the server's it measures.
+
+    Paced, the requests keep a fixed schedule and each one's latency runs from the moment it was due, not from when
+    the connection was free to send it: a server that falls behind makes the next requests wait at the client, as a
+    desk's next keystroke waits, and that wait is part of what the user sees (a clock started at the send would
+    leave it out: "coordinated omission")."""
     reader, writer = await asyncio.open_connection(host, port)
     await asyncio.sleep(max(0.0, start - time.time()) + rng.uniform(0, interval))  # paced clients do not start in step
+    due = time.perf_counter()
     try:
         while time.time() < stop:
             method, path, body = rng.choice(requests)
@@ -218,7 +224,7 @@ async def _one_client(
             request = f"{method} {path} HTTP/1.1\r\n".encode() + head
             if body is not None:
                 request += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(data)
-            t0 = time.perf_counter()
+            t0 = due if interval else time.perf_counter()
             writer.write(request + b"\r\n" + data)
             status_line = await reader.readline()
             length = 0
@@ -233,7 +239,8 @@ async def _one_client(
             if out["empty"] is not None and answer == out["empty"]:
                 out["empties"] += 1
             if interval:
-                await asyncio.sleep(max(0.0, interval - (time.perf_counter() - t0)))
+                due += interval
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
     finally:
         writer.close()
 
