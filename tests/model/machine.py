@@ -496,13 +496,15 @@ class ProtocolModel(RuleBasedStateMachine):
         taker = [name for name in idle if not self.agents[name].popping]
         job = self.acked[-1] if self.acked else ""
         if len(taker) == 1 and self._drive_to_printer(taker[0], job):
-            how = data.draw(st.sampled_from(("peer prints", "printer silent", "late confirm")))
+            how = data.draw(st.sampled_from(("peer prints", "printer silent", "late confirm", "reprint")))
             if how == "peer prints":
                 self._freeze_at_printer(taker[0], data)
             elif how == "printer silent":
                 self._silent_then_peer(taker[0], job)
-            else:
+            elif how == "late confirm":
                 self._late_confirm(taker[0], job, data)
+            else:
+                self._reprint_while_a_peer_holds_it(taker[0], job, data)
 
     def _late_confirm(self, name: str, job_id: str, data: st.DataObject) -> None:
         """Every peer is busy (their pool waits end), so the reclaimed job waits in the pool when the zombie wakes,
@@ -511,18 +513,35 @@ class ProtocolModel(RuleBasedStateMachine):
             self._run(self.admin.execute_command("CLIENT", "UNBLOCK", self.agents[peer].pop_client_id, "TIMEOUT"))
         self._settle_all()
         self._freeze_at_printer(name, data)
-        agent = self.agents[name]
-        agent.frozen = False
+        self.agents[name].frozen = False
         self._note("zombie wakes, prints, confirms late")
+        self._zombie_prints_and_confirms(name, job_id)
+
+    def _reprint_while_a_peer_holds_it(self, name: str, job_id: str, data: st.DataObject) -> None:
+        """The first peer waiting on the pool pops the reclaimed job and holds it, unbegun, while the zombie wakes,
+        prints and confirms late: that confirm voids the pool copy but cannot name the peer's list, so the printed
+        job's id lies there until the peer's begin drops it. Staff reprint the badge then: the new round must be in
+        one place, or the peer's begin would print it beside the round's copy in the pool."""
+        holder = self._freeze_at_printer(name, data, peer_prints=False)
+        self.agents[name].frozen = False
+        if holder is not None and self._zombie_prints_and_confirms(name, job_id):
+            self._note("zombie confirms late while a peer holds the job, staff reprint it")
+            self.staff(job_id, reprint=True)
+
+    def _zombie_prints_and_confirms(self, name: str, job_id: str) -> bool:
+        """The woken agent's printer prints ``job_id`` and the agent confirms it (False: it is not at its printer with
+        that job any more)."""
+        agent = self.agents[name]
         gate = agent.gate
         if gate is None or gate.kind != "print" or gate.job_id != job_id:
-            return
+            return False
         self.copies.append(Copy(job_id, name, agent.sending_epoch, agent.sending_round))
         agent.release(verdict(Outcome.PRINTED))
         self._settle_all()
         gate = agent.gate
         if gate is not None and not gate.go.done() and gate.name in ("confirm", "confirm_then_take"):
             self._advance(name, RUN)
+        return True
 
     def _silent_then_peer(self, name: str, job_id: str) -> None:
         """The printer stops answering after the last byte, though the label came out; the agent releases the job as
@@ -545,7 +564,7 @@ class ProtocolModel(RuleBasedStateMachine):
     def frozen_at_printer(self, data: st.DataObject) -> None:
         self._freeze_at_printer(data.draw(st.sampled_from(self._at_printer_with_peer())), data)
 
-    def _freeze_at_printer(self, victim: str, data: st.DataObject) -> None:
+    def _freeze_at_printer(self, victim: str, data: st.DataObject, peer_prints: bool = True) -> str | None:
         """The rarest hard chain, made common: an agent freezes with its badge at the printer (sent, not yet
         settled) and a peer reclaims its work at once. The job is back in the pool for a peer to take and print
         while the zombie sleeps; when it wakes, its printer says what came out and its confirm or release is late.
@@ -563,8 +582,9 @@ class ProtocolModel(RuleBasedStateMachine):
         self._note(f"frozen at the printer, reclaimed ({result.kind})")
         self._settle_all()
         got = [name for name in idle if not self.agents[name].popping]  # the pool hands it to the first waiting
-        if len(got) == 1 and job_id is not None:
+        if len(got) == 1 and job_id is not None and peer_prints:
             self._peer_prints(got[0], job_id, victim, data)
+        return got[0] if len(got) == 1 else None
 
     def _peer_prints(self, name: str, job_id: str, zombie: str | None, data: st.DataObject | None) -> None:
         """The peer waiting on the pool gets the reclaimed job and runs its own steps up to the printer, which

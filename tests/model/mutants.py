@@ -69,6 +69,13 @@ MUTANTS = (
         "a reprint leaves the completion gate of the last round",
     ),
     Mutant(
+        "reprint-keeps-stale-copy",
+        "reprint.lua",
+        "for i = 7, #KEYS do\n  redis.call('LREM', KEYS[i], 0, id)\nend\n",
+        "",
+        "a reprint leaves a printed job's stale id in a peer's in-flight list",
+    ),
+    Mutant(
         "enqueue-unindexed",
         "prelude.lua",
         "redis.call('ZADD', pinned, now, pinned_member(printer, id))",
