@@ -1,3 +1,3 @@
-from agent.cli import main
+from cli.main import main
 
 main()

@@ -16,10 +16,10 @@ import msgspec
 import yaml
 from msgspec import Meta
 
-from agent import validate
-from agent.errors import ConfigError
-from agent.protocol.keys import PRINTER_RE, VENUE_RE
+from core import validate
+from core.errors import ConfigError
 from drivers.config import DriverConfig
+from protocol.keys import PRINTER_RE, VENUE_RE
 
 
 class _Strict(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

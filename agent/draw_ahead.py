@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
 
-from agent.errors import JobError
-from agent.jobs import job_from_payload
 from agent.printer import render
+from core.errors import JobError
 from drivers.base import Badge, RenderError
+from protocol.jobs import job_from_payload
 
 if TYPE_CHECKING:
-    from agent.protocol.store import Store
     from agent.pull_events import PullEvents
     from drivers.base import Driver
+    from protocol.store import Store
 
 RECENT = 8  # prints and drawings the look's timing is learnt from
 LEAD_DRAWINGS = 3  # look this many drawing times before the expected end of the print ...

@@ -2,7 +2,7 @@
 
 It reads facts other parts write and writes none of them: ``stopping`` (the shutdown), the lease and the drain order
 (the heartbeat, agent/heartbeat.py), whether the printer can take a badge (the device monitor, agent/device.py), and
-how often the Redis master moved (the connection, agent/connection.py). Its own state is what recovery last
+how often the Redis master moved (the connection, protocol/connection.py). Its own state is what recovery last
 settled (``settled``): a master change or a "peers declared you dead" since then is lost track, which only a
 recovery clears.
 """

@@ -1,6 +1,6 @@
 """The heartbeat: tell Redis this printer is alive, once a second, and learn what the venue says back.
 
-Each beat publishes the agent's health (agent/state.py) and refreshes its place in the venue's heartbeat set; the
+Each beat publishes the agent's health (protocol/state.py) and refreshes its place in the venue's heartbeat set; the
 answer says whether peers had declared this agent dead meanwhile (it was frozen or cut off) and whether an operator
 drained it. What the beats learn is kept here, written by ``run`` only, and read by the gate (agent/gate.py), the
 sweep (agent/sweep.py) and the snapshot:
@@ -25,9 +25,9 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from agent.config import TimingConfig
-from agent.logs import kv
-from agent.protocol.store import Store
 from agent.venue_fault import VenueFaultBackoff, venue_fault_name
+from core.logs import kv
+from protocol.store import Store
 
 log = logging.getLogger("agent")
 

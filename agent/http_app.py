@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from agent.liveness import LOOPS, problems, stale_loops
-from agent.state import Snapshot
+from protocol.state import Snapshot
 
 __all__ = ["LOOPS", "make_app", "problems", "serve_sockets", "stale_loops"]
 

@@ -17,8 +17,8 @@ import socket
 from collections.abc import Callable
 
 from agent.config import split_host_port
-from agent.logs import kv
-from agent.state import Snapshot
+from core.logs import kv
+from protocol.state import Snapshot
 
 log = logging.getLogger("agent.http_app")
 

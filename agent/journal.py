@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agent.logs import kv
+from core.logs import kv
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ class Journal:
         if self.failure is not None:
             return
         # The advice is the message and the path and error are fields of their own: a log value is cut at 200
-        # characters (agent/logs.py), and a long path in the message would cut the advice off.
+        # characters (core/logs.py), and a long path in the message would cut the advice off.
         log.error(
             "journal cannot be written: running without crash cover (a crash or reboot leaves the badge being "
             "printed as maybe printed). Fix its directory or disk (badge-agent check-config), then restart",

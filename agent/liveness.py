@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent.config import AgentConfig
-    from agent.state import Snapshot
+    from protocol.state import Snapshot
 
 
 class Loop(enum.StrEnum):

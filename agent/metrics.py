@@ -1,7 +1,7 @@
 """Prometheus metrics of one agent, each agent with its own (tests run several agents in one process).
 
 The counters listen to the pull loop's events (agent/pull_events.py) and count with the light counters of
-agent/exposition.py; the agent's state (device, heartbeat age, Redis errors) is read from its snapshot when
+core/exposition.py; the agent's state (device, heartbeat age, Redis errors) is read from its snapshot when
 scraped, so it is never stale and costs nothing between scrapes. ``text()`` writes them all (agent.http_app serves
 it).
 """
@@ -12,13 +12,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from agent.exposition import Counter, Histogram, exposition
-from agent.protocol.replies import Begun, ConfirmKind, ReleaseKind
-from agent.protocol.specs import ReleaseOutcome
 from agent.pull_events import PullEvents
-from agent.state import AgentState, Snapshot
-from agent.vocabulary import INTENDED, MAY_EXIST_TWICE, PRINTED_TWICE, REPRINTS
+from core.exposition import Counter, Histogram, exposition
 from drivers.base import DeviceState, PrintResult
+from protocol.replies import Begun, ConfirmKind, ReleaseKind
+from protocol.specs import ReleaseOutcome
+from protocol.state import AgentState, Snapshot
+from protocol.vocabulary import INTENDED, MAY_EXIST_TWICE, PRINTED_TWICE, REPRINTS
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric

@@ -18,8 +18,8 @@ import socket
 from collections.abc import Callable
 
 from agent.gate import sleep_unless
-from agent.logs import kv
-from agent.state import Snapshot
+from core.logs import kv
+from protocol.state import Snapshot
 
 log = logging.getLogger("agent.notify")
 

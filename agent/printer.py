@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from agent.logs import kv
+from core.logs import kv
 from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult
 
 log = logging.getLogger("agent")

@@ -6,7 +6,7 @@ Ownership of a badge is decided in Redis (``inflight:<me>``), never in this proc
 before printing that the job is still ours, and after any Redis error the loop settles its in-flight list from the
 journal (agent/recovery.py) instead of trusting what it believed before the error.
 
-Built from narrow parts: the store (agent/protocol/store.py), the journal (agent/journal.py), the printer
+Built from narrow parts: the store (protocol/store.py), the journal (agent/journal.py), the printer
 (agent/printer.py: the driver and its timeouts), the gate (agent/gate.py: may this printer take a badge now?) and a
 sink of events (agent/pull_events.py) that the metrics and the log listen to. Each piece of the loop's own state is
 written here only:
@@ -36,21 +36,21 @@ from dataclasses import dataclass
 from redis.exceptions import RedisError
 
 from agent.config import TimingConfig
-from agent.connection import wait_for_redis
 from agent.draw_ahead import DrawAhead
-from agent.errors import JobError
 from agent.gate import Blocked, Gate
-from agent.jobs import job_from_payload
 from agent.journal import Journal
-from agent.logs import kv
 from agent.printer import Printer
-from agent.protocol.replies import BeginKind, Begun, ConfirmKind, Source
-from agent.protocol.store import ReleaseOutcome, Store
 from agent.pull_events import PullEvents
 from agent.recovery import Recovered, Recovery
 from agent.venue_fault import VenueFaultBackoff, venue_fault_name
+from core.errors import JobError
+from core.logs import kv
 from drivers.base import Outcome, PrintResult, RenderError
 from layouts.book import LayoutBook
+from protocol.connection import wait_for_redis
+from protocol.jobs import job_from_payload
+from protocol.replies import BeginKind, Begun, ConfirmKind, Source
+from protocol.store import ReleaseOutcome, Store
 
 log = logging.getLogger("agent")
 

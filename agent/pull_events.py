@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 
-from agent.logs import kv
-from agent.protocol.replies import BeginKind, Begun, ConfirmKind, ReleaseKind
-from agent.protocol.specs import ReleaseOutcome
+from core.logs import kv
 from drivers.base import PrintResult
+from protocol.replies import BeginKind, Begun, ConfirmKind, ReleaseKind
+from protocol.specs import ReleaseOutcome
 
 log = logging.getLogger("agent")
 

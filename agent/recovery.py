@@ -22,10 +22,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from agent.journal import Journal
-from agent.logs import kv
 from agent.printer import Printer
-from agent.protocol.replies import Source
-from agent.protocol.store import Store
+from core.logs import kv
+from protocol.replies import Source
+from protocol.store import Store
 
 log = logging.getLogger("agent")
 

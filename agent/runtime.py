@@ -19,25 +19,25 @@ from redis.exceptions import RedisError
 
 from agent import __version__
 from agent.config import AgentConfig
-from agent.connection import make_redis, master_changes
 from agent.device import DeviceMonitor
 from agent.gate import Gate
 from agent.heartbeat import Heartbeat
 from agent.journal import Journal
 from agent.liveness import Loop, loop_budgets
-from agent.logs import kv
 from agent.metrics import AgentMetrics
 from agent.notify import Notifier, supervise
 from agent.printer import Printer, print_badge, render
-from agent.protocol.store import Store
 from agent.pull import PullLoop
 from agent.pull_events import Fanout, LogEvents
-from agent.state import AgentState, Snapshot
 from agent.sweep import Sweep
+from core.logs import kv
 from drivers.base import Badge, DeviceStatus, Driver, Outcome, RenderError
 from drivers.config import LabelConfig
 from layouts.book import LayoutBook
 from layouts.store import LayoutStore
+from protocol.connection import make_redis, master_changes
+from protocol.state import AgentState, Snapshot
+from protocol.store import Store
 
 log = logging.getLogger("agent")
 

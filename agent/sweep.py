@@ -10,9 +10,9 @@ from redis.exceptions import RedisError
 
 from agent.config import TimingConfig
 from agent.heartbeat import Heartbeat
-from agent.logs import kv
-from agent.protocol.replies import ReclaimKind
-from agent.protocol.store import Store
+from core.logs import kv
+from protocol.replies import ReclaimKind
+from protocol.store import Store
 
 log = logging.getLogger("agent")
 

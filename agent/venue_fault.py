@@ -15,8 +15,8 @@ import time
 
 from redis.exceptions import ReadOnlyError, RedisError, ResponseError
 
-from agent.logs import kv, shown
-from agent.protocol.scripts import LibraryMissing
+from core.logs import kv, shown
+from protocol.scripts import LibraryMissing
 
 log = logging.getLogger("agent.venue_fault")
 

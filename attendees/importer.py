@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.errors import JobError
-from agent.jobs import Row, parse_job
 from attendees import specs
 from attendees.keys import CODE_RE
 from attendees.store import Attendee, AttendeeStore, record_for
+from core.errors import JobError
+from protocol.jobs import Row, parse_job
 
 BATCH = 500
 #: What a registration export writes in a status column for a ticket that no longer admits anyone (pretix: c

@@ -1,4 +1,4 @@
-"""The attendee list's keys, under the venue's hash tag beside the protocol's (agent/protocol/keys.py).
+"""The attendee list's keys, under the venue's hash tag beside the protocol's (protocol/keys.py).
 
 ``P att:<code>`` (hash) is one attendee, keyed by the ticket code it is looked up by. The search index (see
 prelude.lua): ``P attendees:terms`` (sorted set, every score 0) holds each distinct word once, for prefix ranges;
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.protocol.keys import Keys
+from protocol.keys import Keys
 
 #: What a ticket's barcode may hold: printable ASCII without spaces (pretix secrets, Eventbrite barcodes, UUIDs).
 CODE_RE = re.compile(r"[!-~]{1,128}")

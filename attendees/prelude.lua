@@ -1,5 +1,5 @@
 -- Steps the attendee list's scripts share: helpers of the venue's function library, beside the protocol's
--- (agent/protocol/library.py). A function calls only functions above it.
+-- (protocol/library.py). A function calls only functions above it.
 --
 -- The search index. A word term (a word of a name or company) is kept once in <terms> (sorted set, score 0) for
 -- prefix ranges, and its postings, the short refs of the attendees that have it (" r1 r2 "), in a string key of its

@@ -1,6 +1,6 @@
-"""One spec per Lua script of the attendee list, as agent/protocol/specs.py does for the protocol's: the only place
+"""One spec per Lua script of the attendee list, as protocol/specs.py does for the protocol's: the only place
 each script's KEYS and ARGV are put in order, and where its reply becomes a type. The scripts (``attendee_*.lua``)
-are functions of the venue's library (agent/protocol/library.py names this package), with the protocol's helpers
+are functions of the venue's library (protocol/library.py names this package), with the protocol's helpers
 (``add_job``, ``now_ms``) and this package's (prelude.lua) beside them.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from agent.protocol.codec import dec, enc
-from agent.protocol.keys import EncodedKeys, PrinterKeys
-from agent.protocol.specs import ScriptCall, Spec
 from attendees.keys import AttendeeKeys
+from protocol.codec import dec, enc
+from protocol.keys import EncodedKeys, PrinterKeys
+from protocol.specs import ScriptCall, Spec
 
 
 class PutKind(StrEnum):
@@ -109,7 +109,7 @@ class BadgeSpec(Spec[Any]):
         created_by: str,
         zone: tuple[bytes, bytes] | None = None,
     ) -> ScriptCall[Badged]:
-        """``zone``: the zone of the token that asks and its printers (agent/protocol/store.py, ``zone_args``)."""
+        """``zone``: the zone of the token that asks and its printers (protocol/store.py, ``zone_args``)."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (venue_keys.pool, b"")
         job = enc(job_id)
         keys = [

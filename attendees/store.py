@@ -18,13 +18,13 @@ from typing import Any
 import msgspec
 from redis.asyncio import Redis
 
-from agent.jobs import Job, parse_job
-from agent.protocol.codec import dec, enc
-from agent.protocol.replies import CancelKind
-from agent.protocol.store import Store, Zoned, zone_args
 from attendees import specs
 from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
+from protocol.codec import dec, enc
+from protocol.jobs import Job, parse_job
+from protocol.replies import CancelKind
+from protocol.store import Store, Zoned, zone_args
 
 #: Fields of an attendee hash, in the order ``_FIELDS`` reads them.
 _FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "i", "at")

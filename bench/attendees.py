@@ -41,11 +41,11 @@ import aiohttp
 import yaml
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
 from bench.common import ROOT, fmt, http_load, percentile, redis_server, table, verdict, write_results
 from bench.intake import intake_process
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import TcpFront
+from protocol.keys import Keys
 
 LATIN_FIRST = [
     "Renée", "José", "Zoë", "François", "Łukasz", "Ana", "Jürgen", "Siobhán", "Ömer", "Chloé", "Mateo", "Maria",

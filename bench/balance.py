@@ -49,10 +49,6 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
@@ -67,7 +63,11 @@ from bench.common import (
     verdict,
 )
 from bench.printers import LANGS, emulator
+from cli.redis_server import stop_process
 from drivers.sim import SimControl
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 
 # Seconds a badge at 1x. A real badge takes 1-3 s; 0.2 s compresses an event about tenfold while keeping the agent's
 # few milliseconds between badges a small share, as it is at real speeds. Every other time below scales with it.

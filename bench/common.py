@@ -35,9 +35,9 @@ import yaml
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from agent.logs import KeyValueFormatter
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from core.logs import KeyValueFormatter
+from protocol.keys import Keys
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

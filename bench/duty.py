@@ -25,10 +25,6 @@ from typing import Any
 from redis.asyncio import Redis
 
 from agent.config import load_config
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
 from agent.runtime import Agent
 from bench.common import (
     agent_config,
@@ -43,10 +39,14 @@ from bench.common import (
 )
 from bench.gap import BADGE_BYTES, PARTS, GapStamps
 from bench.printers import LABELS, LANGS, emulator, read_labels, real_driver
+from cli.redis_server import RedisServer
 from drivers.base import Badge, Driver
 from drivers.languages.rendering import render_for
 from drivers.sim import SimDriver
 from drivers.transports import TcpTransport
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 
 PRINT_TIMES = (0.5, 1.5)
 

@@ -24,10 +24,6 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
@@ -40,6 +36,10 @@ from bench.common import (
     table,
     verdict,
 )
+from cli.redis_server import stop_process
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 
 PEERS = 2
 TIMEOUT = 30.0  # a failover that takes longer than this is recorded as a failure, not waited for

@@ -44,10 +44,6 @@ from typing import Any
 import yaml
 from redis.asyncio import Redis
 
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import free_port, stop_process
 from bench.common import (
     ROOT,
     agent_config,
@@ -60,6 +56,10 @@ from bench.common import (
     table,
     verdict,
 )
+from cli.redis_server import free_port, stop_process
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 
 BARE = """
 import asyncio, sys

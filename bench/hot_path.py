@@ -33,12 +33,6 @@ from typing import Any
 from redis.asyncio import Redis
 
 from agent.config import load_config
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.library import default_library
-from agent.protocol.scripts import SCRIPT_NAMES
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
 from agent.runtime import Agent
 from bench.common import (
     Monitor,
@@ -56,6 +50,12 @@ from bench.common import (
     wait_until,
 )
 from bench.stamp import StampDriver
+from cli.redis_server import RedisServer
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.library import default_library
+from protocol.scripts import SCRIPT_NAMES
+from protocol.store import Store
 
 SYSTEMS = (
     "agent",

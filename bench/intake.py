@@ -33,12 +33,12 @@ import aiohttp
 import yaml
 from redis.asyncio import Redis
 
-from agent.intake.tokens import TokenFile
-from agent.protocol.keys import Keys
-from agent.redis_server import free_port
 from bench.common import ROOT, fmt, http_load, percentile, redis_server, table, verdict, write_results
+from cli.redis_server import free_port
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import TcpFront
+from intake.tokens import TokenFile
+from protocol.keys import Keys
 
 
 def intake_process(

@@ -42,9 +42,9 @@ import aiohttp
 import yaml
 from redis.asyncio import Redis
 
-from agent.intake.tokens import TokenFile
-from agent.redis_server import free_port
 from bench.common import ROOT, fmt, percentile, redis_server, table, verdict, write_results
+from cli.redis_server import free_port
+from intake.tokens import TokenFile
 
 VENUE = "bench-flood"
 DESK_PACE = 0.05

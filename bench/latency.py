@@ -23,10 +23,6 @@ from typing import Any
 from redis.asyncio import Redis
 
 from agent.config import load_config
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
 from agent.runtime import Agent
 from bench.common import (
     agent_config,
@@ -42,6 +38,10 @@ from bench.common import (
     wait_until,
 )
 from bench.stamp import StampDriver
+from cli.redis_server import RedisServer
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 
 FLEET = 4
 SYSTEMS = ("agent", "agent, journal in memory", "saq")

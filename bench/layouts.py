@@ -26,9 +26,6 @@ from typing import Any
 from PIL import Image, ImageDraw
 from redis.asyncio import Redis
 
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
 from bench.common import ROOT, agent_config, bench_main, fmt, log_to_file, percentile, redis_server, table, verdict
 from bench.duty import duty_agent
 from bench.footprint import rss_mb, spawn, unit_environment
@@ -39,6 +36,9 @@ from layouts.draw import LayoutDraw
 from layouts.files import load_layout
 from layouts.model import Layout
 from layouts.store import LayoutStore
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 
 EXAMPLES = ROOT / "config" / "layouts"
 VARIANT = {"zpl": "speaker-4x6.yaml", "brother_ql": "speaker-62mm.yaml", "escpos": "speaker-72mm.yaml"}

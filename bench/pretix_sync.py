@@ -40,7 +40,6 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
 from attendees.store import AttendeeStore
 from bench.common import (
     ROOT,
@@ -56,6 +55,7 @@ from bench.common import (
 )
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
+from protocol.keys import Keys
 from tests.pretix.install import PRETIX_VERSION, ensure_installed
 from tests.pretix.server import PretixServer
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agent.redis_server import free_port
+from cli.redis_server import free_port
 from drivers.base import Driver
 from drivers.config import LabelConfig
 from drivers.languages import LANGUAGES

@@ -36,15 +36,15 @@ from redis.asyncio import Redis
 from agent.config import TimingConfig
 from agent.gate import Gate
 from agent.heartbeat import Heartbeat
-from agent.jobs import parse_job
 from agent.journal import Journal
 from agent.printer import Printer
-from agent.protocol.store import Store
 from agent.pull import PullLoop
 from agent.pull_events import PullEvents
 from agent.sweep import Sweep
 from bench.common import bench_main, fmt, fmt_spread, log_to_file, redis_cpu, redis_server, spread, table, verdict
 from drivers.sim import SimDriver
+from protocol.jobs import parse_job
+from protocol.store import Store
 
 HB = 1.0
 DEAD_AFTER = 3.0

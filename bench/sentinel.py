@@ -18,11 +18,6 @@ import yaml
 from redis.exceptions import RedisError
 
 from agent.config import RedisConfig
-from agent.connection import make_redis
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import stop_process
 from bench.common import (
     agent_config,
     agent_process,
@@ -37,6 +32,11 @@ from bench.common import (
     wait_until,
 )
 from bench.topology import SentinelSetup
+from cli.redis_server import stop_process
+from protocol.connection import make_redis
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 
 PRINTERS = ("s1", "s2", "s3")
 VENUE = "bench-sentinel"

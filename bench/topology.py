@@ -11,7 +11,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from agent.redis_server import find_redis_server, free_port, kill_process, stop_process
+from cli.redis_server import find_redis_server, free_port, kill_process, stop_process
 
 
 class Node:

@@ -34,7 +34,7 @@ def _usb_id(value: object) -> object:
     return value
 
 
-# ``before`` and ``check`` in Meta.extra are run by agent.validate when a config file is read (see there).
+# ``before`` and ``check`` in Meta.extra are run by core.validate when a config file is read (see there).
 UsbId = Annotated[Annotated[int, Meta(ge=0, le=0xFFFF)] | None, Meta(extra={"before": _usb_id})]
 
 
@@ -107,7 +107,7 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             raise ValueError(f"'model' is for brother_ql printers; a {self.language} printer says its own model")
 
     def _check_given(self, given: frozenset[str]) -> None:
-        """Rules about what the YAML block says, not what the values are (agent.validate calls this)."""
+        """Rules about what the YAML block says, not what the values are (core.validate calls this)."""
         # Only a label left out follows the language: an explicit 4x6 label on a Brother is the user's choice.
         if "label" not in given and self.language in DEFAULT_LABELS:
             self.label = msgspec.structs.replace(DEFAULT_LABELS[self.language])

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
-from agent.validate import Invalid, parse
+from core.validate import Invalid, parse
 from drivers.base import Badge
 from layouts.errors import LayoutError
 from layouts.template import Template, parse_template
@@ -24,7 +24,7 @@ Colour = Literal["black", "white"]
 #: How far an element may reach past the label's edge (mm) before it counts as off the label: rounding in a
 #: designer's export, never a design.
 EDGE_SLACK_MM = 0.5
-#: Built-in names (agent/jobs.py BUILT_IN) and the event's own fields may be used in templates.
+#: Built-in names (protocol/jobs.py BUILT_IN) and the event's own fields may be used in templates.
 NAME_FIELD = "name"
 
 

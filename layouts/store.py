@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import EVENTS_MAXLEN
 from layouts.errors import LayoutError
 from layouts.model import Layout, parse_layout
+from protocol.keys import Keys
+from protocol.store import EVENTS_MAXLEN
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.errors import EXIT_CONFIG, UserError
+from core.errors import EXIT_CONFIG, UserError
 
 #: sysexits EX_UNAVAILABLE: pretix could not be reached or failed on its side; trying again later may work.
 EXIT_UNAVAILABLE = 69

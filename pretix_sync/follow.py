@@ -1,7 +1,7 @@
 """What both pretix sync commands share: their pretix options, their messages and the read loop.
 
-``badge-agent attendees sync`` (pretix_sync/command.py) writes what it reads into the venue's attendee list;
-``python -m pretix_sync`` (pretix_sync/cli.py) writes it as JSON lines, to look at what pretix holds.
+``badge-agent attendees sync`` (cli/commands/pretix_sync.py) writes what it reads into the venue's attendee list;
+``python -m pretix_sync`` (cli/commands/pretix_read.py) writes it as JSON lines, to look at what pretix holds.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any, Protocol, TypeVar
 
 import click
 
-from agent.errors import EXIT_CONFIG
-from agent.logs import shown
+from core.errors import EXIT_CONFIG
+from core.logs import shown
 from pretix_sync.changes import ListChanges
 from pretix_sync.errors import PretixUnavailable
 from pretix_sync.records import AttendeeRecord
@@ -110,7 +110,8 @@ class Written(Protocol):
 
 
 class RecordSink(Protocol):
-    """Where a read's records go: the venue's list (pretix_sync/listing.py) or JSON lines (pretix_sync/cli.py)."""
+    """Where a read's records go: the venue's list (pretix_sync/listing.py) or JSON lines
+    (cli/commands/pretix_read.py)."""
 
     async def write(self, records: Sequence[AttendeeRecord]) -> Written: ...
 

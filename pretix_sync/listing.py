@@ -21,14 +21,14 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent.errors import JobError
-from agent.jobs import parse_job
-from agent.protocol.codec import enc
-from agent.protocol.keys import Keys
 from attendees import specs
 from attendees.store import NO_TYPE, Attendee, AttendeeStore
 from attendees.terms import index_terms
+from core.errors import JobError
 from pretix_sync.records import AttendeeRecord
+from protocol.codec import enc
+from protocol.jobs import parse_job
+from protocol.keys import Keys
 
 SOURCE = "pretix"
 NO_NAME = "no name in pretix: take the name from the attendee, correct it, then print"

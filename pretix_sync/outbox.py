@@ -1,6 +1,6 @@
 """The outbox: confirmed prints of pretix attendees, sent to pretix by one sync process at a time.
 
-``confirm`` (agent/protocol/confirm.lua) adds an entry to ``P pretix:outbox`` (a stream, never capped) in the same
+``confirm`` (protocol/confirm.lua) adds an entry to ``P pretix:outbox`` (a stream, never capped) in the same
 atomic step that marks a pretix attendee's badge printed: what job, which print (its epoch), whether it was the
 attendee's first badge (check in, then log the print) or a reprint (log only), the printer, where, when. Nothing
 can confirm a print without its entry, so none is missed, whatever happens to the process that sends them.
@@ -29,13 +29,13 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.protocol.codec import dec, enc
-from agent.protocol.keys import Keys
-from agent.protocol.scripts import Scripts
 from pretix_sync import specs
 from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixConfigError, PretixRefused, PretixUnavailable
 from pretix_sync.push import PrintedBadge, send_print
+from protocol.codec import dec, enc
+from protocol.keys import Keys
+from protocol.scripts import Scripts
 
 #: How long the sender's lease lasts without renewal (a crashed sender is replaced after this).
 LEASE_MS = 60_000

@@ -1,13 +1,13 @@
 """One spec per Lua script of the pretix sync (``pretix_*.lua``, functions of the venue's library, as
-agent/protocol/specs.py does for the protocol's): the only place each script's KEYS and ARGV are put in order."""
+protocol/specs.py does for the protocol's): the only place each script's KEYS and ARGV are put in order."""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from agent.protocol.codec import dec, enc
-from agent.protocol.keys import Keys
-from agent.protocol.specs import ScriptCall, Spec
+from protocol.codec import dec, enc
+from protocol.keys import Keys
+from protocol.specs import ScriptCall, Spec
 
 
 class Lease(NamedTuple):

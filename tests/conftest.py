@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
 from tests.support.intake import Desk, start_desk
 from tests.support.netns import inside_netns, run_in_netns
 

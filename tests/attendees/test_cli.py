@@ -8,9 +8,9 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
 from tests.support.attendee_files import EVENTBRITE, PRETIX
 from tests.support.processes import cli
 

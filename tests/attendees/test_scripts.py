@@ -7,12 +7,12 @@ import re
 from importlib import resources
 from typing import Any
 
-from agent.protocol.keys import EncodedKeys, Keys
-from agent.protocol.library import default_library
-from agent.protocol.scripts import plain_source
-from agent.protocol.specs import ScriptCall
 from attendees import specs
 from attendees.keys import AttendeeKeys
+from protocol.keys import EncodedKeys, Keys
+from protocol.library import default_library
+from protocol.scripts import plain_source
+from protocol.specs import ScriptCall
 
 
 def _calls() -> dict[str, ScriptCall[Any]]:

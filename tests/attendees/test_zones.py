@@ -9,9 +9,9 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.intake.config import load_intake_config
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from intake.config import load_intake_config
+from protocol.keys import Keys
 from tests.support.agents import eq, running_agent
 from tests.support.attendee_files import listed
 from tests.support.intake import start_desk, write_intake_config
@@ -87,7 +87,7 @@ async def test_a_zone_badge_stays_in_its_zone_when_its_printer_dies_and_the_kios
     """The badge carries its zone: when the printer it was pinned to dies, reclaim hands it to the zone's other
     printer (not the pool, where an idle printer of another hall would take it), and the kiosk's answer follows the
     printer that prints it."""
-    from agent.protocol.store import Store
+    from protocol.store import Store
 
     await listed(redis, venue)
     zones = "zones:\n  hall-a: {printers: [hall-a-1, hall-a-2], tokens: [kiosk-1]}\n"

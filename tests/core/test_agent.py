@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.library import default_library
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
 from bench.common import Monitor, RoundTrips
+from cli.redis_server import RedisServer
 from drivers.sim import SimControl
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.library import default_library
+from protocol.store import Store
 from tests.support.agents import enqueue_many, eq, printed_count, running_agent, state_is
 from tests.support.metrics import samples as metric_samples
 from tests.support.prints import print_log_copies

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.processes import ROOT, cli
 
 

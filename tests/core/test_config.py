@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent.config import ClusterConfig, RedisConfig, load_config
-from agent.errors import EXIT_CONFIG, ConfigError
-from agent.validate import Invalid
+from core.errors import EXIT_CONFIG, ConfigError
+from core.validate import Invalid
 from drivers.config import LabelConfig
 from tests.support.processes import ROOT
 
@@ -305,7 +305,7 @@ def test_a_malformed_redis_url_is_refused_never_another_address(url: str, why: s
 def test_the_cli_refuses_a_malformed_redis_url() -> None:
     from click.testing import CliRunner
 
-    from agent.cli import main
+    from cli.main import main
 
     result = CliRunner().invoke(main, ["status", "--redis", "redis:/127.0.0.1:6390", "--venue", "v"])
     assert result.exit_code == 2 and "--redis: must start with redis://" in result.output

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer, find_redis_server
+from cli.redis_server import RedisServer, find_redis_server
+from protocol.store import Store
 from tests.support.agents import enqueue_many, eq, printed_count, running_agent
 from tests.support.prints import print_log_copies
 from tests.support.waiting import wait_until

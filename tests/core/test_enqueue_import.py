@@ -7,8 +7,8 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
 from tests.support.attendee_files import EVENTBRITE, PRETIX, xlsx_export
 from tests.support.processes import cli
 

@@ -10,14 +10,14 @@ from pathlib import Path
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from agent.jobs import parse_job
 from agent.journal import Journal
 from agent.printer import Printer
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
 from agent.recovery import Recovered, Recovery
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
 from drivers.sim import SimControl, SimDriver
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import (
     at_least,
     enqueue_many,

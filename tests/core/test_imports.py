@@ -1,7 +1,7 @@
 """What a running ``badge-agent run`` has loaded: only what its config asks for (memory on a Pi: bench/footprint.py).
 
 A real process on a simulated printer, past its first heartbeat, reports its ``sys.modules`` on SIGUSR1 (the
-wrapper adds only that handler to ``agent.cli.main``). Each module kept out below is memory a Pi never needs for
+wrapper adds only that handler to ``cli.main.main``). Each module kept out below is memory a Pi never needs for
 this config: the other CLI commands and rich (~3 MB), the badge renderer (Pillow, fontTools, segno), pyusb and
 pyserial, prometheus_client and aiohttp until a client connects to the HTTP port (or at all while HTTP is off),
 tenacity until Redis is lost.
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer, free_port
+from cli.redis_server import RedisServer, free_port
+from protocol.keys import Keys
 from tests.support.agents import write_agent_config
 from tests.support.processes import ROOT
 from tests.support.waiting import wait_until
@@ -36,19 +36,19 @@ def report(*_):
     os.replace(path + ".tmp", path)
 signal.signal(signal.SIGUSR1, report)
 sys.argv = ["badge-agent", *sys.argv[2:]]
-from agent.cli import main
+from cli.main import main
 main()
 """
 
 #: Never loaded by an agent on a simulated printer.
 NEVER = (
     "rich",
-    "agent.commands.demo",
-    "agent.commands.status",
-    "agent.commands.enqueue",
-    "agent.commands.board",
-    "agent.board",
-    "agent.fleet",
+    "cli.commands.demo",
+    "cli.commands.status",
+    "cli.commands.enqueue",
+    "cli.commands.board",
+    "board",
+    "protocol.fleet",
     "drivers.render",
     "drivers.languages",
     "drivers.transports",
@@ -102,7 +102,7 @@ async def test_run_loads_only_what_its_config_needs(
             # The first request waits in the backlog while aiohttp is imported, then is answered like any other.
             status, body = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/healthz")
             assert status == 200 and json.loads(body)["printer"] == "desk-1"
-            # prometheus_client comes with the first scrape (agent/exposition.py).
+            # prometheus_client comes with the first scrape (core/exposition.py).
             status, body = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/metrics")
             assert status == 200 and b"badge_jobs_printed_total 0.0" in body
         proc.send_signal(signal.SIGUSR1)

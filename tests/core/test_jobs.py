@@ -7,8 +7,8 @@ import json
 import msgspec
 import pytest
 
-from agent.errors import JobError
-from agent.jobs import MAX_JOB_BYTES, Job, job_from_payload, parse_job
+from core.errors import JobError
+from protocol.jobs import MAX_JOB_BYTES, Job, job_from_payload, parse_job
 
 
 def both(data: object) -> Job:

@@ -13,10 +13,10 @@ import pytest
 from redis.asyncio import Redis
 
 from agent.journal import THIS_BOOT, Journal
-from agent.logs import KeyValueFormatter
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from core.logs import KeyValueFormatter
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import enqueue_many, running_agent
 from tests.support.prints import print_log_copies
 from tests.support.waiting import wait_until

@@ -7,7 +7,7 @@ import logging
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.logs import KeyValueFormatter, kv
+from core.logs import KeyValueFormatter, kv
 
 
 def _record(msg: str, created: float, **fields: object) -> logging.LogRecord:
@@ -43,7 +43,7 @@ def test_the_clock_is_the_records_own_second_even_when_cached(times: list[float]
 
 
 def test_untrusted_values_cannot_drive_the_terminal_or_flood_the_journal() -> None:
-    from agent.logs import JsonFormatter
+    from core.logs import JsonFormatter
 
     fields = {"job": "evil\r\x1b[2J", "raw": "bad\udcffid\x9b", "huge": "L" * 1_000_000, "bidi": "a\u202eb"}
     for formatter in (KeyValueFormatter(False), KeyValueFormatter(False, journald=True), JsonFormatter()):

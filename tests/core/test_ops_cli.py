@@ -7,9 +7,9 @@ import re
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import enqueue_many
 from tests.support.processes import cli
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import at_least, enqueue_many, printed_count, running_process, state_is, write_agent_config
 from tests.support.prints import print_log_copies
 from tests.support.venue import assert_each_unfinished_job_in_one_list

@@ -14,14 +14,14 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from agent.jobs import parse_job
-from agent.protocol import specs
-from agent.protocol.codec import dec, enc
-from agent.protocol.keys import EncodedKeys, Keys, PrinterKeys
-from agent.protocol.library import build
-from agent.protocol.scripts import SCRIPT_NAMES, Lane, plain_source
-from agent.protocol.specs import ScriptCall
-from agent.protocol.store import Store
+from protocol import specs
+from protocol.codec import dec, enc
+from protocol.jobs import parse_job
+from protocol.keys import EncodedKeys, Keys, PrinterKeys
+from protocol.library import build
+from protocol.scripts import SCRIPT_NAMES, Lane, plain_source
+from protocol.specs import ScriptCall
+from protocol.store import Store
 from tests.support.agents import add
 from tests.support.venue import assert_each_unfinished_job_in_one_list
 
@@ -367,7 +367,7 @@ def _fixed(tokens: list[str]) -> list[str]:
 
 
 #: The protocol's own scripts (the library also holds other packages', each tested with its specs).
-PROTOCOL_SCRIPTS = build([resources.files("agent.protocol")]).scripts
+PROTOCOL_SCRIPTS = build([resources.files("protocol")]).scripts
 
 
 @pytest.mark.parametrize("name", PROTOCOL_SCRIPTS)

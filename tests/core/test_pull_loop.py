@@ -14,17 +14,17 @@ from redis.asyncio import Redis
 from agent.config import TimingConfig
 from agent.gate import Blocked, Gate
 from agent.heartbeat import Heartbeat
-from agent.jobs import parse_job
 from agent.journal import Journal
 from agent.printer import Printer
-from agent.protocol.keys import Keys
-from agent.protocol.replies import Begun, ConfirmKind, ReleaseKind
-from agent.protocol.specs import ReleaseOutcome
-from agent.protocol.store import Store
 from agent.pull import Lookahead, PullLoop, TakenAhead
 from agent.pull_events import PullEvents
 from drivers.base import PrintResult
 from drivers.sim import SimDriver
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.replies import Begun, ConfirmKind, ReleaseKind
+from protocol.specs import ReleaseOutcome
+from protocol.store import Store
 
 TIMING = TimingConfig(heartbeat_interval=0.2, block_timeout=0.2, probe_interval=0.1)
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
 from agent.runtime import Agent
+from cli.redis_server import RedisServer
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import enqueue_many, eq, printed_count, running_agent
 from tests.support.metrics import samples as metric_samples
 from tests.support.waiting import wait_until

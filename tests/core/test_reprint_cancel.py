@@ -6,9 +6,9 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import add, print_it, running_agent
 from tests.support.processes import cli
 from tests.support.venue import assert_each_unfinished_job_in_one_list

@@ -13,12 +13,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ReadOnlyError, ResponseError
 
 from agent.liveness import problems
-from agent.protocol.keys import Keys
-from agent.protocol.library import default_library
-from agent.protocol.scripts import LibraryMissing
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
 from agent.venue_fault import venue_fault_name
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
+from protocol.library import default_library
+from protocol.scripts import LibraryMissing
+from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_agent
 from tests.support.waiting import wait_until
 

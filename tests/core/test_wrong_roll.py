@@ -11,11 +11,11 @@ from pathlib import Path
 import aiohttp
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer, free_port
+from cli.redis_server import RedisServer, free_port
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import enqueue_many, running_process, write_agent_config
 from tests.support.waiting import wait_until
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.replies import RequeueKind
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
+from protocol.replies import RequeueKind
+from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_agent
 from tests.support.waiting import wait_until
 

@@ -1,4 +1,4 @@
-"""A zone's badge jobs stay with the zone's printers after they are made (agent/protocol/steal.lua, prelude.lua
+"""A zone's badge jobs stay with the zone's printers after they are made (protocol/steal.lua, prelude.lua
 ``hand_on``): a printer outside the zone steals one only when none of the zone's printers can print; a dead, down or
 drained zone printer's jobs go to another zone printer that can print, else the pool. Against a real redis-server,
 with printers' health as their heartbeats write it."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import add
 from tests.support.venue import assert_each_unfinished_job_in_one_list, where_is
 
@@ -27,7 +27,7 @@ async def zone_job(store: Store, attendee: str, printer: str | None) -> str:
 
 
 async def beat(store: Store, printer: str, state: str) -> None:
-    """One heartbeat of ``printer`` publishing ``state`` (agent/state.py), as its agent's would."""
+    """One heartbeat of ``printer`` publishing ``state`` (protocol/state.py), as its agent's would."""
     await store.beat(printer, {"state": state, "location": f"{printer} desk"}, 60_000, first=False)
 
 

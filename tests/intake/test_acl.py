@@ -9,12 +9,12 @@ from aiohttp.test_utils import TestClient, TestServer
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError
 
-from agent.connection import make_redis
-from agent.intake.app import make_app
-from agent.intake.config import load_intake_config
-from agent.intake.tokens import TokenFile
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from intake.app import make_app
+from intake.config import load_intake_config
+from intake.tokens import TokenFile
+from protocol.connection import make_redis
+from protocol.store import Store
 from tests.support.agents import print_it
 from tests.support.intake import write_intake_config
 from tests.support.processes import create_user

@@ -9,9 +9,9 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import print_it
 from tests.support.intake import Desk, start_desk
 from tests.support.metrics import samples
@@ -147,7 +147,7 @@ async def test_reprint_and_cancel_through_the_api(desk: Desk, redis: Redis, venu
     assert (
         m[("badge_venue_jobs", (("what", "reprint"),))] == 1 and m[("badge_venue_jobs", (("what", "cancelled"),))] == 1
     )
-    # The staff words and counts (agent/vocabulary.py): an intended reprint is no duplicate.
+    # The staff words and counts (protocol/vocabulary.py): an intended reprint is no duplicate.
     assert m[("badge_venue_staff", (("what", "reprints"),))] == 1
     assert m[("badge_venue_staff", (("what", "cancelled"),))] == 1
     assert m[("badge_venue_staff", (("what", "may_exist_twice"),))] == 0 and "reprints = reprints (intended)" in metrics
@@ -205,7 +205,7 @@ async def test_printers_lists_name_location_state(desk: Desk, redis: Redis, venu
 
 
 async def test_503_with_retry_after_when_redis_is_unreachable(tmp_path: Path, venue: str) -> None:
-    from agent.redis_server import free_port
+    from cli.redis_server import free_port
 
     desk, redis = await start_desk(tmp_path, venue, f"redis://127.0.0.1:{free_port()}/0")
     try:

@@ -6,8 +6,8 @@ import json
 import stat
 from pathlib import Path
 
-from agent.intake.tokens import digest
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from intake.tokens import digest
 from tests.support.intake import write_intake_config
 from tests.support.processes import run_cli
 

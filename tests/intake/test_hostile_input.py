@@ -16,14 +16,14 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from redis.asyncio import Redis
 
-from agent.board.server import Board, make_board_app
-from agent.commands.board import board
-from agent.errors import JobError
-from agent.intake.config import IntakeConfig
-from agent.jobs import parse_job
-from agent.logs import JsonFormatter, KeyValueFormatter
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
+from board.server import Board, make_board_app
+from cli.commands.board import board
+from cli.redis_server import RedisServer
+from core.errors import JobError
+from core.logs import JsonFormatter, KeyValueFormatter
+from intake.config import IntakeConfig
+from protocol.jobs import parse_job
+from protocol.keys import Keys
 from tests.support.intake import Desk
 from tests.support.metrics import samples
 from tests.support.processes import ROOT

@@ -9,8 +9,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.intake.tokens import TokenFile
-from agent.redis_server import RedisServer, free_port
+from cli.redis_server import RedisServer, free_port
+from intake.tokens import TokenFile
 from tests.support.agents import running_agent
 from tests.support.browser import start_chromium
 from tests.support.drivers import zpl_printer

@@ -12,10 +12,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from agent.intake.outstanding import PRUNE_EVERY
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from intake.outstanding import PRUNE_EVERY
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import print_it
 from tests.support.intake import Desk, start_desk
 from tests.support.processes import run_cli
@@ -212,7 +212,7 @@ async def test_limits_are_read_from_the_config(tmp_path: Path, redis_server: Red
     try:
         app = desk.client.server.app
         assert app is not None
-        from agent.intake.app import INTAKE
+        from intake.app import INTAKE
 
         intake = app[INTAKE]
         assert (intake.watches.per_token, intake.watches.total) == (3, 7)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.intake.tokens import TokenFile
-from agent.redis_server import RedisServer, free_port
+from cli.redis_server import RedisServer, free_port
+from intake.tokens import TokenFile
 from tests.support.intake import write_intake_config
 from tests.support.processes import ROOT
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent.intake.config import IntakeConfig, load_intake_config
+from intake.config import IntakeConfig, load_intake_config
 from tests.support.processes import ROOT
 from tests.support.systemd import INTAKE_UNIT, UNIT, assert_verifies_with_low_exposure, hardening_lines
 

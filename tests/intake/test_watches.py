@@ -16,11 +16,11 @@ import aiohttp
 import pytest
 from redis.asyncio import Redis
 
-from agent.intake.app import INTAKE, Intake
-from agent.intake.hub import Hub
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from intake.app import INTAKE, Intake
+from intake.hub import Hub
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import print_it
 from tests.support.intake import Desk, start_desk
 

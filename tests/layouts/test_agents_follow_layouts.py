@@ -14,15 +14,15 @@ import aiohttp
 import yaml
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer, free_port
+from cli.redis_server import RedisServer, free_port
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.core import EmulatedPrinter
 from drivers.emulators.fronts import TcpFront
 from drivers.emulators.zpl import ZplPrinter
 from layouts.files import load_layout
 from layouts.store import LayoutStore
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import enqueue_many, running_process, write_agent_config
 from tests.support.layouts import band_layout, write_logo
 from tests.support.waiting import wait_until

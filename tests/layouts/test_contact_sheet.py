@@ -56,7 +56,7 @@ def test_a_pretix_butterfly_sheet_in_every_script(tmp_path: Path) -> None:
 def test_preview_writes_a_contact_sheet(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from agent.commands.layout import layout
+    from cli.commands.layout import layout
 
     write_logo(tmp_path / "logo.png")
     (tmp_path / "band.yaml").write_text(yaml.safe_dump(band_layout()))

@@ -176,7 +176,7 @@ def test_a_png_background_is_drawn_too(tmp_path: Path) -> None:
 def test_preview_from_pretix_on_the_command_line(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from agent.commands.layout import layout
+    from cli.commands.layout import layout
 
     path = butterfly(tmp_path)
     job = json.dumps({"attendee_id": "A-1", "name": "Ada Lovelace", "company": "AE"})

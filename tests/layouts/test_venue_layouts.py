@@ -11,8 +11,8 @@ import zxingcpp
 from PIL import Image
 from redis import Redis as SyncRedis
 
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.keys import Keys
 from tests.support.layouts import band_layout, write_logo
 from tests.support.processes import cli
 

@@ -33,17 +33,17 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 
 from agent.config import AgentConfig, load_config
-from agent.connection import master_changes
 from agent.gate import Blocked
 from agent.gate import Gate as LoopGate
 from agent.journal import Journal
-from agent.protocol.keys import Keys
-from agent.protocol.library import Library
-from agent.protocol.store import Store
 from agent.pull import PullLoop
 from agent.runtime import Agent
 from drivers.base import Badge, DeviceState, DeviceStatus, Outcome, PrintResult
 from drivers.sim import SimDriver
+from protocol.connection import master_changes
+from protocol.keys import Keys
+from protocol.library import Library
+from protocol.store import Store
 from tests.support.agents import write_agent_config
 
 # Read-only calls the loop may make from another task (drawing ahead): never part of an interleaving.
@@ -184,7 +184,7 @@ class ModelAgent:
         # No retries, like the agent's own client: a retry would re-send the pop on a new connection after a backoff
         # with jitter (redis-py's default), which no model could replay.
         once = Retry(NoBackoff(), 0)
-        # No CLIENT SETINFO on connect, as the agent's own client (agent/connection.py): Redis 7.0 refuses it anyway.
+        # No CLIENT SETINFO on connect, as the agent's own client (protocol/connection.py): Redis 7.0 refuses it anyway.
         self.pop_redis = Redis.from_url(
             url, decode_responses=False, single_connection_client=True, retry=once, driver_info=None
         )

@@ -27,14 +27,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.retry import Retry
 
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys, split_pinned_member
-from agent.protocol.library import Library, build
-from agent.protocol.replies import BeginKind
-from agent.protocol.store import Store
 from agent.recovery import RECONFIRM_AFTER_FAILOVER
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
 from drivers.base import Outcome
+from protocol.jobs import parse_job
+from protocol.keys import Keys, split_pinned_member
+from protocol.library import Library, build
+from protocol.replies import BeginKind
+from protocol.store import Store
 from tests.model.harness import LOSE_REPLY, LOSE_REQUEST, RUN, ModelAgent, run, settle, verdict
 from tests.support.venue import pinned_index_mismatch
 

@@ -147,7 +147,7 @@ def verify(examples: int, steps: int, run_seed: int, jobs: int) -> int:
 
 def copy_scripts(into: Path) -> Path:
     """The package's ``.lua`` files, copied (the loader reads them from there)."""
-    source = resources.files("agent.protocol")
+    source = resources.files("protocol")
     for entry in source.iterdir():
         if entry.name.endswith(".lua"):
             (into / entry.name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")

@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from agent.redis_server import free_port as free_loopback_port
+from cli.redis_server import free_port as free_loopback_port
 from tests.pretix.install import PretixInstall, pretix_env, write_config
 
 DATA_SCRIPT = Path(__file__).with_name("pretix_data.py")

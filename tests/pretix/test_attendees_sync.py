@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
+from cli.redis_server import RedisServer
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.listing import NO_NAME, ListWriter
+from protocol.keys import Keys
 from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
 from tests.support.intake import Desk

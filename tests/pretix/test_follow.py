@@ -12,8 +12,8 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
+from cli.redis_server import RedisServer
 from pretix_sync.outbox import Outbox
 from tests.pretix.conftest import Pretix
 from tests.support.agents import running_agent

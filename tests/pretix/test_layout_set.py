@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PIL import Image, ImageOps
 
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
 from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
 from tests.support.processes import badge_agent

@@ -16,13 +16,13 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError
 
-from agent.protocol.keys import Keys
-from agent.redis_server import RedisServer
 from attendees.store import AttendeeStore
+from cli.redis_server import RedisServer
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.listing import ListWriter
 from pretix_sync.outbox import Outbox, Sender
+from protocol.keys import Keys
 from tests.pretix.conftest import Pretix
 from tests.support.agents import running_agent
 from tests.support.pretix import print_badge, printed

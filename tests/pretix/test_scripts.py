@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from importlib import resources
 
-from agent.protocol.codec import dec
-from agent.protocol.keys import Keys
-from agent.protocol.library import default_library
-from agent.protocol.scripts import plain_source
 from pretix_sync import specs
+from protocol.codec import dec
+from protocol.keys import Keys
+from protocol.library import default_library
+from protocol.scripts import plain_source
 
 
 def _header(source: str, field: str) -> list[str]:

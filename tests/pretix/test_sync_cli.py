@@ -14,7 +14,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from pretix_sync.cli import sync
+from cli.commands.pretix_read import sync
 from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
 

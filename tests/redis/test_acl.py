@@ -13,14 +13,14 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, ResponseError
 
-from agent.commands.acl import Role, role_rules
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.library import build, default_library
-from agent.protocol.replies import RequeueKind
-from agent.protocol.scripts import load_library
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer
+from cli.commands.acl import Role, role_rules
+from cli.redis_server import RedisServer
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.library import build, default_library
+from protocol.replies import RequeueKind
+from protocol.scripts import load_library
+from protocol.store import Store
 from tests.support.agents import printed_count, running_process, write_agent_config
 from tests.support.prints import print_log_copies
 from tests.support.processes import badge_agent, create_user
@@ -301,7 +301,7 @@ async def test_a_user_made_for_another_library_version_is_told_to_run_its_acl_li
     user = await create_user(redis, venue, tmp_path / "p1.pw", "p1")
     copy = tmp_path / "newer"
     copy.mkdir()
-    for entry in resources.files("agent.protocol").iterdir():
+    for entry in resources.files("protocol").iterdir():
         if entry.name.endswith(".lua"):
             (copy / entry.name).write_text(entry.read_text(encoding="utf-8") + "\n-- a newer version\n")
     newer = build([copy])

@@ -13,13 +13,13 @@ from redis.crc import key_slot
 from redis.exceptions import NoPermissionError, ResponseError
 
 from agent.config import ClusterConfig, RedisConfig
-from agent.connection import make_redis
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.library import default_library
-from agent.protocol.scripts import library_loaded, load_library
-from agent.protocol.store import Store
 from bench.topology import ClusterSetup
+from protocol.connection import make_redis
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.library import default_library
+from protocol.scripts import library_loaded, load_library
+from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_process, write_agent_config
 from tests.support.prints import print_log_copies
 from tests.support.processes import badge_agent

@@ -12,11 +12,11 @@ import aiohttp
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from agent.protocol.keys import Keys
-from agent.protocol.library import default_library
-from agent.protocol.scripts import LOAD_COMMAND, library_loaded
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer, find_redis_server, free_port, kill_process
+from cli.redis_server import RedisServer, find_redis_server, free_port, kill_process
+from protocol.keys import Keys
+from protocol.library import default_library
+from protocol.scripts import LOAD_COMMAND, library_loaded
+from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_agent
 from tests.support.processes import ROOT, badge_agent, create_user
 from tests.support.waiting import wait_until

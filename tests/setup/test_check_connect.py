@@ -8,7 +8,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.redis_server import RedisServer, free_port
+from cli.redis_server import RedisServer, free_port
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
 from tests.support.processes import create_user

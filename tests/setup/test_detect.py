@@ -10,8 +10,8 @@ import os
 import pytest
 from click.testing import CliRunner, Result
 
-from agent.cli import main
-from agent.commands.detect import Scanners
+from cli.commands.detect import Scanners
+from cli.main import main
 from drivers.detect import probe_hosts
 from drivers.detect.network import hosts_of
 from drivers.detect.serial import probe_serial

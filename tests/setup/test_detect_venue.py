@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from agent.config import load_config
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
 from tests.support.netns import run_in_netns
 
 ZEBRA, BROTHER, ANNOUNCED = "10.99.0.31", "10.99.0.32", "10.99.0.33"

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 from zeroconf.asyncio import AsyncZeroconf
 
-from agent.cli import main
-from agent.commands.detect import Scanners
+from cli.commands.detect import Scanners
+from cli.main import main
 from drivers.detect.mdns import browse
 from drivers.emulators import EMULATORS, EmulatedPrinter
 from drivers.emulators.fronts import TcpFront

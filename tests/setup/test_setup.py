@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from agent.config import load_config
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
 

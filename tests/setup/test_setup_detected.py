@@ -12,15 +12,15 @@ import yaml
 from click.testing import CliRunner, Result
 from redis.asyncio import Redis
 
-from agent.cli import main
-from agent.commands.detect import Scanners
 from agent.config import load_config
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer, free_port
+from cli.commands.detect import Scanners
+from cli.main import main
+from cli.redis_server import RedisServer, free_port
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import enqueue_many, running_process
 from tests.support.mdns import RESPONDER_PAUSE, announce, responder, service_info
 from tests.support.waiting import wait_until

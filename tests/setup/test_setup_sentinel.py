@@ -12,10 +12,10 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from agent.cli import main
 from agent.config import load_config
-from agent.redis_server import free_port
 from bench.topology import Node
+from cli.main import main
+from cli.redis_server import free_port
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
 

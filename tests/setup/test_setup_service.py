@@ -20,9 +20,9 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from agent.cli import main
-from agent.commands import setup as setup_code
-from agent.redis_server import RedisServer
+from cli.commands import setup as setup_code
+from cli.main import main
+from cli.redis_server import RedisServer
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
 

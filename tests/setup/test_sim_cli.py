@@ -10,7 +10,7 @@ import sys
 
 from click.testing import CliRunner
 
-from agent.cli import main
+from cli.main import main
 from tests.support.detect import LOOPBACK
 
 

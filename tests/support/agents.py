@@ -13,12 +13,12 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.config import load_config
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
 from agent.runtime import Agent
 from bench.common import agent_config, agent_process
 from drivers import build_driver
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 
 #: Short timings, so a test sees a heartbeat, a probe and a blocking pop within a fraction of a second.
 FAST = {"heartbeat_interval": 0.2, "probe_interval": 0.1, "block_timeout": 0.2}

@@ -7,10 +7,10 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from agent.connection import make_redis
-from agent.intake.app import make_app
-from agent.intake.config import load_intake_config
-from agent.intake.tokens import ROLES, TokenFile
+from intake.app import make_app
+from intake.config import load_intake_config
+from intake.tokens import ROLES, TokenFile
+from protocol.connection import make_redis
 
 
 def write_intake_config(tmp_path: Path, venue: str, url: str, limits: str = "", port: int = 8080) -> Path:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys
 from attendees.store import AttendeeStore
+from protocol.keys import Keys
 
 
 async def print_badge(store: AttendeeStore, code: str) -> str:

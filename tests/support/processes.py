@@ -14,8 +14,8 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from agent.protocol.scripts import load_library
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
+from protocol.scripts import load_library
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from redis.asyncio import Redis
 
-from agent.protocol.keys import Keys, split_pinned_member
+from protocol.keys import Keys, split_pinned_member
 
 
 async def where_is(redis: Redis, venue: str) -> dict[str, list[str]]:

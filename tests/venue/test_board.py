@@ -11,12 +11,12 @@ from typing import Any
 from aiohttp.test_utils import TestClient, TestServer
 from redis.asyncio import Redis
 
-from agent.board.server import Board, make_board_app
-from agent.jobs import parse_job
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer, free_port
+from board.server import Board, make_board_app
+from cli.redis_server import RedisServer, free_port
 from drivers.sim import SimControl
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import running_agent
 from tests.support.browser import start_chromium
 from tests.support.processes import board_process, cli
@@ -184,7 +184,7 @@ async def test_board_in_chromium_shows_the_fleet_and_a_printer_going_down(
                 assert "desk of desk-1" in text and "<i>Hall B</i> & co" in text
                 assert "badge dup-7" in text and "ghost (Hall Z, desk 9)" in text  # the badge to pull, and where
                 assert "maybe_duplicate" in text  # in the recent events too
-                # The counts with the staff words (agent/vocabulary.py), reprints and cancels among them.
+                # The counts with the staff words (protocol/vocabulary.py), reprints and cancels among them.
                 for box, words, value in (
                     ("reprints-box", "reprints (intended)", "0"),
                     ("cancelled-box", "cancelled", "0"),
@@ -261,10 +261,10 @@ async def test_the_board_caps_viewers_and_drops_one_that_stops_reading(
 
     import aiohttp
 
-    import agent.board.server
+    import board.server
 
-    monkeypatch.setattr(agent.board.server, "MAX_VIEWERS", 3)
-    monkeypatch.setattr(agent.board.server, "SEND_TIMEOUT", 0.5)
+    monkeypatch.setattr(board.server, "MAX_VIEWERS", 3)
+    monkeypatch.setattr(board.server, "SEND_TIMEOUT", 0.5)
     board = Board(redis, venue, interval=3600)
     async with TestServer(make_board_app(board)) as server:
         url = str(server.make_url("/"))
@@ -296,7 +296,7 @@ async def test_a_key_of_the_wrong_type_shows_as_a_venue_fault_logged_once(
 ) -> None:
     import logging
 
-    caplog.set_level(logging.WARNING, logger="agent.board")
+    caplog.set_level(logging.WARNING, logger="board")
     await redis.set(Keys(venue).pool, "oops")
     board = Board(redis, venue, interval=0.02)
     task = asyncio.create_task(board.run())
@@ -307,4 +307,4 @@ async def test_a_key_of_the_wrong_type_shows_as_a_venue_fault_logged_once(
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-    assert len([r for r in caplog.records if r.name == "agent.board"]) == 1
+    assert len([r for r in caplog.records if r.name == "board"]) == 1

@@ -13,11 +13,11 @@ from redis.asyncio import Redis
 from agent import __version__
 from agent.http_app import make_app, stale_loops
 from agent.liveness import Loop
-from agent.protocol.keys import Keys
-from agent.protocol.store import Store
-from agent.redis_server import RedisServer, free_port
 from agent.runtime import Agent
+from cli.redis_server import RedisServer, free_port
 from drivers.sim import SimControl
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support.agents import enqueue_many, running_agent
 from tests.support.metrics import Samples, samples
 from tests.support.waiting import wait_until
@@ -65,7 +65,7 @@ async def test_healthz_and_metrics_follow_the_printer(
         assert 0 <= m[("badge_heartbeat_age_seconds", ())] < agent.timing.dead_after
         assert m[("badge_redis_errors_total", ())] == 0
         assert m[("badge_loops_stalled", ())] == 0
-        # The staff words of agent/vocabulary.py, in the help of the counter staff act on.
+        # The staff words of protocol/vocabulary.py, in the help of the counter staff act on.
         text = await (await client.get("/metrics")).text()
         help_line = next(line for line in text.splitlines() if line.startswith("# HELP badge_jobs_possible_duplicates"))
         assert "duplicate_print = printed twice" in help_line and "maybe_duplicate = may exist twice" in help_line

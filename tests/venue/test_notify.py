@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 
 from agent.http_app import problems, stale_loops
 from agent.notify import Notifier
-from agent.redis_server import RedisServer
+from cli.redis_server import RedisServer
 from drivers.sim import SimControl
 from tests.support.agents import running_agent
 from tests.support.waiting import wait_until

@@ -12,9 +12,9 @@ import pytest
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from agent.commands import setup as setup_code
-from agent.errors import EXIT_CONFIG
-from agent.redis_server import find_redis_server, free_port
+from cli.commands import setup as setup_code
+from cli.redis_server import find_redis_server, free_port
+from core.errors import EXIT_CONFIG
 from tests.support.processes import ROOT
 from tests.support.systemd import RULES, UNIT, systemd_analyze
 

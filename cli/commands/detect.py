@@ -1,0 +1,171 @@
+"""``badge-agent detect``: the printers this machine reaches over USB, serial ports and the network (the hosts
+asked for, or this machine's subnet, and the printers that announce themselves over mDNS), each asked what it is."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from core.logs import shown
+from drivers.detect.identify import Found
+from drivers.detect.network import RAW_PORT, hosts_of, own_subnets
+from drivers.detect.scan import detect_all
+from drivers.detect.serial import serial_ports
+
+#: Seconds detect listens for mDNS announcements (they pass while USB and serial ports are asked).
+MDNS_WINDOW = 1.0
+
+
+@dataclass
+class Scanners:
+    """Where detect looks; tests pass their own (``CliRunner.invoke(..., obj=Scanners(...))``) to stay on loopback."""
+
+    usb_backend: Any = None  # a pyusb backend; None is libusb's
+    serial_ports: Callable[[], list[str]] = serial_ports
+    #: The networks asked when no --host or --network is given.
+    subnets: Callable[[], list[str]] = own_subnets
+    #: The addresses mDNS browses on; None is every interface.
+    mdns_interfaces: list[str] | None = None
+
+
+def scan(
+    scanners: Scanners,
+    targets: list[tuple[str, int]],
+    networks: tuple[str, ...] = (),
+    devices: tuple[str, ...] = (),
+    *,
+    usb: bool = True,
+    serial: bool = True,
+    mdns_window: float = MDNS_WINDOW,
+    timeout: float = 0.5,
+) -> list[Found]:
+    """What ``detect`` lists, numbered the way ``setup --detected N`` counts. Raises click.BadParameter for a bad
+    network or a serial device that does not exist."""
+    targets = list(targets)
+    for net in networks if (targets or networks) else scanners.subnets():
+        try:
+            targets += hosts_of(net)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--network") from None
+    for device in devices:
+        if not os.path.exists(device):
+            raise click.BadParameter(f"{device}: no such device (plugged in? see ls /dev/tty*)", param_hint="--serial")
+    ports = list(dict.fromkeys([*devices, *(scanners.serial_ports() if serial else [])]))
+    return asyncio.run(
+        detect_all(
+            targets,
+            ports,
+            usb=usb,
+            timeout=timeout,
+            usb_backend=scanners.usb_backend,
+            mdns_window=mdns_window,
+            mdns_interfaces=scanners.mdns_interfaces,
+        )
+    )
+
+
+def _target(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":") if value.count(":") == 1 else (value, "", "")
+    if not port:
+        return value, RAW_PORT
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise click.BadParameter(f"{value!r}: the port must be a number from 1 to 65535", param_hint="--host")
+    return host, int(port)
+
+
+@click.command()
+@click.option("--host", "hosts", multiple=True, metavar="HOST[:PORT]", help="Ask this host (repeatable).")
+@click.option("--network", "networks", multiple=True, metavar="CIDR", help="Ask every host of this network.")
+@click.option("--serial", "devices", multiple=True, metavar="DEVICE", help="Ask this serial port (repeatable).")
+@click.option("--no-usb", is_flag=True, help="Leave USB devices alone.")
+@click.option("--no-serial", is_flag=True, help="Ask only the serial ports named with --serial.")
+@click.option("--no-mdns", is_flag=True, help="Do not listen for printers announcing themselves (mDNS).")
+@click.option("--timeout", default=0.5, show_default=True, help="Seconds to wait for each connection and answer.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (with each printer's driver section).")
+@click.pass_context
+def detect(
+    ctx: click.Context,
+    hosts: tuple[str, ...],
+    networks: tuple[str, ...],
+    devices: tuple[str, ...],
+    no_usb: bool,
+    no_serial: bool,
+    no_mdns: bool,
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """List the printers this machine reaches and what each says it is, printing nothing.
+
+    USB printers and the serial ports the kernel lists (at 9600, 19200, 38400 and 115200 baud) are asked
+    unless --no-usb / --no-serial; without --host or --network, the machine's own /24 is asked on port 9100.
+    Printers announcing themselves over mDNS (_pdl-datastream, _printer, _ipp) within 1 s are asked too, on the
+    raw port they announce (or 9100), unless --no-mdns.
+    """
+    scanners = ctx.find_object(Scanners) or Scanners()
+    found = scan(
+        scanners,
+        [_target(h) for h in hosts],
+        networks,
+        devices,
+        usb=not no_usb,
+        serial=not no_serial,
+        mdns_window=0.0 if no_mdns else MDNS_WINDOW,
+        timeout=timeout,
+    )
+    if as_json:
+        click.echo(json.dumps([f.as_dict() for f in found], indent=2))
+        return
+    if not found:
+        click.echo("no printer answered")
+        click.echo(_nothing_found_hint(scanners, hosts, networks, no_usb, no_serial, no_mdns, timeout))
+        return
+    for n, f in enumerate(found, 1):
+        click.echo(f"{n}. {describe(f)}")
+
+
+def _nothing_found_hint(
+    scanners: Scanners,
+    hosts: tuple[str, ...],
+    networks: tuple[str, ...],
+    no_usb: bool,
+    no_serial: bool,
+    no_mdns: bool,
+    timeout: float,
+) -> str:
+    """What was asked, and how to ask further: a printer on another network, or slow to answer, is not found."""
+    asked = list(hosts) + [f"{net} port {RAW_PORT}" for net in networks]
+    if not asked:
+        asked = [f"{net} port {RAW_PORT}" for net in scanners.subnets()] or ["no network (no address of its own)"]
+    lines = [f"asked: {', '.join(asked)}" + ("" if no_mdns else "; mDNS announcements")]
+    lines.append("  a network printer: --host HOST[:PORT] (its address, from its status page or the router)")
+    lines.append("  another network or VLAN: --network CIDR, e.g. --network 10.0.5.0/24")
+    if timeout < 2:
+        lines.append(f"  a slow printer: --timeout {max(2.0, timeout * 4):g}")
+    if not no_usb:
+        lines.append("  USB: is it plugged in and switched on? (lsusb lists it)")
+    if not no_serial:
+        lines.append("  serial: name the port with --serial /dev/ttyUSB0")
+    return "\n".join(lines)
+
+
+def describe(f: Found) -> str:
+    """One printer on one line: link, address, language, model, then what else it told (firmware, serial number,
+    media) and the name it announces itself under.
+
+    Everything but the language is what a device or an mDNS announcement said: escaped (``\\x1b``) and cut, so a
+    hostile printer can neither drive the terminal (a title, colours, a cleared screen) nor forge a line.
+    """
+    told = (_labelled("firmware", f.firmware), _labelled("serial", f.serial_number), shown(f.media))
+    extra = ", ".join(x for x in told if x)
+    line = f"{f.transport} {shown(f.address)}  {f.language}  {shown(f.model)}" + (f"  ({extra})" if extra else "")
+    return line + (f'  mDNS "{shown(f.announced)}"' if f.announced else "")
+
+
+def _labelled(label: str, value: str) -> str:
+    return f"{label} {shown(value)}" if value else ""

@@ -1,0 +1,156 @@
+"""The attendee routes' part of the intake's OpenAPI document (merged into intake/openapi.py's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from intake.openapi import AUTH, BEARER, TEXT, json_body, json_reply, problem
+
+CODE = {"name": "code", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[!-~]{1,128}$"}}
+LOOKUP_429 = {"429": {**AUTH["429"], "description": "over the token's rate, or its attendee lookups' rate"}}
+
+
+def schemas() -> dict[str, Any]:
+    badge = {
+        "type": "object",
+        "properties": {
+            "state": {"enum": ["none", "queued", "printing", "printed", "dead", "cancelled"]},
+            "printer": TEXT,
+            "location": {**TEXT, "description": "where it is printing, or where it came out"},
+            "printed_ms": {"type": ["integer", "null"], "description": "when it was confirmed printed (ms UTC)"},
+            "reprints": {"type": "integer"},
+        },
+    }
+    attendee = {
+        "type": "object",
+        "description": "a kiosk token sees name, first_name, status, job_id and badge only",
+        "properties": {
+            "code": TEXT,
+            "name": TEXT,
+            "first_name": TEXT,
+            "company": TEXT,
+            "role": TEXT,
+            "fields": {"type": "object", "additionalProperties": TEXT},
+            "ticket_type": TEXT,
+            "order_code": TEXT,
+            "email": TEXT,
+            "source": {"enum": ["import", "pretix", "walk-in"]},
+            "status": {"enum": ["valid", "cancelled"]},
+            "job_id": TEXT,
+            "badge": badge,
+            "source_says": {"type": "object", "description": "the source's values of what staff corrected"},
+            "duplicate": {"type": "boolean", "description": "badge: the badge existed; nothing new was printed"},
+            "message": {**TEXT, "description": "a sentence a kiosk can show (a cancelled ticket)"},
+        },
+    }
+    return {
+        "Attendee": attendee,
+        "Attendees": {"type": "object", "properties": {"attendees": {"type": "array", "items": attendee}}},
+    }
+
+
+def paths() -> dict[str, Any]:
+    auth = {**AUTH, **LOOKUP_429}
+    return {
+        "/v1/attendees": {
+            "get": {
+                "summary": "search the list (desk, staff, viewer): at most 50, by any word's prefix of name, company, "
+                "order code or e-mail, case and accents ignored, any script",
+                "security": BEARER,
+                "parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200}}],
+                "responses": {"200": json_reply("matches", "Attendees"), "422": problem("q too long"), **auth},
+            },
+            "post": {
+                "summary": "a walk-in (desk, staff): added to the list, then printed unless print is false",
+                "security": BEARER,
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {
+                            "name": TEXT,
+                            "company": TEXT,
+                            "role": TEXT,
+                            "fields": {"type": "object"},
+                            "code": TEXT,
+                            "email": TEXT,
+                            "print": {"type": "boolean"},
+                            "printer": TEXT,
+                        },
+                    }
+                ),
+                "responses": {
+                    "201": json_reply("added (and its badge queued)", "Attendee"),
+                    "409": problem("the code is on the list already"),
+                    "422": problem("invalid: the detail names the field"),
+                    **auth,
+                },
+            },
+        },
+        "/v1/attendees/{code}": {
+            "get": {
+                "summary": "one attendee by ticket code, with their badge (kiosk, desk, staff, viewer)",
+                "security": BEARER,
+                "parameters": [CODE],
+                "responses": {
+                    "200": json_reply("the attendee; a cancelled ticket says so", "Attendee"),
+                    "404": problem("not on the list (a sentence a kiosk can show)"),
+                    "422": problem("not a ticket code"),
+                    **auth,
+                },
+            },
+            "patch": {
+                "summary": "staff: correct name, company or fields (a local edit), or set status valid/cancelled",
+                "security": BEARER,
+                "parameters": [CODE],
+                "requestBody": json_body(
+                    {
+                        "type": "object",
+                        "properties": {
+                            "name": TEXT,
+                            "company": TEXT,
+                            "fields": {"type": "object"},
+                            "status": {"enum": ["valid", "cancelled"]},
+                        },
+                    }
+                ),
+                "responses": {
+                    "200": json_reply("the attendee as now shown", "Attendee"),
+                    "404": problem("not on the list"),
+                    "422": problem("invalid"),
+                    **auth,
+                },
+            },
+        },
+        "/v1/attendees/{code}/badge": {
+            "post": {
+                "summary": "print this attendee's badge (kiosk, desk, staff): made once; a second request answers "
+                "with that badge",
+                "security": BEARER,
+                "parameters": [CODE],
+                "responses": {
+                    "201": json_reply("queued now", "Attendee"),
+                    "200": json_reply("the badge exists: duplicate true, its state and where it printed", "Attendee"),
+                    "404": problem("not on the list"),
+                    "409": problem("the ticket is cancelled: it never prints"),
+                    "422": problem("not a ticket code"),
+                    **auth,
+                },
+            }
+        },
+        "/desk": {
+            "get": {
+                "summary": "the help desk's page (desk or staff token in the URL fragment)",
+                "responses": {"200": {"description": "text/html"}},
+            }
+        },
+        "/desk/{name}": {
+            "get": {
+                "summary": "the desk page's script and style",
+                "parameters": [
+                    {"name": "name", "in": "path", "required": True, "schema": {"enum": ["desk.js", "desk.css"]}}
+                ],
+                "responses": {"200": {"description": "file"}, "404": problem("no such file")},
+            }
+        },
+    }

@@ -1,0 +1,376 @@
+"""The intake's attendee routes (docs/intake.md, "Attendee list"): look up, search, badge, walk-in, correct.
+
+A ticket code is a credential: a kiosk token may look up one full code and never search or list; every lookup is
+rate-limited per token (``limits.lookup_rate``); no handler here logs a code (the request log names the route, not
+the path). Registered on the intake's app by ``add_routes``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from attendees.keys import CODE_RE
+from attendees.specs import BadgeKind, PutKind
+from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
+from attendees.views import describe, kiosk_view
+from core.errors import JobError
+from intake.app import INTAKE, Intake, _json_body, authorize
+from intake.jsonreply import json_response
+from intake.problem import Problem, field_error
+from intake.ratelimit import RateLimit
+from intake.tokens import Token
+from protocol.fleet import fleet
+from protocol.jobs import Job, parse_job
+from protocol.state import AgentState
+from protocol.store import ZONE_DEAD_AFTER_MS, Zoned
+
+if TYPE_CHECKING:
+    from prometheus_client.metrics_core import Metric
+
+log = logging.getLogger("badge_agent.intake.attendees")
+
+LOOKUP = ("kiosk", "desk", "staff", "viewer")
+SEARCH = ("desk", "staff", "viewer")
+BADGE = ("kiosk", "desk", "staff")
+WALK_IN = ("desk", "staff")
+CORRECT = ("staff",)
+MAX_QUERY = 200
+UNKNOWN = "This ticket is not on the list. Please go to the help desk."
+CANCELLED = "This ticket has been cancelled. Please go to the help desk."
+ATTENTION = "Please go to the help desk: staff will print your badge there."
+
+ATTENDEES = web.AppKey("attendees", AttendeeStore)
+LOOKUPS = web.AppKey("attendee_lookups", RateLimit)
+
+
+def add_routes(app: web.Application, intake: Intake) -> None:
+    app[ATTENDEES] = AttendeeStore(intake.redis, intake.config.venue, intake.store)
+    limits = intake.config.limits
+    app[LOOKUPS] = RateLimit(limits.lookup_rate, limits.lookup_burst)
+    app.router.add_get("/v1/attendees", search, allow_head=False)
+    app.router.add_post("/v1/attendees", walk_in)
+    app.router.add_get("/v1/attendees/{code}", lookup, allow_head=False)
+    app.router.add_patch("/v1/attendees/{code}", correct)
+    app.router.add_post("/v1/attendees/{code}/badge", badge)
+    app.router.add_get("/desk", desk_page, allow_head=False)
+    app.router.add_get("/desk/{name}", desk_asset, allow_head=False)
+
+
+def _authorize_lookup(request: web.Request, roles: tuple[str, ...]) -> Token:
+    """The token, past its role and both rates: every request's, and the lookups' (codes cannot be tried fast)."""
+    token = authorize(request, roles)
+    wait = request.app[LOOKUPS].take(token.name)
+    if wait:
+        rate = request.app[INTAKE].config.limits.lookup_rate
+        raise Problem(
+            429,
+            f"over this token's attendee lookups ({rate:g}/s)",
+            headers={"Retry-After": str(wait)},
+            retry_after=wait,
+        )
+    return token
+
+
+def _code(request: web.Request) -> str:
+    code = request.match_info["code"]
+    if not CODE_RE.fullmatch(code):
+        raise field_error(422, "code", "a ticket code is 1-128 printable characters without spaces")
+    return code
+
+
+def _view(token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]:
+    return kiosk_view(attendee, state) if token.role == "kiosk" else describe(attendee, state)
+
+
+async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]:
+    found = await request.app[ATTENDEES].found(code)
+    if found is None:
+        raise Problem(404, UNKNOWN)
+    return found
+
+
+async def lookup(request: web.Request) -> web.Response:
+    token = _authorize_lookup(request, LOOKUP)
+    attendee, state = await _found(request, _code(request))
+    body = _view(token, attendee, state)
+    if attendee.status == "cancelled":
+        body["message"] = CANCELLED
+    return json_response(body)
+
+
+async def search(request: web.Request) -> web.Response:
+    _authorize_lookup(request, SEARCH)
+    query = request.query.get("q", "")
+    if len(query) > MAX_QUERY:
+        raise field_error(422, "q", f"at most {MAX_QUERY} characters")
+    store = request.app[ATTENDEES]
+    found = await store.search(query)
+    states = await store.badge_states(found)
+    return json_response({"attendees": [describe(a, s) for a, s in zip(found, states, strict=True)]})
+
+
+async def _printer(request: web.Request, token: Token) -> str | None:
+    """A pin a desk or staff may ask for (``{"printer": NAME}``); a kiosk's badges go where the venue sends them."""
+    if not request.can_read_body:
+        return None
+    body = await _json_body(request)
+    if not isinstance(body, dict):
+        raise Problem(422, "the body must be a JSON object (or empty)")
+    printer = body.get("printer")
+    if printer is None:
+        return None
+    if token.role == "kiosk":
+        raise Problem(403, "a kiosk token cannot choose the printer", role=token.role)
+    if not isinstance(printer, str):
+        raise field_error(422, "printer", "must be a printer name")
+    return printer
+
+
+#: Printer states in which a zone printer takes its pinned badges (protocol/state.py): anything else hands them on.
+PRINTING_STATES = (AgentState.READY, AgentState.PRINTING)
+#: A printer whose last heartbeat is older than this is not counted on: the agents' default dead-after window, as
+#: the protocol's steps that hand a zone's jobs on count it (protocol/store.py, ZONE_DEAD_AFTER_MS).
+BEAT_WITHIN_S = ZONE_DEAD_AFTER_MS / 1000
+
+
+async def zone_printer(request: web.Request, token: Token) -> tuple[str | None, Zoned | None]:
+    """For a token bound to a zone: the zone's printer that can print (beating, ready or printing) with the fewest
+    badges ahead (pinned queue plus the one in hand), or None when none of its printers can print (then the badge
+    goes to the pool, for any printer of the venue); and the zone with its printers, which the job carries, so the
+    agents keep it in its zone afterwards too (a steal from outside only when none of the zone's printers can
+    print; a dead, drained or down printer's zone jobs handed to another of them: protocol/steal.lua,
+    prelude.lua ``hand_on``). (None, None) for a token of no zone."""
+    intake = request.app[INTAKE]
+    name = intake.config.zone_name_of(token.name, token.zone)
+    if name is None:
+        return None, None
+    zone = intake.config.zones[name]
+    view = await fleet(intake.redis, intake.config.venue)
+    able = [
+        p
+        for p in view.printers
+        if p.name in zone.printers
+        and p.state in PRINTING_STATES
+        and p.beat_age is not None
+        and p.beat_age < BEAT_WITHIN_S
+    ]
+    zoned = (name, tuple(zone.printers))
+    if not able:
+        return None, zoned
+    best = min(able, key=lambda p: (p.depth + (1 if p.inflight else 0), p.name))
+    return best.name, zoned
+
+
+async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
+    store = request.app[ATTENDEES]
+    chosen, zone = await zone_printer(request, token)
+    # created_by: the token, as POST /v1/jobs records it. A pin the desk asked for wins over the zone's choice; the
+    # badge still carries the zone.
+    reply, _ = await store.badge(code, token.name, printer or chosen, at_desk=token.role != "kiosk", zone=zone)
+    if reply.kind is BadgeKind.UNKNOWN:
+        raise Problem(404, UNKNOWN)
+    if reply.kind is BadgeKind.CANCELLED:
+        raise Problem(409, CANCELLED, status_of_ticket="cancelled")
+    if reply.kind is BadgeKind.ATTENTION:
+        raise Problem(409, ATTENTION, needs_attention=True)
+    if reply.kind is BadgeKind.STALE:
+        raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
+    attendee, state = await _found(request, code)
+    body = {**_view(token, attendee, state), "duplicate": reply.kind is BadgeKind.EXISTS}
+    return json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
+
+
+async def badge(request: web.Request) -> web.Response:
+    """Print this attendee's badge from the list: created once; any later request answers with that badge."""
+    token = _authorize_lookup(request, BADGE)
+    code = _code(request)
+    try:
+        printer = await _printer(request, token)
+        return await _print(request, token, code, printer)
+    except JobError as exc:
+        raise Problem(422, str(exc)) from None
+
+
+def _text(body: dict[str, Any], key: str) -> str:
+    value = body.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise field_error(422, key, "must be text")
+    return value.strip()
+
+
+async def walk_in(request: web.Request) -> web.Response:
+    """A walk-in: added to the list (``source: walk-in``), then printed like anyone on it (``"print": false``: not)."""
+    token = _authorize_lookup(request, WALK_IN)
+    store = request.app[ATTENDEES]
+    body = await _json_body(request)
+    if not isinstance(body, dict):
+        raise Problem(422, "the body must be a JSON object with a name")
+    code = _text(body, "code") or f"walkin-{secrets.token_urlsafe(12)}"
+    if not CODE_RE.fullmatch(code):
+        raise field_error(422, "code", "a ticket code is 1-128 printable characters without spaces")
+    try:
+        job = parse_job(
+            {
+                "attendee_id": code,
+                "job_id": await store.job_id_for(code),
+                "name": body.get("name"),
+                "company": body.get("company"),
+                "role": body.get("role"),
+                "fields": body.get("fields"),
+            }
+        )
+    except JobError as exc:
+        raise Problem(422, str(exc)) from None
+    record = record_for(job, _text(body, "order_code")[:64], _text(body, "email")[:254], "walk-in", "valid")
+    (put,) = await store.put_many([(code, record)])
+    if put.kind is not PutKind.ADDED:
+        raise Problem(409, "this code is on the list already: look it up instead", code_taken=True)
+    if body.get("print", True) is False:
+        attendee, state = await _found(request, code)
+        return json_response(describe(attendee, state), status=201)
+    printer = body.get("printer")
+    if printer is not None and not isinstance(printer, str):
+        raise field_error(422, "printer", "must be a printer name")
+    return await _print(request, token, code, printer)
+
+
+async def correct(request: web.Request) -> web.Response:
+    """Staff: correct name, company or fields (kept as a local edit beside the source's values), or set the ticket's
+    status (``cancelled`` withdraws a badge still waiting). The badge job's payload follows a correction, so a reprint
+    prints it."""
+    token = authorize(request, CORRECT)
+    store = request.app[ATTENDEES]
+    code = _code(request)
+    body = await _json_body(request)
+    if not isinstance(body, dict) or not body:
+        raise Problem(422, "the body must be a JSON object: name, company, fields or status")
+    unknown = sorted(set(body) - {"name", "company", "fields", "status"})
+    if unknown:
+        raise field_error(422, unknown[0], "cannot be corrected here (name, company, fields, status)")
+    if await store.get(code) is None:
+        raise Problem(404, UNKNOWN)
+    changes = {key: body[key] for key in ("name", "company", "fields") if key in body}
+    if changes:
+        for key in ("name", "company"):
+            if key in changes and not isinstance(changes[key], str | None):
+                raise field_error(422, key, "must be text")
+        if "fields" in changes and not isinstance(changes["fields"], dict | None):
+            raise field_error(422, "fields", "must be an object of text values")
+        try:
+            attendee = await store.edit(code, changes)
+        except JobError as exc:
+            raise Problem(422, str(exc)) from None
+        if attendee is None:
+            raise Problem(404, UNKNOWN)
+        await store.refresh_payload(attendee)
+    if "status" in body:
+        status = body["status"]
+        if status not in ("valid", "cancelled"):
+            raise field_error(422, "status", "valid or cancelled")
+        await store.set_status(code, status, f"token:{token.name}")
+    attendee, state = await _found(request, code)
+    log.info("attendee corrected by token %s: %s", token.name, ", ".join(sorted(body)))
+    return json_response(describe(attendee, state))
+
+
+async def refuse_unlisted(request: web.Request, token: Token) -> None:
+    """With a list loaded, a kiosk does not make badges for names typed on it (``kiosk.allow_unlisted`` says
+    otherwise): it scans tickets, looked up on the list."""
+    intake = request.app[INTAKE]
+    if token.role != "kiosk" or intake.config.kiosk.allow_unlisted:
+        return
+    if await AttendeeStore.exists(intake.redis, intake.config.venue):
+        raise Problem(
+            403,
+            "this venue checks in from its attendee list: scan the ticket (POST /v1/attendees/{code}/badge)",
+            role=token.role,
+        )
+
+
+async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple[bool, str] | None:
+    """For ``POST /v1/jobs``: a job whose attendee id is a listed ticket code is that attendee's one badge (made now,
+    or the one that exists), never a second job. Returns (made now, the attendee's job id), or None for a code not
+    on the list (or no list). A cancelled ticket answers 409."""
+    intake = request.app[INTAKE]
+    store = request.app[ATTENDEES]
+    if not await AttendeeStore.exists(intake.redis, intake.config.venue):
+        return None
+    if not CODE_RE.fullmatch(job.attendee_id) or not await intake.redis.exists(store.keys.attendee(job.attendee_id)):
+        return None
+    chosen, zone = await zone_printer(request, token)
+    reply, attendee = await store.badge(
+        job.attendee_id, token.name, job.printer or chosen, at_desk=token.role != "kiosk", zone=job.zoned or zone
+    )
+    if reply.kind is BadgeKind.CANCELLED:
+        raise Problem(409, CANCELLED, status_of_ticket="cancelled")
+    if reply.kind is BadgeKind.ATTENTION:
+        raise Problem(409, ATTENTION, needs_attention=True)
+    if reply.kind is BadgeKind.STALE:
+        raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
+    if reply.kind is BadgeKind.UNKNOWN or attendee is None:
+        return None  # taken off the list in between: a job like any other
+    return reply.kind is BadgeKind.QUEUED, attendee.job_id
+
+
+async def kiosk_settings(request: web.Request) -> web.Response:
+    """What the kiosk page does: scan against the list (``list``), let names be typed (``names``: no list, or
+    ``kiosk.allow_unlisted``), and how long an answer stays before it clears itself (``reset_after``)."""
+    intake = request.app[INTAKE]
+    kiosk = intake.config.kiosk
+    listed = await AttendeeStore.exists(intake.redis, intake.config.venue)
+    return json_response(
+        {"list": listed, "names": kiosk.allow_unlisted or not listed, "reset_after": kiosk.reset_after}
+    )
+
+
+DESK_FILES = {"index.html": "text/html", "desk.js": "text/javascript", "desk.css": "text/css"}
+
+
+async def desk_page(request: web.Request) -> web.Response:
+    """The help desk's page (a desk or staff token in the address's fragment: ``/desk#token=...``)."""
+    return await _desk_file("index.html")
+
+
+async def desk_asset(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in DESK_FILES or name == "index.html":
+        raise Problem(404, f"no desk file {name!r}")
+    return await _desk_file(name)
+
+
+async def _desk_file(name: str) -> web.Response:
+    text = resources.files("intake").joinpath(f"desk/{name}").read_text(encoding="utf-8")
+    return web.Response(text=text, content_type=DESK_FILES[name])
+
+
+async def metric_families(request: web.Request) -> list[Metric]:
+    """The attendee list's counts for the intake's /metrics (the venue's one exporter of them), as metric families
+    (core/exposition.py writes them): expected and checked in, in all and per ticket type; nothing without a list."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    intake = request.app[INTAKE]
+    if not await AttendeeStore.exists(intake.redis, intake.config.venue):
+        return []
+    counts = await request.app[ATTENDEES].counts()
+    attendees = GaugeMetricFamily(
+        "badge_attendees",
+        "Attendees of the venue's list: expected (valid tickets), checked_in (first badge printed), cancelled.",
+        labels=["what"],
+    )
+    attendees.add_metric(["expected"], counts.expected)
+    attendees.add_metric(["checked_in"], counts.checked_in)
+    attendees.add_metric(["cancelled"], counts.cancelled)
+    by_type = GaugeMetricFamily(
+        "badge_attendees_by_ticket_type", "Expected and checked in, per ticket type.", labels=["ticket_type", "what"]
+    )
+    for ticket_type, (expected, checked_in) in sorted(counts.by_type.items()):
+        by_type.add_metric([ticket_type, "expected"], expected)  # label values escaped by the exposition
+        by_type.add_metric([ticket_type, "checked_in"], checked_in)
+    return [attendees, by_type]

@@ -1,0 +1,190 @@
+"""Every Redis key of a venue, from one place.
+
+All keys of a venue carry the venue in a hash tag (``badge:{expo-2026}:...``), so on Redis Cluster they live in one
+slot and every multi-key script is legal. Nothing else in the code spells a key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from protocol.codec import enc
+
+VENUE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+PRINTER_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class Keys:
+    venue: str
+
+    @property
+    def prefix(self) -> str:
+        return f"badge:{{{self.venue}}}:"
+
+    @property
+    def pool(self) -> str:
+        return self.prefix + "pool"
+
+    @property
+    def hb(self) -> str:
+        return self.prefix + "hb"
+
+    @property
+    def events(self) -> str:
+        return self.prefix + "events"
+
+    @property
+    def dlq(self) -> str:
+        return self.prefix + "dlq"
+
+    @property
+    def stats(self) -> str:
+        """Counters by transition (printed, dead, duplicate_print, ...), so ``status`` never scans job hashes."""
+        return self.prefix + "stats"
+
+    @property
+    def printers(self) -> str:
+        """Every printer that ever beat in this venue, so ``status`` still shows the dead ones."""
+        return self.prefix + "printers"
+
+    @property
+    def pinned(self) -> str:
+        """Index of every job waiting in a pinned queue: ``<printer>|<job id>`` -> its ``enqueued_ms`` (server time).
+
+        The scripts that push to or pop from a ``q:<printer>`` update it in the same step, so it always holds exactly
+        the jobs of all pinned queues: an idle agent finds the venue's oldest pinned job with one ZRANGE, not one read
+        per peer. Printer names cannot contain ``|``, so the first ``|`` splits a member.
+        """
+        return self.prefix + "pinned"
+
+    @property
+    def sweep_lease(self) -> str:
+        """Who sweeps for dead peers this interval (one sweeper per venue)."""
+        return self.prefix + "sweep"
+
+    def queue(self, printer: str) -> str:
+        return f"{self.prefix}q:{printer}"
+
+    def inflight(self, printer: str) -> str:
+        return f"{self.prefix}inflight:{printer}"
+
+    def health(self, printer: str) -> str:
+        return f"{self.prefix}health:{printer}"
+
+    def control(self, printer: str) -> str:
+        """Operator orders to one agent (drain), read by its heartbeat."""
+        return f"{self.prefix}ctl:{printer}"
+
+    def job(self, job_id: str) -> str:
+        return f"{self.prefix}job:{job_id}"
+
+    @property
+    def pretix_jobs(self) -> str:
+        """Hash: the job id of each attendee loaded from pretix -> its pretix position id (written by the sync).
+        ``confirm`` writes a badge of these jobs into ``pretix_outbox`` in the same step."""
+        return self.prefix + "pretix:jobs"
+
+    @property
+    def pretix_outbox(self) -> str:
+        """Stream: confirmed prints of pretix attendees not yet told to pretix (never capped; an entry is deleted
+        once pretix answered)."""
+        return self.prefix + "pretix:outbox"
+
+    @property
+    def pretix_sender(self) -> str:
+        """The lease of the one sync process that sends the outbox (a string with an expiry)."""
+        return self.prefix + "pretix:sender"
+
+    @property
+    def layouts(self) -> str:
+        """Badge layouts by name: a JSON of each one's version, stocks and sources (layouts/store.py)."""
+        return self.prefix + "layouts"
+
+    @property
+    def layouts_version(self) -> str:
+        """A number that grows with every change of the venue's layouts or rules: what agents poll."""
+        return self.prefix + "layouts:version"
+
+    @property
+    def layouts_changed(self) -> str:
+        """The pub/sub channel a change of layouts is announced on, so agents need not wait for their poll."""
+        return self.prefix + "layouts:changed"
+
+    @property
+    def layout_rules(self) -> str:
+        """Which field value picks which layout: ``ticket_type=Speaker`` -> ``speaker``."""
+        return self.prefix + "layouts:rules"
+
+    def layout(self, name: str, stock: str) -> str:
+        """One variant of a layout, for one stock ("101.6x152.4"): its version, document and files."""
+        return self.prefix + "layout:" + name + ":" + stock
+
+    def done(self, job_id: str) -> str:
+        return f"{self.prefix}done:{job_id}"
+
+    def owned(self, token: str) -> str:
+        """The ids of the jobs an intake token created (the intake counts its outstanding ones here)."""
+        return f"{self.prefix}owned:{token}"
+
+
+class PrinterKeys(NamedTuple):
+    """One printer's name and keys, encoded once: the hot path names them in every call."""
+
+    name: bytes
+    inflight: bytes
+    queue: bytes
+    control: bytes
+    health: bytes
+
+
+class EncodedKeys:
+    """A venue's keys as the scripts are sent them (bytes), built once from ``Keys``.
+
+    The pull loop names the same few keys in every call: encoding them once per venue and printer, and a job's keys
+    as a prefix plus the encoded id, keeps string building off the hot path (bench/hot_path.py).
+    """
+
+    def __init__(self, keys: Keys) -> None:
+        self.keys = keys
+        self.pool, self.events, self.dlq = enc(keys.pool), enc(keys.events), enc(keys.dlq)
+        self.stats, self.pinned, self.hb = enc(keys.stats), enc(keys.pinned), enc(keys.hb)
+        self.printers, self.sweep_lease = enc(keys.printers), enc(keys.sweep_lease)
+        self.pretix_jobs, self.pretix_outbox = enc(keys.pretix_jobs), enc(keys.pretix_outbox)
+        self._job_prefix, self._done_prefix = enc(keys.job("")), enc(keys.done(""))
+        self._owned_prefix = enc(keys.owned(""))
+        self._printer_keys: dict[str, PrinterKeys] = {}
+
+    def job(self, job_id: bytes) -> bytes:
+        return self._job_prefix + job_id
+
+    def done(self, job_id: bytes) -> bytes:
+        return self._done_prefix + job_id
+
+    def owned(self, token: bytes) -> bytes:
+        return self._owned_prefix + token
+
+    def printer(self, name: str) -> PrinterKeys:
+        mine = self._printer_keys.get(name)
+        if mine is None:
+            k = self.keys
+            mine = PrinterKeys(
+                enc(name), enc(k.inflight(name)), enc(k.queue(name)), enc(k.control(name)), enc(k.health(name))
+            )
+            if len(self._printer_keys) < 1024:  # a venue has tens of printers; a typo loop must not grow it forever
+                self._printer_keys[name] = mine
+        return mine
+
+
+def pinned_member(printer: str, job_id: str) -> str:
+    """The member of ``Keys.pinned`` for a job waiting in ``q:<printer>`` (the scripts build the same string)."""
+    return f"{printer}|{job_id}"
+
+
+def split_pinned_member(member: str) -> tuple[str, str]:
+    """(printer, job id) of a ``Keys.pinned`` member."""
+    printer, _, job_id = member.partition("|")
+    return printer, job_id

@@ -1,0 +1,220 @@
+-- Steps several scripts share, written once. In the Redis Functions library (library.py) every function here is
+-- defined once, ahead of all scripts; for Redis 6.2 (the demo's embedded server, which runs plain EVAL) scripts.py
+-- joins each function in front of every script that calls it, and only those: a script carries (and
+-- `badge-agent acl` grants) only the commands it runs. Blocks are apart by a blank line; a function calls only
+-- functions above it.
+
+-- Redis server time in ms: every timestamp comes from the server, since venue Pis may have no real-time clock.
+local function now_ms()
+  local t = redis.call('TIME')
+  return t[1] * 1000 + math.floor(t[2] / 1000)
+end
+
+-- Append one event to the venue's audit stream, capped near <maxlen> entries; the rest are its field/value pairs.
+local function event(stream, maxlen, ...)
+  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', ...)
+end
+
+-- The pinned index's member for a job waiting in a printer's queue.
+local function pinned_member(printer, id)
+  return printer .. '|' .. id
+end
+
+-- Park a job that can never print: listed once in the DLQ, counted, and told in an event with the reason. The job
+-- record (<job>) is marked dead with the reason too, unless <job> is false (a record of the wrong type cannot be
+-- written; the event and the DLQ carry the reason). The rest are extra fields of the event.
+local function to_dlq(job, dlq, stats, events, maxlen, id, me, reason, now, ...)
+  redis.call('LREM', dlq, 0, id)
+  redis.call('LPUSH', dlq, id)
+  if job then
+    redis.call('HSET', job, 'state', 'dead', 'error', reason, 'printer', me, 'dead_ms', now)
+  end
+  redis.call('HINCRBY', stats, 'dead', 1)
+  event(events, maxlen, 'event', 'dead', 'job_id', id, 'printer', me, 'reason', reason, ...)
+end
+
+-- Add a new badge job (its id known to be free): the job hash, the pool or the pinned queue (and the pinned index),
+-- the counter and the event, at server time <now>. Shared by enqueue and by the attendee list's "badge for
+-- attendee" step, so a job made from the list is the same record as any other.
+-- <zone>, <zone_printers>: the zone the job belongs to and its printers (names apart by spaces), or "" for none:
+-- steal and every step that hands a pinned job on read them (zone_pick).
+local function add_job(job, queue, events, stats, pinned, id, payload, printer, maxlen, now, zone, zone_printers)
+  redis.call('HSET', job, 'payload', payload, 'state', 'queued', 'printer', '', 'pinned', printer,
+    'attempts', 0, 'epoch', 0, 'enqueued_ms', now, 'reclaims', 0, 'maybe_printed', 0, 'maybe_duplicate', 0)
+  if zone_printers and zone_printers ~= '' then
+    redis.call('HSET', job, 'zone', zone, 'zone_printers', zone_printers)
+  end
+  -- New jobs go in on the left; agents take from the right: oldest first.
+  redis.call('LPUSH', queue, id)
+  if printer ~= '' then
+    -- Indexed by when it arrived, so idle peers find the oldest pinned job of the venue without reading every queue.
+    redis.call('ZADD', pinned, now, pinned_member(printer, id))
+  end
+  redis.call('HINCRBY', stats, 'enqueued', 1)
+  event(events, maxlen, 'event', 'enqueued', 'job_id', id, 'printer', printer)
+end
+
+-- The printers of a job's zone (its hash's zone_printers), sorted by name, or nil for a job of no zone. A record that
+-- is not a hash has no zone (begin dead-letters it when a printer takes it).
+local function zone_of(job)
+  local names = redis.pcall('HGET', job, 'zone_printers')
+  if type(names) ~= 'string' or names == '' then
+    return nil
+  end
+  local zone = {}
+  for name in string.gmatch(names, '%S+') do
+    zone[#zone + 1] = name
+  end
+  table.sort(zone)
+  return zone
+end
+
+-- The zone printers a step was given: the ARGV from <first> on name them, and the last four KEYS per name are theirs
+-- (health, ctl, q, inflight: specs.py, _zone_tail). Returns name -> those keys.
+local function zone_peers(keys, argv, first)
+  local peers, count = {}, #argv - first + 1
+  local base = #keys - 4 * count
+  for i = 0, count - 1 do
+    local at = base + 4 * i
+    peers[argv[first + i]] = {health = keys[at + 1], ctl = keys[at + 2], q = keys[at + 3], inflight = keys[at + 4]}
+  end
+  return peers
+end
+
+-- The printers of <zone> (but <except>) whose keys are not among <peers>, added to <missing> (a set, and its list
+-- in missing.names): a step answers with them before it changes anything, and the caller calls it again with them.
+local function zone_missing(zone, peers, except, missing)
+  for _, name in ipairs(zone) do
+    if name ~= except and not peers[name] and not missing[name] then
+      missing[name] = true
+      missing.names[#missing.names + 1] = name
+    end
+  end
+end
+
+-- Whether a zone printer can print now: not drained, its last heartbeat within <dead_after_ms> of <now>, and its
+-- health ready or printing (protocol/state.py; anything else is paused, down, drained or stopped). The same rule as the
+-- intake's choice of printer (intake/attendee_routes.py, zone_printer).
+local function can_print(peer, now, dead_after_ms)
+  if redis.call('GET', peer.ctl) == 'drain' then
+    return false
+  end
+  local raw = redis.call('GET', peer.health)
+  if not raw then
+    return false
+  end
+  local ok, health = pcall(cjson.decode, raw)
+  if not ok or type(health) ~= 'table' or (health['state'] ~= 'ready' and health['state'] ~= 'printing') then
+    return false
+  end
+  local beat = tonumber(health['beat_ms'])
+  return beat ~= nil and now - beat < tonumber(dead_after_ms)
+end
+
+-- The printer of <zone> (but <except>) that can print with the fewest jobs ahead of a new one (its pinned queue plus
+-- the one in hand; a tie to the first name), or nil when none can. Every name has its keys in <peers> (zone_missing).
+local function zone_pick(zone, peers, except, now, dead_after_ms)
+  local best, fewest = nil, nil
+  for _, name in ipairs(zone) do
+    local peer = peers[name]
+    if name ~= except and can_print(peer, now, dead_after_ms) then
+      local ahead = redis.call('LLEN', peer.q) + redis.call('LLEN', peer.inflight)
+      if fewest == nil or ahead < fewest then
+        best, fewest = name, ahead
+      end
+    end
+  end
+  return best
+end
+
+-- Hand a job on from a printer that stops serving it (<except>: dead, drained, down): a job of a zone (<zone>, nil
+-- for none) to the front of the queue of its zone's printer that can print with the fewest jobs ahead, indexed as
+-- pinned there (and its hash's pinned names that printer); else, or when none of them can print, to the front of the
+-- pool. Returns the printer's name or "". A job with a zone has a hash record (zone_of read it).
+local function hand_on(job, id, zone, pool, index, peers, except, now, dead_after_ms)
+  local to = zone and zone_pick(zone, peers, except, now, dead_after_ms)
+  if to then
+    redis.call('RPUSH', peers[to].q, id)
+    local since = tonumber(redis.pcall('HGET', job, 'enqueued_ms')) or now
+    redis.call('ZADD', index, since, pinned_member(to, id))
+    -- The queue it waits in now, where cancel looks for it.
+    redis.call('HSET', job, 'pinned', to)
+    return to
+  end
+  redis.call('RPUSH', pool, id)
+  return ''
+end
+
+-- A printer's pinned queue as the caller read it: <count> (ARGV[<arg>]) ids after it in ARGV, newest first, and
+-- their job keys from KEYS[<key>] on. Returns the ids, the job keys and where the ARGV after the ids begin.
+local function queue_read(keys, argv, key, arg)
+  local ids, jobs = {}, {}
+  local count = tonumber(argv[arg])
+  for i = 1, count do
+    ids[i] = argv[arg + i]
+    jobs[i] = keys[key + i - 1]
+  end
+  return ids, jobs, arg + count + 1
+end
+
+-- The zones of a printer's pinned queue, read before anything moves. <ids>, <jobs>: the queue's ids, newest first
+-- (LRANGE), and their job keys, as the caller read them. Returns false when the queue is not that any more; else
+-- the zone of each id that has one (id -> zone), and adds the zone printers whose keys were not given to <missing>.
+local function queue_zones(queue, ids, jobs, peers, except, missing)
+  local now_ids = redis.call('LRANGE', queue, 0, -1)
+  if #now_ids ~= #ids then
+    return false
+  end
+  local zones = {}
+  for i, id in ipairs(now_ids) do
+    if id ~= ids[i] then
+      return false
+    end
+    local zone = zone_of(jobs[i])
+    if zone then
+      zones[id] = zone
+      zone_missing(zone, peers, except, missing)
+    end
+  end
+  return zones
+end
+
+-- What handing a printer's pinned queue on needs, read before anything moves: the queue as the caller read it
+-- (queue_read from KEYS[<key>] and ARGV[<arg>]), the zone printers it gave (zone_peers), the zone of each queued job
+-- and of <held> (a job key, or nil: a held job handed on too). Returns that plan; or nil and the step's answer when
+-- it must not go on: {"retry"} (the queue changed) or {"zones", printer...} (their keys are needed as well).
+local function hand_on_plan(keys, argv, queue, key, arg, except, held)
+  local ids, jobs, first = queue_read(keys, argv, key, arg)
+  local peers = zone_peers(keys, argv, first)
+  local missing = {names = {}}
+  local zones = queue_zones(queue, ids, jobs, peers, except, missing)
+  if not zones then
+    return nil, {'retry'}
+  end
+  local held_zone = held and zone_of(held)
+  if held_zone then
+    zone_missing(held_zone, peers, except, missing)
+  end
+  if #missing.names > 0 then
+    return nil, {'zones', unpack(missing.names)}
+  end
+  return {ids = ids, jobs = jobs, zones = zones, peers = peers, held_zone = held_zone}
+end
+
+-- Hand on every job of <printer>'s pinned queue as <plan> read it (hand_on_plan), oldest last so that it ends up
+-- the very next one taken wherever it goes, out of the pinned index. Returns how many went to the pool and how many
+-- to zone printers.
+local function queue_hand_on(queue, plan, pool, index, printer, now, dead_after_ms)
+  local pooled, zoned = 0, 0
+  for i, id in ipairs(plan.ids) do
+    -- It is the head: the queue is what hand_on_plan read (LREM, a list write every role's ACL already grants).
+    redis.call('LREM', queue, 1, id)
+    redis.call('ZREM', index, pinned_member(printer, id))
+    if hand_on(plan.jobs[i], id, plan.zones[id], pool, index, plan.peers, printer, now, dead_after_ms) == '' then
+      pooled = pooled + 1
+    else
+      zoned = zoned + 1
+    end
+  end
+  return pooled, zoned
+end
