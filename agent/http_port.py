@@ -16,8 +16,8 @@ import logging
 import socket
 from collections.abc import Callable
 
-from agent.config import split_host_port
 from core.logs import kv
+from core.settings import split_host_port
 from protocol.state import Snapshot
 
 log = logging.getLogger("agent.http_app")

@@ -32,7 +32,7 @@ from agent.pull_events import Fanout, LogEvents
 from agent.sweep import Sweep
 from core.logs import kv
 from drivers.base import Badge, DeviceStatus, Driver, Outcome, RenderError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.book import LayoutBook
 from layouts.store import LayoutStore
 from protocol.connection import make_redis, master_changes

@@ -603,3 +603,10 @@ def record_for(job: Job, order_code: str, email: str, source: str, status: str) 
     return specs.Record(
         job.name, job.company, job.role, fields, order_code, email, source, status, job.job_id, ticket_type, terms
     )
+
+
+async def list_counts(redis: Redis, venue: str) -> dict[str, Any] | None:
+    """The attendee list's counts, read only; None without a list."""
+    if not await AttendeeStore.exists(redis, venue):
+        return None
+    return (await AttendeeStore(redis, venue).counts(fold=False)).as_dict()

@@ -19,7 +19,7 @@ from typing import Any
 
 from cli.redis_server import free_port
 from drivers.base import Driver
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.languages import LANGUAGES
 from drivers.transports import TcpTransport
 

@@ -9,7 +9,7 @@ import statistics
 import time
 
 from drivers.base import Badge
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.render import render_badge
 from drivers.render.brother import encode_brother_raster
 from drivers.render.escpos import encode_escpos_raster

@@ -17,7 +17,6 @@ from typing import Any
 import yaml
 from redis.exceptions import RedisError
 
-from agent.config import RedisConfig
 from bench.common import (
     agent_config,
     agent_process,
@@ -36,6 +35,7 @@ from cli.redis_server import stop_process
 from protocol.connection import make_redis
 from protocol.jobs import parse_job
 from protocol.keys import Keys
+from protocol.redis_config import RedisConfig
 from protocol.store import Store
 
 PRINTERS = ("s1", "s2", "s3")

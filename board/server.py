@@ -21,11 +21,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from board.venue_view import venue_view
 from core.logs import kv, safe_json, shown
 from core.page_headers import add_page_headers
 from protocol.codec import dec, enc
 from protocol.connection import stop_if_cancelled
-from protocol.fleet import events_after, fleet, tail_events
+from protocol.fleet import events_after, tail_events
 from protocol.keys import Keys
 from protocol.vocabulary import BOARD_WORDS, DUPLICATE_WORDS, StaffCounts
 
@@ -112,7 +113,7 @@ class Board:
             await self._load_history()
         for event in await events_after(self.redis, self.venue, self.last_event, 1000, block_ms=None):
             self._add_event(event)
-        view = await fleet(self.redis, self.venue)
+        view = await venue_view(self.redis, self.venue)
         data = view.as_dict()
         counts = data["counts"]
         data["duplicates_count"] = StaffCounts.from_stats(counts).to_find

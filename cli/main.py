@@ -17,11 +17,12 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent import __version__
-from agent.config import AgentConfig, RedisConfig, load_config, secret_warnings
+from agent.config import AgentConfig, load_config, secret_warnings
 from cli.commands import LazyGroup
 from core.errors import EXIT_CONFIG, ConfigError, UserError
 from core.logs import masked
 from core.validate import Invalid
+from protocol.redis_config import RedisConfig
 
 T = TypeVar("T")
 

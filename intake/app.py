@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import json
 import logging
 import math
 import time
@@ -22,26 +21,23 @@ from aiohttp import web
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from cli.commands.staff import cancel_message, cancel_token_jobs, reprint_message
 from core.errors import JobError, UserError
-from core.exposition import Counter, exposition
+from core.exposition import exposition
 from core.page_headers import add_page_headers
-from intake.budget import Lanes, Watches
+from intake.attendee_routes import add_routes, badge_if_listed, kiosk_settings, metric_families, refuse_unlisted
 from intake.config import IntakeConfig
-from intake.guard import Activity
-from intake.hub import Event, Hub
+from intake.context import INTAKE, Intake, authorize, bearer_secret, json_body
+from intake.hub import Event
 from intake.jsonreply import json_response
 from intake.openapi import spec
-from intake.outstanding import FINAL, Outstanding
+from intake.outstanding import FINAL
 from intake.problem import Problem, field_error, response
-from intake.ratelimit import RateLimit
-from intake.tokens import TOKEN_NAME_RE, Token, TokenFile
-from protocol.codec import dec, enc
+from intake.tokens import TOKEN_NAME_RE, Token
 from protocol.fleet import fleet
 from protocol.jobs import Job, parse_job
 from protocol.keys import JOB_ID_RE
 from protocol.replies import CancelKind, ReprintKind
-from protocol.store import Store
+from protocol.staff import cancel_message, cancel_token_jobs, reprint_message
 from protocol.vocabulary import StaffCounts, staff_family
 
 log = logging.getLogger("badge_agent.intake")
@@ -57,65 +53,12 @@ RECHECK = 5.0
 #: The start of every job id a kiosk creates (``kiosk:<token>:<id>``); refused from desks and staff.
 KIOSK_PREFIX = "kiosk:"
 #: The job hash fields a reader sees, besides job_id and location.
-JOB_FIELDS = ("state", "printer", "attempts", "reprints", "maybe_duplicate", "maybe_printed_where", "last_printer")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class Intake:
-    """What the handlers share: the store, the token file, the limits and the request counters for /metrics."""
-
-    def __init__(self, config: IntakeConfig, redis: Redis) -> None:
-        self.config = config
-        self.redis = redis
-        self.store = Store(redis, config.venue)
-        self.tokens = TokenFile(config.tokens)
-        self.rate = RateLimit(config.limits.rate, config.limits.burst)
-        self.requests = Counter("badge_intake_requests", "Requests answered, by route and status.", ["route", "status"])
-        self.hub = Hub(redis, enc(self.store.keys.events))
-        self.watches = Watches(config.limits.watch_per_token, config.limits.watch_total)
-        self.lanes = Lanes(config.limits.desk_lane, config.limits.public_lane)
-        self.activity = Activity()  # which connections are inside a request, for the connection guard
-        self.outstanding = Outstanding(redis, self.store.keys)
-
-    async def location(self, printer: str) -> str:
-        if not printer:
-            return ""
-        raw = await self.redis.get(enc(self.store.keys.health(printer)))
-        try:
-            return str(json.loads(raw).get("location", "")) if raw else ""
-        except (ValueError, AttributeError):
-            return ""
-
-    async def job_view(self, job_id: str) -> dict[str, Any] | None:
-        raw = await self.redis.hmget(enc(self.store.keys.job(job_id)), [*JOB_FIELDS, "created_by", "printed_at"])
-        if raw[0] is None:
-            return None
-        fields = dict(zip([*JOB_FIELDS, "created_by", "printed_at"], (dec(v) for v in raw), strict=True))
-        view: dict[str, Any] = {"job_id": job_id, "state": fields["state"], "printer": fields["printer"]}
-        view["location"] = (
-            fields["printed_at"] if fields["state"] == "printed" and fields["printed_at"] else ""
-        ) or await self.location(fields["printer"])
-        view["attempts"] = int(fields["attempts"] or 0)
-        view["reprints"] = int(fields["reprints"] or 0)
-        view["maybe_duplicate"] = fields["maybe_duplicate"] == "1"
-        view["maybe_printed_where"] = fields["maybe_printed_where"]
-        view["last_printer"] = fields["last_printer"]
-        view["_created_by"] = fields["created_by"]
-        return view
-
-
-INTAKE = web.AppKey("intake", Intake)
-
-
 def _public(view: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in view.items() if not k.startswith("_")}
-
-
-def _secret(request: web.Request) -> str | None:
-    header = request.headers.get("Authorization", "")
-    scheme, _, value = header.partition(" ")
-    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
 def _route_name(request: web.Request) -> str:
@@ -158,56 +101,6 @@ def make_middleware(intake: Intake) -> Any:
         return resp
 
     return middleware
-
-
-def authorize(request: web.Request, roles: tuple[str, ...]) -> Token:
-    intake: Intake = request.app[INTAKE]
-    secret = _secret(request)
-    if secret is None:
-        raise Problem(401, "no token: send Authorization: Bearer <token>", headers={"WWW-Authenticate": "Bearer"})
-    try:
-        token = intake.tokens.lookup(secret)
-    except UserError as exc:
-        log.error("%s", exc)
-        raise Problem(503, "the token file cannot be read; ask the operator") from None
-    if token is None:
-        raise Problem(401, "unknown or revoked token", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
-    if token.role not in roles:
-        raise Problem(403, f"a {token.role} token may not do this (needs {' or '.join(roles)})", role=token.role)
-    wait = intake.rate.take(token.name)
-    if wait:
-        raise Problem(
-            429,
-            f"over this token's rate ({intake.config.limits.rate:g} requests/s)",
-            headers={"Retry-After": str(wait)},
-            retry_after=wait,
-        )
-    return token
-
-
-async def _json_body(request: web.Request) -> Any:
-    intake: Intake = request.app[INTAKE]
-    limit = intake.config.limits.max_body_bytes
-    if request.content_length is not None and request.content_length > limit:
-        raise Problem(413, f"the body is larger than {limit} bytes")
-    try:
-        async with asyncio.timeout(intake.config.limits.body_timeout):
-            raw = await request.read()  # aiohttp refuses more than client_max_size (= the limit) with 413
-    except TimeoutError:
-        raise Problem(408, f"the body took longer than {intake.config.limits.body_timeout:g} s to arrive") from None
-    if not raw:
-        raise Problem(422, "the body is empty: send a JSON object")
-    try:
-        return json.loads(raw, parse_constant=_no_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Problem(422, f"the body is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise Problem(422, "the body is not valid JSON: nested too deep") from None
-
-
-def _no_constant(name: str) -> Any:
-    """NaN, Infinity and -Infinity are not JSON (Python's json module accepts them unless told otherwise)."""
-    raise ValueError(f"{name} is not a JSON value")
 
 
 def _job_id(request: web.Request) -> str:
@@ -272,10 +165,8 @@ def _join(where: str, field: str) -> str:
 async def create(request: web.Request) -> web.Response:
     token = authorize(request, CREATE)
     intake: Intake = request.app[INTAKE]
-    from intake.attendee_routes import refuse_unlisted  # imported here: the attendee routes build on this module
-
     await refuse_unlisted(request, token)
-    body = await _json_body(request)
+    body = await json_body(request)
     batch = isinstance(body, dict) and "jobs" in body
     if batch and token.role == "kiosk":
         raise Problem(403, "a kiosk token creates one job a request, not a batch", role=token.role)
@@ -287,7 +178,6 @@ async def create(request: web.Request) -> web.Response:
     if batch and not items:
         raise field_error(422, "jobs", "is empty")
     jobs = _parse_jobs(token, items, batch)
-    from intake.attendee_routes import badge_if_listed  # a listed ticket's job is its attendee's one badge
 
     out = []
     async with intake.lanes.lane(token.role):
@@ -335,7 +225,7 @@ def _gone(request: web.Request) -> bool:
 
 def _still_valid(request: web.Request, token: Token) -> bool:
     """The request's token is still in the token file (a revoke ends a stream or long-poll that is open)."""
-    secret = _secret(request)
+    secret = bearer_secret(request)
     try:
         now = request.app[INTAKE].tokens.lookup(secret) if secret else None
     except UserError:
@@ -441,7 +331,7 @@ async def reprint(request: web.Request) -> web.Response:
     token = authorize(request, STAFF)
     intake: Intake = request.app[INTAKE]
     job_id = _job_id(request)
-    body = await _json_body(request)
+    body = await json_body(request)
     if not isinstance(body, dict):
         raise Problem(422, "the body must be a JSON object with a reason")
     reason, force = body.get("reason"), body.get("force", False)
@@ -526,7 +416,6 @@ async def metrics(request: web.Request) -> web.Response:
     jobs = GaugeMetricFamily("badge_venue_jobs", "Venue counts by transition (the stats hash).", labels=["what"])
     for name, value in sorted(view.counts.items()):
         jobs.add_metric([name], value)
-    from intake.attendee_routes import metric_families  # the attendee list's counts, folded as they are read
 
     families = [jobs, staff_family(StaffCounts.from_stats(view.counts)), *await metric_families(request)]
     watches = GaugeMetricFamily("badge_intake_watches", "SSE streams and long-polls open now.")
@@ -550,8 +439,6 @@ async def kiosk_page(request: web.Request) -> web.Response:
 async def kiosk_asset(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     if name == "settings.json":  # what the page does with an attendee list, from the config and the venue
-        from intake.attendee_routes import kiosk_settings
-
         return await kiosk_settings(request)
     if name not in KIOSK_FILES:
         raise Problem(404, f"no kiosk file {name!r}")
@@ -593,7 +480,6 @@ def make_app(config: IntakeConfig, redis: Redis) -> web.Application:
     app.router.add_get("/metrics", metrics, allow_head=False)
     app.router.add_get("/kiosk", kiosk_page, allow_head=False)
     app.router.add_get("/kiosk/{name}", kiosk_asset, allow_head=False)
-    from intake.attendee_routes import add_routes  # the attendee list's routes, in their own module
 
     add_routes(app, intake)
     return app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from intake.openapi import AUTH, BEARER, TEXT, json_body, json_reply, problem
+from intake.openapi_parts import AUTH, BEARER, TEXT, json_body, json_reply, problem
 
 CODE = {"name": "code", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[!-~]{1,128}$"}}
 LOOKUP_429 = {"429": {**AUTH["429"], "description": "over the token's rate, or its attendee lookups' rate"}}

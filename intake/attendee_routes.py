@@ -19,7 +19,7 @@ from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
 from attendees.views import describe, kiosk_view
 from core.errors import JobError
-from intake.app import INTAKE, Intake, _json_body, authorize
+from intake.context import INTAKE, Intake, authorize, json_body
 from intake.jsonreply import json_response
 from intake.problem import Problem, field_error
 from intake.ratelimit import RateLimit
@@ -118,7 +118,7 @@ async def _printer(request: web.Request, token: Token) -> str | None:
     """A pin a desk or staff may ask for (``{"printer": NAME}``); a kiosk's badges go where the venue sends them."""
     if not request.can_read_body:
         return None
-    body = await _json_body(request)
+    body = await json_body(request)
     if not isinstance(body, dict):
         raise Problem(422, "the body must be a JSON object (or empty)")
     printer = body.get("printer")
@@ -209,7 +209,7 @@ async def walk_in(request: web.Request) -> web.Response:
     """A walk-in: added to the list (``source: walk-in``), then printed like anyone on it (``"print": false``: not)."""
     token = _authorize_lookup(request, WALK_IN)
     store = request.app[ATTENDEES]
-    body = await _json_body(request)
+    body = await json_body(request)
     if not isinstance(body, dict):
         raise Problem(422, "the body must be a JSON object with a name")
     code = _text(body, "code") or f"walkin-{secrets.token_urlsafe(12)}"
@@ -248,7 +248,7 @@ async def correct(request: web.Request) -> web.Response:
     token = authorize(request, CORRECT)
     store = request.app[ATTENDEES]
     code = _code(request)
-    body = await _json_body(request)
+    body = await json_body(request)
     if not isinstance(body, dict) or not body:
         raise Problem(422, "the body must be a JSON object: name, company, fields or status")
     unknown = sorted(set(body) - {"name", "company", "fields", "status"})

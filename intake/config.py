@@ -8,14 +8,15 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from agent.config import RedisConfig, _host_port, _Strict, _venue_name, read_config_mapping
 from core import validate
 from core.errors import ConfigError
+from core.settings import Strict, host_port, read_config_mapping
 from protocol.jobs import ZONE_NAME
 from protocol.keys import PRINTER_RE
+from protocol.redis_config import RedisConfig, venue_name
 
 
-class LimitsConfig(_Strict, kw_only=True):
+class LimitsConfig(Strict, kw_only=True):
     #: Largest request body; a larger one answers 413.
     max_body_bytes: Annotated[int, Meta(ge=1024, le=16 * 1024 * 1024)] = 256 * 1024
     #: Most jobs in one ``{"jobs": [...]}`` request; more answers 413.
@@ -51,7 +52,7 @@ class LimitsConfig(_Strict, kw_only=True):
     lookup_burst: Annotated[int, Meta(ge=1, le=10_000)] = 30
 
 
-class KioskConfig(_Strict, kw_only=True):
+class KioskConfig(Strict, kw_only=True):
     #: A JavaScript file that sets ``window.KIOSK_STRINGS`` (a translation of intake/kiosk/strings.js).
     strings: Path | None = None
     #: With an attendee list loaded, a kiosk prints only listed tickets; true lets it type a name for any code.
@@ -75,7 +76,7 @@ def _zone_names(zones: dict[str, ZoneConfig]) -> dict[str, ZoneConfig]:
     return zones
 
 
-class ZoneConfig(_Strict, kw_only=True):
+class ZoneConfig(Strict, kw_only=True):
     """A named set of printers (``Hall A``'s two) and the kiosk and desk tokens near them: those tokens' attendee
     badges are pinned to the zone printer that can print with the least waiting, and go to the pool (anywhere) only
     when none of them can print."""
@@ -85,10 +86,10 @@ class ZoneConfig(_Strict, kw_only=True):
     tokens: list[str] = msgspec.field(default_factory=list)
 
 
-class IntakeConfig(_Strict, kw_only=True):
-    venue: Annotated[str, Meta(extra={"check": _venue_name})]
+class IntakeConfig(Strict, kw_only=True):
+    venue: Annotated[str, Meta(extra={"check": venue_name})]
     redis: RedisConfig = msgspec.field(default_factory=RedisConfig)
-    listen: Annotated[str, Meta(extra={"check": _host_port})] = "127.0.0.1:8080"
+    listen: Annotated[str, Meta(extra={"check": host_port})] = "127.0.0.1:8080"
     #: The token file (hashes only; written by ``badge-agent intake token add``, mode 0600).
     tokens: Path
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)

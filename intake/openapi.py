@@ -4,53 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
+from intake import attendee_openapi as attendee_api  # the attendee routes document themselves
+from intake.openapi_parts import AUTH, BEARER, TEXT, json_body, json_reply, problem
 
-
-def problem(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
-    }
-
-
-def json_reply(description: str, ref: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
-    }
-
-
-def json_body(schema: dict[str, Any]) -> dict[str, Any]:
-    """A required JSON request body of this schema."""
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
-
-
-AUTH = {
-    "401": problem("no token, or an unknown or revoked one"),
-    "403": problem("this token's role may not do it"),
-    "429": {
-        **problem("over the token's rate, its open streams and long-polls, or (creating) its outstanding jobs"),
-        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
-    },
-    "503": {
-        **problem("the venue's Redis is unreachable"),
-        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
-    },
-}
 JOB_ID = {
     "name": "id",
     "in": "path",
     "required": True,
     "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"},
 }
-TEXT = {"type": "string"}
 
 
 def spec() -> dict[str, Any]:
     doc = _jobs_spec()
-    from intake import attendee_openapi as attendee_api  # the attendee routes document themselves
-
     doc["components"]["schemas"].update(attendee_api.schemas())
     doc["paths"].update(attendee_api.paths())
     return doc

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from drivers.base import Badge, RenderError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.errors import LayoutError
 from layouts.model import job_values, stock_name
 

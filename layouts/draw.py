@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from PIL import Image, ImageDraw
 
 from drivers.base import Badge, RenderError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.render import fonts, runs
 from drivers.render.badge import label_dots
 from drivers.render.fonts import FontLibrary

@@ -239,3 +239,16 @@ class Sender:
                 away_since = None
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=pause)
+
+
+async def outbox_status(redis: Redis, venue: str) -> dict[str, Any] | None:
+    """How many confirmed prints wait to be told to pretix, and the sync process sending them (None: none is);
+    None without a pretix sync."""
+    k = Keys(venue)
+    if not await redis.exists(enc(k.pretix_jobs)):
+        return None
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.xlen(enc(k.pretix_outbox))
+        pipe.get(enc(k.pretix_sender))
+        waiting, sender = await pipe.execute()
+    return {"waiting": int(waiting), "sender": dec(sender) if sender is not None else None}

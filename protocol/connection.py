@@ -38,8 +38,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agent.config import RedisConfig, TlsConfig
 from core.logs import kv, masked
+from protocol.redis_config import RedisConfig, TlsConfig
 
 log = logging.getLogger(__name__)
 

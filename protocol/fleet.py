@@ -34,11 +34,9 @@ class FleetView:
     dlq: int
     printers: list[PrinterView]
     counts: dict[str, int]
-    #: The attendee list's counts (expected, checked in, per ticket type), None when the venue has no list.
-    attendees: dict[str, Any] | None = None
-    #: Confirmed prints of pretix attendees waiting to be sent to pretix, and which sync process sends them (its
-    #: lease); None when no pretix sync loaded this venue's list.
-    pretix: dict[str, Any] | None = None
+    #: What the features add to the view, by name (board/venue_view.py: the attendee list's counts, the pretix
+    #: outbox), each None where the venue does not use that feature; the protocol reads none of them.
+    sections: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -49,8 +47,7 @@ class FleetView:
             "counts": self.counts,
             "staff": StaffCounts.from_stats(self.counts).as_dict(),
             "printers": [p.__dict__ for p in self.printers],
-            "attendees": self.attendees,
-            "pretix": self.pretix,
+            **self.sections,
         }
 
 
@@ -118,31 +115,7 @@ async def fleet(redis: Redis, venue: str) -> FleetView:
         int(dlq),
         printers,
         counts,
-        await attendee_counts(redis, venue),
-        await pretix_outbox(redis, venue),
     )
-
-
-async def pretix_outbox(redis: Redis, venue: str) -> dict[str, Any] | None:
-    """How many confirmed prints wait to be told to pretix, and the sync process sending them (None: none is);
-    None without a pretix sync."""
-    k = Keys(venue)
-    if not await redis.exists(enc(k.pretix_jobs)):
-        return None
-    async with redis.pipeline(transaction=False) as pipe:
-        pipe.xlen(enc(k.pretix_outbox))
-        pipe.get(enc(k.pretix_sender))
-        waiting, sender = await pipe.execute()
-    return {"waiting": int(waiting), "sender": dec(sender) if sender is not None else None}
-
-
-async def attendee_counts(redis: Redis, venue: str) -> dict[str, Any] | None:
-    """The attendee list's counts, read only; None without a list."""
-    from attendees.store import AttendeeStore  # only venues with a list pay for it
-
-    if not await AttendeeStore.exists(redis, venue):
-        return None
-    return (await AttendeeStore(redis, venue).counts(fold=False)).as_dict()
 
 
 async def job_detail(redis: Redis, venue: str, job_id: str, max_events: int = 2000) -> dict[str, Any] | None:

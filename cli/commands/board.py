@@ -23,8 +23,8 @@ DEFAULT_LISTEN = "127.0.0.1:8090"
 @click.option("--interval", default=0.5, show_default=True, help="How often Redis is read, seconds.")
 def board(target: Target, listen: str, interval: float) -> None:
     """A live page of every printer, the pool, the DLQ, recent events and badges that may exist twice."""
-    from agent.config import split_host_port
     from board.server import serve_board
+    from core.settings import split_host_port
 
     try:
         host, port = split_host_port(listen)

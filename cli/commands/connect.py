@@ -8,10 +8,11 @@ from redis.exceptions import AuthenticationError, NoPermissionError, RedisError,
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from agent.config import AgentConfig, SentinelConfig
+from agent.config import AgentConfig
 from drivers import DriverError, build_driver
 from protocol.connection import explain, make_redis
 from protocol.keys import Keys
+from protocol.redis_config import SentinelConfig
 from protocol.scripts import LibraryMissing, functions_run, library_loaded, load_library
 
 

@@ -29,16 +29,17 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from agent.config import RedisConfig
+from board.venue_view import venue_view
 from cli.commands.status import fleet_table, format_event
 from cli.main import run_async
 from cli.redis_server import RedisServer
 from drivers.sim import SimControl
 from protocol.codec import dec
 from protocol.connection import make_redis
-from protocol.fleet import fleet, tail_events
+from protocol.fleet import tail_events
 from protocol.jobs import parse_job
 from protocol.keys import Keys
+from protocol.redis_config import RedisConfig
 from protocol.store import Store
 from protocol.vocabulary import PRINTED_TWICE, StaffCounts, flag_line
 
@@ -169,7 +170,7 @@ async def _rush(console: Console, url: str, printers: list[DemoPrinter], badges:
     start = time.monotonic()
     try:
         # Wait until every agent beats, like doors opening once the printers are warm.
-        while len((await fleet(redis, VENUE)).printers) < len(printers):
+        while len((await venue_view(redis, VENUE)).printers) < len(printers):
             if time.monotonic() - start > 20:
                 raise click.ClickException("agents did not start; see their logs with --keep")
             await asyncio.sleep(0.2)
@@ -192,7 +193,7 @@ async def _rush(console: Console, url: str, printers: list[DemoPrinter], badges:
                     # Someone pushes junk into the pool by hand: it must land in the DLQ, not stop anything.
                     await redis.lpush(Keys(VENUE).pool, "not-a-real-job")
                     junk_pushed = True
-                view = await fleet(redis, VENUE)
+                view = await venue_view(redis, VENUE)
                 printed = view.counts.get("printed", 0)
                 script.step(printed / badges)
                 recent = await tail_events(redis, VENUE, 8)

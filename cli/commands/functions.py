@@ -15,11 +15,12 @@ from typing import Any
 import click
 import msgspec
 
-from agent.config import RedisConfig, load_config
+from agent.config import load_config
 from cli.main import EXIT_UNAVAILABLE, fail, run_async
 from core.errors import EXIT_CONFIG, ConfigError
 from core.validate import Invalid
 from protocol.library import default_library
+from protocol.redis_config import RedisConfig
 from protocol.scripts import LibraryMissing, library_loaded, load_library
 
 EXIT_NOPERM = 77  # sysexits EX_NOPERM: the user may not load functions

@@ -43,8 +43,9 @@ def intake(ctx: click.Context, config_path: str | None) -> None:
 
 
 async def serve(config: IntakeConfig) -> None:
-    from agent.config import split_host_port
-    from intake.app import INTAKE, make_app
+    from core.settings import split_host_port
+    from intake.app import make_app
+    from intake.context import INTAKE
     from intake.guard import serve_app
     from protocol.connection import make_redis
 

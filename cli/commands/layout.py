@@ -18,7 +18,7 @@ import click
 from cli.main import Target, fail, fleet_options, run_async
 from cli.registration_files import PRESETS, ColumnMap, decode_export, mapped_rows
 from core.errors import EXIT_CONFIG, JobError, UserError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.book import stock_fits
 from layouts.errors import LayoutError
 from layouts.model import Layout

@@ -21,9 +21,10 @@ import click
 import yaml
 
 import agent
-from agent.config import load_config, split_host_port
+from agent.config import load_config
 from cli.main import EXIT_PRINTER, EXIT_SERVICE, EXIT_UNAVAILABLE, fail
 from core.errors import EXIT_CONFIG, ConfigError
+from core.settings import split_host_port
 
 CONFIG_DIR = Path("/etc/badge-agent")
 #: Where the unit keeps its journals (``StateDirectory=badge-agent`` in systemd/badge-agent@.service).

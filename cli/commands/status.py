@@ -16,9 +16,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from board.venue_view import venue_view
 from cli.main import Target, fail, fleet_options, run_async
 from core.logs import quoted, safe_json, shown
-from protocol.fleet import FleetView, events_after, fleet, job_detail, tail_events
+from protocol.fleet import FleetView, events_after, job_detail, tail_events
 from protocol.library import default_library
 from protocol.scripts import LOAD_COMMAND, library_loaded
 from protocol.vocabulary import MAY_EXIST_TWICE, PRINTED_TWICE, StaffCounts, job_lines
@@ -56,12 +57,13 @@ def fleet_table(view: FleetView) -> Group:
         f"reclaimed {c.get('reclaimed', 0)} · {staff.line()}"
     )
     parts: list[Any] = [table, line]
-    if view.attendees is not None:
-        parts.append(Text(shown(attendee_line(view.attendees), 2000)))
-    if view.pretix is not None:
-        sender = view.pretix["sender"]
+    attendees, pretix = view.sections.get("attendees"), view.sections.get("pretix")
+    if attendees is not None:
+        parts.append(Text(shown(attendee_line(attendees), 2000)))
+    if pretix is not None:
+        sender = pretix["sender"]
         by = f"sent by {sender}" if sender else "no attendees sync --follow is sending them"
-        waiting = view.pretix["waiting"]
+        waiting = pretix["waiting"]
         style = "bold yellow" if waiting and not sender else ""
         parts.append(Text(shown(f"pretix: {waiting} confirmed print(s) wait to be sent ({by})", 2000), style=style))
     if staff.to_find:
@@ -96,7 +98,7 @@ def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
     async def once() -> tuple[FleetView, bool | None]:
         redis = target.client()
         try:
-            return await fleet(redis, target.venue), await _library_loaded(redis)
+            return await venue_view(redis, target.venue), await _library_loaded(redis)
         finally:
             await redis.aclose()
 
@@ -105,7 +107,7 @@ def status(target: Target, as_json: bool, watch: bool, interval: float) -> None:
         try:
             with Live(console=Console(), auto_refresh=False) as live:
                 while True:
-                    view = await fleet(redis, target.venue)
+                    view = await venue_view(redis, target.venue)
                     if as_json:
                         click.echo(safe_json(view.as_dict()))
                     else:

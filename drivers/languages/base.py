@@ -12,7 +12,7 @@ import contextlib
 import time
 
 from drivers.base import Badge, DeviceState, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.languages.rendering import render_for
 from drivers.transports.base import Transport
 

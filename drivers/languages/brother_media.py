@@ -9,7 +9,7 @@ from __future__ import annotations
 from brother_ql.labels import FormFactor, LabelsManager
 from brother_ql.models import ModelsManager
 
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 
 DEFAULT_MODEL = "QL-820NWB"
 

@@ -19,7 +19,7 @@ import logging
 import time
 
 from drivers.base import DeviceState, DeviceStatus, DriverError, Outcome, PrintResult
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.languages import escpos_info as ei
 from drivers.languages import escpos_status as es
 from drivers.languages.base import NO_ANSWER, LanguageDriver

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from drivers.base import Badge, RenderError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.languages import zpl_text
 
 

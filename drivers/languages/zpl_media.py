@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.languages import zpl_status as zs
 
 log = logging.getLogger(__name__)

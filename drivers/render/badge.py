@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageDraw
 
 from drivers.base import Badge, RenderError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.render import fonts, runs
 from drivers.render.fonts import FontLibrary
 from drivers.render.qr import qr_mask

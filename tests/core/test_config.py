@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import ClusterConfig, RedisConfig, load_config
+from agent.config import load_config
 from core.errors import EXIT_CONFIG, ConfigError
 from core.validate import Invalid
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
+from protocol.redis_config import ClusterConfig, RedisConfig
 from tests.support.processes import ROOT
 
 EXAMPLE = ROOT / "config" / "hall-a-1.yaml"

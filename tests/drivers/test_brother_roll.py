@@ -7,8 +7,8 @@ import pytest
 
 from bench.printers import LABELS
 from drivers.base import DeviceState, Outcome
-from drivers.config import LabelConfig
 from drivers.emulators.brother import BrotherPrinter
+from drivers.label import LabelConfig
 from drivers.languages.brother import BrotherDriver
 from tests.support.drivers import BADGE
 

@@ -6,7 +6,7 @@ import asyncio
 import time
 
 from drivers.base import Outcome
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.languages import escpos_info as ei
 from drivers.languages import escpos_status as es
 from drivers.languages.escpos import EscposDriver

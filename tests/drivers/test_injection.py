@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.base import Badge, RenderError
-from drivers.config import LabelConfig
 from drivers.emulators import ZplPrinter
+from drivers.label import LabelConfig
 from drivers.languages import zpl_text
 from drivers.languages.rendering import render_zpl
 

@@ -13,9 +13,9 @@ import pytest
 
 from bench.printers import LABELS
 from drivers.base import DeviceState, Outcome
-from drivers.config import LabelConfig
 from drivers.emulators.escpos import EscposPrinter
 from drivers.emulators.zpl import ZplPrinter
+from drivers.label import LabelConfig
 from drivers.languages import escpos_info as ei
 from drivers.languages.escpos import EscposDriver
 from drivers.languages.zpl import ZplDriver

@@ -212,7 +212,7 @@ async def test_limits_are_read_from_the_config(tmp_path: Path, redis_server: Red
     try:
         app = desk.client.server.app
         assert app is not None
-        from intake.app import INTAKE
+        from intake.context import INTAKE
 
         intake = app[INTAKE]
         assert (intake.watches.per_token, intake.watches.total) == (3, 7)

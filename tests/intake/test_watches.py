@@ -17,7 +17,7 @@ import pytest
 from redis.asyncio import Redis
 
 from cli.redis_server import RedisServer
-from intake.app import INTAKE, Intake
+from intake.context import INTAKE, Intake
 from intake.hub import Hub
 from protocol.keys import Keys
 from protocol.store import Store

@@ -11,7 +11,7 @@ import yaml
 from redis.asyncio import Redis
 
 from drivers.base import RenderError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.book import LayoutBook
 from layouts.files import load_layout
 from layouts.model import Layout
@@ -112,7 +112,7 @@ async def test_stored_svgs_and_pdfs_come_drawn_for_every_resolution_so_agents_ne
     code = f"""
 import asyncio, sys
 from redis.asyncio import Redis
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.book import LayoutBook
 from layouts.store import LayoutStore
 from tests.support.layouts import SPEAKER

@@ -11,7 +11,7 @@ import yaml
 import zxingcpp
 from PIL import Image, ImageOps
 
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.draw import Prepared
 from layouts.files import load_layout
 from layouts.pretix import load_pretix

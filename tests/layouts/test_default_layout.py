@@ -11,7 +11,7 @@ import zxingcpp
 from PIL import Image, ImageChops
 
 from drivers.base import Badge
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.render import render_badge
 from layouts.draw import draw_layout
 from layouts.files import load_layout

@@ -11,7 +11,7 @@ import zxingcpp
 from PIL import Image, ImageOps
 
 from drivers.base import RenderError
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.draw import Prepared, draw_layout
 from layouts.files import load_layout
 from layouts.model import Layout

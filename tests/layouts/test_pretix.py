@@ -12,7 +12,7 @@ import pytest
 import zxingcpp
 from PIL import Image, ImageChops, ImageOps
 
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.draw import draw_layout
 from layouts.errors import LayoutError
 from layouts.pretix import load_pretix

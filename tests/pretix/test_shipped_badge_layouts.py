@@ -14,7 +14,7 @@ import pytest
 from PIL import ImageOps
 
 from drivers.base import Badge
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from layouts.draw import draw_layout
 from layouts.pretix import load_pretix
 from tests.pretix.install import PretixInstall

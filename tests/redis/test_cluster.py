@@ -12,12 +12,12 @@ from redis.asyncio import Redis
 from redis.crc import key_slot
 from redis.exceptions import NoPermissionError, ResponseError
 
-from agent.config import ClusterConfig, RedisConfig
 from bench.topology import ClusterSetup
 from protocol.connection import make_redis
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.library import default_library
+from protocol.redis_config import ClusterConfig, RedisConfig
 from protocol.scripts import library_loaded, load_library
 from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_process, write_agent_config

@@ -14,11 +14,11 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
-from agent.config import RedisConfig
 from bench.common import job_states
 from bench.topology import SentinelSetup
 from protocol.connection import make_redis
 from protocol.keys import Keys
+from protocol.redis_config import RedisConfig
 from protocol.store import Store
 from tests.support.agents import enqueue_many, running_process, write_agent_config
 from tests.support.prints import print_log_copies, printed_lines

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from agent.config import RedisConfig
 from bench.topology import Node, wait_port
 from cli.redis_server import free_port
 from core.validate import Invalid
+from protocol.redis_config import RedisConfig
 from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_process, write_agent_config
 from tests.support.prints import print_log_copies

@@ -10,7 +10,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 
 NODE_DIR = Path(__file__).with_name("node")
 

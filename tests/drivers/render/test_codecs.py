@@ -15,7 +15,7 @@ from escpos.printer import Dummy
 from PIL import Image, ImageChops, ImageOps
 
 from drivers.base import Badge
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.render import render_badge
 from drivers.render.bits import fit_width
 from drivers.render.brother import (

@@ -75,7 +75,7 @@ def test_badges_render_without_font_tools_installed() -> None:
 import sys
 sys.modules["fontTools"] = None  # any import of it now fails, as on an agent installed without it
 from drivers.base import Badge
-from drivers.config import LabelConfig
+from drivers.label import LabelConfig
 from drivers.languages.rendering import render_for
 for name in ["María José García", "محمد عبد الله", "山田 太郎", "देवनागरी"]:
     assert render_for("zpl", Badge("j1", "A-1", name, "Acme", "Speaker"), LabelConfig()).startswith(b"^XA")
