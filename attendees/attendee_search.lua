@@ -1,5 +1,6 @@
 -- attendee_search: the codes of the attendees that have, for every word, a term starting with it (or, for an order
 -- code or an e-mail, that exact term). Reads only.
+-- flags: no-writes
 -- KEYS attendees:exact attendees:refs attendees:p:<term>...
 -- ARGV <max_codes> <first> <word>...
 -- <first>: the search's most selective word; from the third key on, the postings keys of its prefix range (the

@@ -55,6 +55,7 @@ from bench.common import (
 )
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
+from pretix_sync.keys import PretixKeys
 from protocol.keys import Keys
 from tests.pretix.install import PRETIX_VERSION, ensure_installed
 from tests.pretix.server import PretixServer
@@ -119,7 +120,7 @@ async def measure_follow(
             store = AttendeeStore(redis, venue)
 
             async def loaded() -> bool:
-                return int(await redis.hlen(k.pretix_jobs)) >= positions
+                return int(await redis.hlen(PretixKeys(venue).jobs)) >= positions
 
             await _until(loaded, 300, 0.2)
             first_sync = time.perf_counter() - started

@@ -2,29 +2,30 @@
 
 A layout name holds one variant per stock (``layout:<name>:<stock>``: its version and its document with its files),
 and an entry in the ``layouts`` hash (its version, its stocks, when and by whom it was set). Every change is one
-Lua script (set.lua, rm.lua, rule.lua beside this file) that also bumps ``layouts:version``, writes an event and
-publishes on ``layouts:changed``: agents poll the version (one small read a heartbeat) and hear the announcement,
-so a new version is drawn from the next badge on.
+Lua script (layout_set.lua, layout_rm.lua, layout_rule.lua beside this file: functions of the venue's library,
+which only an admin may call) that also bumps ``layouts:version``, writes an event and publishes on
+``layouts:changed``: agents poll the version (one small read a heartbeat) and hear the announcement, so a new version
+is drawn from the next badge on.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from layouts import specs
 from layouts.errors import LayoutError
+from layouts.keys import LayoutKeys
 from layouts.model import Layout, parse_layout
 from protocol.keys import Keys
+from protocol.scripts import Scripts
 from protocol.store import EVENTS_MAXLEN
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-    from redis.commands.core import AsyncScript
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,6 @@ class Stored:
     stocks: tuple[str, ...]
     set_ms: int
     by: str
-
-
-@functools.cache
-def _source(name: str) -> str:
-    return resources.files("layouts").joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
 
 def encode_variant(layout: Layout) -> str:
@@ -69,15 +65,10 @@ def _parse_meta(name: str, raw: bytes | str) -> Stored:
 class LayoutStore:
     def __init__(self, redis: Redis, venue: str, events_maxlen: int = EVENTS_MAXLEN) -> None:
         self.redis = redis
-        self.keys = Keys(venue)
+        self.keys = LayoutKeys(venue)
+        self.venue_keys = Keys(venue)
         self.events_maxlen = events_maxlen
-        self._scripts: dict[str, AsyncScript] = {}
-
-    def _script(self, name: str) -> AsyncScript:
-        found = self._scripts.get(name)
-        if found is None:
-            found = self._scripts[name] = self.redis.register_script(_source(name))
-        return found
+        self.scripts = Scripts(redis)
 
     async def set(self, name: str, variants: list[Layout], by: str) -> tuple[int, int]:
         """Store ``variants`` (one per stock) as the next version of ``name``. Returns (its version, venue's)."""
@@ -86,13 +77,8 @@ class LayoutStore:
             raise LayoutError([f"layout {name}: two variants for one stock ({', '.join(stocks)})"])
         from layouts.draw import prerender  # the CLI draws SVGs and PDFs once here, so agents never load resvg/PDFium
 
-        k = self.keys
-        args: list[str | int] = [name, by, self.events_maxlen, k.layouts_changed]
-        for variant in variants:
-            args += [variant.stock, encode_variant(prerender(variant))]
-        keys = [k.layouts, k.layouts_version, k.events, *(k.layout(name, s) for s in stocks)]
-        version, venue_version = await self._script("set")(keys=keys, args=args)
-        return int(version), int(venue_version)
+        documents = [(variant.stock, encode_variant(prerender(variant))) for variant in variants]
+        return await self.scripts.run(specs.SET.call(self.keys, name, by, self.events_maxlen, documents))
 
     async def all(self) -> dict[str, Stored]:
         raw = await self.redis.hgetall(self.keys.layouts)
@@ -112,11 +98,8 @@ class LayoutStore:
     async def remove(self, name: str, by: str) -> tuple[bool, list[str]]:
         """Remove every variant of ``name`` and the rules that pick it: (removed, the rules removed)."""
         stored = await self.get(name)
-        k = self.keys
         stocks = stored.stocks if stored else ()
-        keys = [k.layouts, k.layouts_version, k.events, k.layout_rules, *(k.layout(name, s) for s in stocks)]
-        removed, rules = await self._script("rm")(keys=keys, args=[name, by, self.events_maxlen, k.layouts_changed])
-        return bool(removed), [_text(r) for r in rules]
+        return await self.scripts.run(specs.RM.call(self.keys, name, by, self.events_maxlen, stocks))
 
     async def rules(self) -> dict[str, str]:
         raw = await self.redis.hgetall(self.keys.layout_rules)
@@ -124,9 +107,7 @@ class LayoutStore:
 
     async def set_rule(self, rule: str, name: str, by: str) -> int:
         """``rule`` ("field=value") picks ``name`` ("" removes the rule). 1 changed, 0 no change, -1 no such layout."""
-        k = self.keys
-        keys = [k.layout_rules, k.layouts_version, k.events, k.layouts]
-        return int(await self._script("rule")(keys=keys, args=[rule, name, by, self.events_maxlen, k.layouts_changed]))
+        return await self.scripts.run(specs.RULE.call(self.keys, rule, name, by, self.events_maxlen))
 
     async def version(self) -> int:
         raw = await self.redis.get(self.keys.layouts_version)
@@ -134,10 +115,10 @@ class LayoutStore:
 
     async def printer_stocks(self) -> dict[str, str]:
         """The stock each live printer of the venue has loaded, as its heartbeat reports it (``health.stock``)."""
-        names = sorted(_text(n) for n in await self.redis.hkeys(self.keys.printers))
+        names = sorted(_text(n) for n in await self.redis.hkeys(self.venue_keys.printers))
         if not names:
             return {}
-        healths = await self.redis.mget([self.keys.health(n) for n in names])
+        healths = await self.redis.mget([self.venue_keys.health(n) for n in names])
         found: dict[str, str] = {}
         for name, raw in zip(names, healths, strict=True):
             if raw is None:

@@ -25,10 +25,11 @@ from attendees import specs
 from attendees.store import NO_TYPE, Attendee, AttendeeStore
 from attendees.terms import index_terms
 from core.errors import JobError
+from pretix_sync.keys import CONSUMER, PretixKeys
 from pretix_sync.records import AttendeeRecord
 from protocol.codec import enc
 from protocol.jobs import parse_job
-from protocol.keys import Keys
+from protocol.printed import PrintedRecord
 
 SOURCE = "pretix"
 NO_NAME = "no name in pretix: take the name from the attendee, correct it, then print"
@@ -102,7 +103,8 @@ class ListWriter:
 
     def __init__(self, store: AttendeeStore, report: Report | None = None) -> None:
         self.store = store
-        self.keys = Keys(store.keys.venue)
+        self.keys = PretixKeys(store.keys.venue)
+        self.record = PrintedRecord(store.redis, store.keys.venue)
         self._report = report or (lambda text: None)
 
     async def write(self, records: Sequence[AttendeeRecord]) -> Written:
@@ -115,10 +117,12 @@ class ListWriter:
         codes = [r.code for r in records]
         current = await self.store.get_many(codes)
         rows = [(r.code, list_record(r, c)) for r, c in zip(records, current, strict=True)]
-        # Registered before the records are written: a badge confirmed in between still finds its position.
+        # The outbox joins the printed record, and each job's position is registered, before the records are
+        # written: a badge confirmed in between is in the record and still finds its position.
+        await self.record.join(CONSUMER)
         async with self.store.redis.pipeline(transaction=False) as pipe:
             for record, (_, row) in zip(records, rows, strict=True):
-                pipe.hset(enc(self.keys.pretix_jobs), enc(row.job_id), str(record.position_id).encode())
+                pipe.hset(enc(self.keys.jobs), enc(row.job_id), str(record.position_id).encode())
             await pipe.execute()
         replies = await self.store.put_many(rows)
         changed: list[str] = []

@@ -1,9 +1,12 @@
 """The outbox: confirmed prints of pretix attendees, sent to pretix by one sync process at a time.
 
-``confirm`` (protocol/confirm.lua) adds an entry to ``P pretix:outbox`` (a stream, never capped) in the same
-atomic step that marks a pretix attendee's badge printed: what job, which print (its epoch), whether it was the
-attendee's first badge (check in, then log the print) or a reprint (log only), the printer, where, when. Nothing
-can confirm a print without its entry, so none is missed, whatever happens to the process that sends them.
+The pretix sync is a consumer of the venue's printed record (protocol/printed.py): it registers before it loads
+any attendee (pretix_sync/listing.py), so ``confirm`` writes every print from then on into the record in the same
+atomic step that marks the badge printed. ``pretix_pump.lua`` moves the record's entries of pretix's attendees into
+``P pretix:outbox`` (a stream, never capped): what job, which print (its epoch), whether it was the attendee's first
+badge (check in, then log the print) or a reprint (log only), the printer, where, when; the record drops an entry
+once every consumer has taken it. Nothing can confirm a print without its record entry, so none is missed, whatever
+happens to the process that sends them; entries an earlier version wrote into the outbox itself are sent as any.
 
 Sending: the process that holds the sender's lease (``P pretix:sender``, ``pretix_lease.lua``) reads the oldest
 entries, sends each with :func:`pretix_sync.push.send_print` (the job id as pretix's redeem nonce; a print log only
@@ -32,9 +35,10 @@ from redis.asyncio import Redis
 from pretix_sync import specs
 from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixConfigError, PretixRefused, PretixUnavailable
+from pretix_sync.keys import CONSUMER, PretixKeys
 from pretix_sync.push import PrintedBadge, send_print
 from protocol.codec import dec, enc
-from protocol.keys import Keys
+from protocol.printed import PrintedRecord
 from protocol.scripts import Scripts
 
 #: How long the sender's lease lasts without renewal (a crashed sender is replaced after this).
@@ -43,6 +47,8 @@ LEASE_MS = 60_000
 SEND_TIMEOUT = 20.0
 #: Entries read per look.
 BATCH = 50
+#: Entries of the printed record the pump moves per call (one script call each: short, so Redis never waits long).
+PUMP_BATCH = 200
 
 Report = Callable[[str], None]
 
@@ -87,16 +93,35 @@ class Outbox:
 
     def __init__(self, redis: Redis, venue: str, scripts: Scripts | None = None) -> None:
         self.redis = redis
-        self.keys = Keys(venue)
+        self.keys = PretixKeys(venue)
+        self.record = PrintedRecord(redis, venue)
         self.scripts = scripts or Scripts(redis)
 
     async def waiting(self) -> int:
-        """How many confirmed prints wait to be told to pretix."""
-        return int(await self.redis.xlen(enc(self.keys.pretix_outbox)))
+        """How many confirmed prints wait to be told to pretix: in the outbox, and in the record not moved yet."""
+        return int(await self.redis.xlen(enc(self.keys.outbox))) + await self.in_record()
+
+    async def in_record(self, look: int = PUMP_BATCH) -> int:
+        """Prints of pretix's attendees in the printed record that the pump has not moved yet (looking at most at
+        ``look`` entries: a sender moves them within a round)."""
+        entries = await self.record.after(CONSUMER, look)
+        if not entries:
+            return 0
+        positions = await self.redis.hmget(enc(self.keys.jobs), [enc(e.job_id) for e in entries])
+        return sum(position is not None for position in positions)
+
+    async def pump(self) -> int:
+        """Move the printed record's prints of pretix's attendees into the outbox; the prints added."""
+        added = 0
+        while True:
+            pumped = await self.scripts.run(specs.PUMP.call(self.keys, PUMP_BATCH))
+            added += pumped.added
+            if pumped.read < PUMP_BATCH:
+                return added
 
     async def entries(self, count: int = BATCH) -> list[Entry]:
         raw: list[tuple[bytes, dict[bytes, bytes]]] = await self.redis.xrange(  # type: ignore[assignment]
-            enc(self.keys.pretix_outbox), count=count
+            enc(self.keys.outbox), count=count
         )
         return [Entry.parse(entry_id, fields) for entry_id, fields in raw]
 
@@ -110,8 +135,8 @@ class Outbox:
         """What pretix is told: the ticket's secret from the job (its attendee id), its position from the sync's
         register. None when either is gone (the list purged)."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hget(enc(self.keys.job(entry.job_id)), "payload")
-            pipe.hget(enc(self.keys.pretix_jobs), enc(entry.job_id))
+            pipe.hget(enc(self.keys.venue_keys.job(entry.job_id)), "payload")
+            pipe.hget(enc(self.keys.jobs), enc(entry.job_id))
             payload, position = await pipe.execute()
         if payload is None or position is None:
             return None
@@ -175,6 +200,7 @@ class Sender:
             if not lease.held:
                 done.holder = lease.holder
                 break
+            await self.outbox.pump()
             entries = await self.outbox.entries()
             if not entries:
                 break
@@ -244,11 +270,9 @@ class Sender:
 async def outbox_status(redis: Redis, venue: str) -> dict[str, Any] | None:
     """How many confirmed prints wait to be told to pretix, and the sync process sending them (None: none is);
     None without a pretix sync."""
-    k = Keys(venue)
-    if not await redis.exists(enc(k.pretix_jobs)):
+    k = PretixKeys(venue)
+    if not await redis.exists(enc(k.jobs)):
         return None
-    async with redis.pipeline(transaction=False) as pipe:
-        pipe.xlen(enc(k.pretix_outbox))
-        pipe.get(enc(k.pretix_sender))
-        waiting, sender = await pipe.execute()
-    return {"waiting": int(waiting), "sender": dec(sender) if sender is not None else None}
+    sender = await redis.get(enc(k.sender))
+    waiting = await Outbox(redis, venue).waiting()
+    return {"waiting": waiting, "sender": dec(sender) if sender is not None else None}

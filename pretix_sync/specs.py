@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from pretix_sync.keys import CONSUMER, PretixKeys
 from protocol.codec import dec, enc
-from protocol.keys import Keys
 from protocol.specs import ScriptCall, Spec
 
 
@@ -20,8 +20,8 @@ class Lease(NamedTuple):
 class LeaseSpec(Spec[Lease]):
     name = "pretix_lease"
 
-    def call(self, k: Keys, me: str, lease_ms: int) -> ScriptCall[Lease]:
-        return (self, [enc(k.pretix_sender)], [enc(me), lease_ms])
+    def call(self, k: PretixKeys, me: str, lease_ms: int) -> ScriptCall[Lease]:
+        return (self, [enc(k.sender)], [enc(me), lease_ms])
 
     def parse(self, reply: Any) -> Lease:
         if int(reply[0]) == 1:
@@ -32,13 +32,33 @@ class LeaseSpec(Spec[Lease]):
 class SentSpec(Spec[bool]):
     name = "pretix_sent"
 
-    def call(self, k: Keys, me: str, entry_id: str) -> ScriptCall[bool]:
-        return (self, [enc(k.pretix_sender), enc(k.pretix_outbox)], [enc(me), enc(entry_id)])
+    def call(self, k: PretixKeys, me: str, entry_id: str) -> ScriptCall[bool]:
+        return (self, [enc(k.sender), enc(k.outbox)], [enc(me), enc(entry_id)])
 
     def parse(self, reply: Any) -> bool:
         return int(reply) == 1
 
 
+class Pumped(NamedTuple):
+    #: entries of the printed record read (and taken)
+    read: int
+    #: of those, prints of pretix's attendees added to the outbox
+    added: int
+
+
+class PumpSpec(Spec[Pumped]):
+    name = "pretix_pump"
+
+    def call(self, k: PretixKeys, count: int) -> ScriptCall[Pumped]:
+        v = k.venue_keys
+        keys = [enc(v.printed_consumers), enc(v.printed), enc(k.jobs), enc(k.outbox)]
+        return (self, keys, [enc(CONSUMER), count])
+
+    def parse(self, reply: Any) -> Pumped:
+        return Pumped(int(reply[0]), int(reply[1]))
+
+
 LEASE = LeaseSpec()
+PUMP = PumpSpec()
 SENT = SentSpec()
-SPECS: tuple[Spec[Any], ...] = (LEASE, SENT)
+SPECS: tuple[Spec[Any], ...] = (LEASE, SENT, PUMP)

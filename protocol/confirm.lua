@@ -1,11 +1,11 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
--- KEYS inflight:<me> job:<id> done:<id> events pool stats pretix:jobs pretix:outbox printers [q:<waits> pinned]
+-- KEYS inflight:<me> job:<id> done:<id> events pool stats printed:consumers printed printers [q:<waits> pinned]
 -- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version> <waits>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
 -- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
--- A job of an attendee loaded from pretix (in pretix:jobs) gets an entry in pretix:outbox in this same step, so no
--- confirmed print can be missed (the events stream is capped; the outbox is not): first 1 for the attendee's first
--- badge (check in and log the print), 0 for a reprint (log only).
+-- While any consumer reads the printed record (printed:consumers), the print gets an entry there in this same step,
+-- so no consumer can miss a confirmed print (the events stream is capped; the record keeps an entry until every
+-- consumer took it): kind "badge" for the job's first confirmed print, "reprint" for a later round's.
 -- <waits>: the printer whose queue the job waits in, when the caller was told (below); "" for none (as <layout>).
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
 -- A job this printer no longer holds may wait in a printer's queue since (a reclaim handed a zone's badge to another
@@ -90,10 +90,10 @@ if ARGV[6] and ARGV[6] ~= '' then
 else
   event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
 end
-if redis.call('HEXISTS', KEYS[7], id) == 1 then
+if redis.call('HLEN', KEYS[7]) > 0 then
   -- A reprint round (reprint.lua) keeps the earlier rounds' confirmed prints in printed_epochs.
   local first = (redis.call('HGET', KEYS[2], 'printed_epochs') or '') == ''
-  redis.call('XADD', KEYS[8], '*', 'job_id', id, 'epoch', ARGV[4], 'first', first and '1' or '0', 'printer', me,
-    'location', loc, 'printed_ms', now)
+  redis.call('XADD', KEYS[8], '*', 'kind', first and 'badge' or 'reprint', 'job_id', id, 'epoch', ARGV[4],
+    'printer', me, 'location', loc, 'printed_ms', now, 'layout', ARGV[6] or '', 'layout_version', ARGV[7] or '')
 end
 return {'printed', maybe}

@@ -34,8 +34,8 @@ class FleetView:
     dlq: int
     printers: list[PrinterView]
     counts: dict[str, int]
-    #: What the features add to the view, by name (board/venue_view.py: the attendee list's counts, the pretix
-    #: outbox), each None where the venue does not use that feature; the protocol reads none of them.
+    #: What the features add to the view, by name (board/venue_view.py adds them), each None where the venue
+    #: does not use that feature; the protocol reads none of them.
     sections: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:

@@ -83,45 +83,15 @@ class Keys:
         return f"{self.prefix}job:{job_id}"
 
     @property
-    def pretix_jobs(self) -> str:
-        """Hash: the job id of each attendee loaded from pretix -> its pretix position id (written by the sync).
-        ``confirm`` writes a badge of these jobs into ``pretix_outbox`` in the same step."""
-        return self.prefix + "pretix:jobs"
+    def printed(self) -> str:
+        """Stream: the printed record, one entry per confirmed print (protocol/printed.py), written by ``confirm``
+        in its atomic step while any consumer is registered, deleted once every consumer has taken it."""
+        return self.prefix + "printed"
 
     @property
-    def pretix_outbox(self) -> str:
-        """Stream: confirmed prints of pretix attendees not yet told to pretix (never capped; an entry is deleted
-        once pretix answered)."""
-        return self.prefix + "pretix:outbox"
-
-    @property
-    def pretix_sender(self) -> str:
-        """The lease of the one sync process that sends the outbox (a string with an expiry)."""
-        return self.prefix + "pretix:sender"
-
-    @property
-    def layouts(self) -> str:
-        """Badge layouts by name: a JSON of each one's version, stocks and sources (layouts/store.py)."""
-        return self.prefix + "layouts"
-
-    @property
-    def layouts_version(self) -> str:
-        """A number that grows with every change of the venue's layouts or rules: what agents poll."""
-        return self.prefix + "layouts:version"
-
-    @property
-    def layouts_changed(self) -> str:
-        """The pub/sub channel a change of layouts is announced on, so agents need not wait for their poll."""
-        return self.prefix + "layouts:changed"
-
-    @property
-    def layout_rules(self) -> str:
-        """Which field value picks which layout: ``ticket_type=Speaker`` -> ``speaker``."""
-        return self.prefix + "layouts:rules"
-
-    def layout(self, name: str, stock: str) -> str:
-        """One variant of a layout, for one stock ("101.6x152.4"): its version, document and files."""
-        return self.prefix + "layout:" + name + ":" + stock
+    def printed_consumers(self) -> str:
+        """Hash: each consumer of the printed record -> the id of the last entry it has taken."""
+        return self.prefix + "printed:consumers"
 
     def done(self, job_id: str) -> str:
         return f"{self.prefix}done:{job_id}"
@@ -153,7 +123,7 @@ class EncodedKeys:
         self.pool, self.events, self.dlq = enc(keys.pool), enc(keys.events), enc(keys.dlq)
         self.stats, self.pinned, self.hb = enc(keys.stats), enc(keys.pinned), enc(keys.hb)
         self.printers, self.sweep_lease = enc(keys.printers), enc(keys.sweep_lease)
-        self.pretix_jobs, self.pretix_outbox = enc(keys.pretix_jobs), enc(keys.pretix_outbox)
+        self.printed, self.printed_consumers = enc(keys.printed), enc(keys.printed_consumers)
         self._job_prefix, self._done_prefix = enc(keys.job("")), enc(keys.done(""))
         self._owned_prefix = enc(keys.owned(""))
         self._printer_keys: dict[str, PrinterKeys] = {}

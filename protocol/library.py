@@ -10,9 +10,14 @@ The library's name carries its version, a hash of everything in it (``badge_<12 
 is a new library whose functions have new names, so an agent never calls a function of another version, and an
 older agent keeps its own library while a newer one is loaded next to it.
 
-A package adds its own scripts by naming itself in ``LIBRARY_PACKAGES``: every ``*.lua`` file in it is a script
-(its spec, a ``specs.Spec`` subclass, names it), and its ``prelude.lua``, if any, adds helpers every script may
-call. ``build`` makes a library from any directories of .lua files (a test's modified copy, say).
+The protocol's own scripts come first; a feature adds its own by naming its package in the entry-point group
+``badge_agent.scripts`` (pyproject.toml), so the protocol names no feature: every ``*.lua`` file in such a package
+is a script (its spec, a ``specs.Spec`` subclass, names it), and its ``prelude.lua``, if any, adds helpers every
+script may call. ``build`` makes a library from any directories of .lua files (a test's modified copy, say).
+
+A script that only reads says so in a header line, ``-- flags: no-writes``: Redis then runs it on a replica and
+while it is out of memory (``maxmemory``), and refuses any write it tries. Every other script is registered without
+flags (Redis's default: it may write, and is refused under memory pressure).
 """
 
 from __future__ import annotations
@@ -24,12 +29,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
+from importlib.metadata import entry_points
 from pathlib import Path
 
-#: The packages whose .lua files make the library, in order.
-LIBRARY_PACKAGES: tuple[str, ...] = ("protocol", "attendees", "pretix_sync")
+#: The package of the protocol's own scripts, always first in the library.
+PROTOCOL_PACKAGE = "protocol"
+#: The entry-point group in which features name the packages of their scripts.
+ENTRY_POINT_GROUP = "badge_agent.scripts"
 
 PRELUDE = "prelude.lua"
+#: The function flags a script may ask for in its header (``-- flags: no-writes``).
+FLAGS = frozenset({"no-writes"})
+
+_FLAGS_LINE = re.compile(r"^-- flags: *(.*)$", re.MULTILINE)
 
 _HELPER = re.compile(r"^local function (\w+)\(", re.MULTILINE)
 
@@ -47,6 +59,8 @@ class Library:
     #: script name -> the script with the helpers it calls in front: what Redis 6.2 runs with EVAL, and what
     #: ``badge-agent acl`` reads the commands of one function from
     sources: Mapping[str, str]
+    #: script name -> the function flags its header asks for (``no-writes`` for a script that only reads)
+    flags: Mapping[str, frozenset[str]]
 
     def function(self, script: str) -> str:
         """The function name of one script in this library."""
@@ -85,6 +99,27 @@ def _with_helpers(text: str, shared: Mapping[str, str]) -> str:
     return "".join(helper for name, helper in shared.items() if name in used) + text
 
 
+def script_flags(name: str, text: str) -> frozenset[str]:
+    """The flags a script's header asks for; LibraryError for one Redis does not know here."""
+    found: set[str] = set()
+    for line in _FLAGS_LINE.findall(text):
+        found.update(flag for flag in re.split(r"[\s,]+", line) if flag)
+    unknown = found - FLAGS
+    if unknown:
+        raise LibraryError(f"{name}.lua: unknown function flag(s) {', '.join(sorted(unknown))} (known: no-writes)")
+    return frozenset(found)
+
+
+def _register(lib: str, name: str, text: str, flags: frozenset[str]) -> str:
+    if not flags:
+        return f"\nredis.register_function('{lib}_{name}', function(KEYS, ARGV)\n{text}end)\n"
+    listed = ", ".join(f"'{flag}'" for flag in sorted(flags))
+    return (
+        f"\nredis.register_function{{function_name='{lib}_{name}', callback=function(KEYS, ARGV)\n{text}end,"
+        f" flags={{{listed}}}}}\n"
+    )
+
+
 def build(directories: Iterable[Traversable | Path]) -> Library:
     """The library made of every ``*.lua`` file in these directories (each one's ``prelude.lua`` adds helpers)."""
     shared: dict[str, str] = {}
@@ -107,9 +142,9 @@ def build(directories: Iterable[Traversable | Path]) -> Library:
                 raise LibraryError(f"{directory}/{entry.name}: a script of this name is in the library already")
             scripts[name] = text if text.endswith("\n") else text + "\n"
     sources = {name: _with_helpers(text, shared) for name, text in scripts.items()}
+    flags = {name: script_flags(name, text) for name, text in scripts.items()}
     body = "".join(shared.values()) + "".join(
-        f"\nredis.register_function('@LIB@_{name}', function(KEYS, ARGV)\n{text}end)\n"
-        for name, text in scripts.items()
+        _register("@LIB@", name, text, flags[name]) for name, text in scripts.items()
     )
     name = "badge_" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:12]
     code = (
@@ -119,10 +154,16 @@ def build(directories: Iterable[Traversable | Path]) -> Library:
         + f"\nredis.register_function{{function_name='{name}_version', callback=function() return '{name}' end,"
         " flags={'no-writes'}}\n"
     )
-    return Library(name, code, sources)
+    return Library(name, code, sources, flags)
+
+
+def script_packages() -> tuple[str, ...]:
+    """The packages whose scripts make the library: the protocol's, then each feature's (by entry-point name)."""
+    features = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+    return (PROTOCOL_PACKAGE, *(e.value for e in features))
 
 
 @functools.cache
 def default_library() -> Library:
-    """The library of the packages in ``LIBRARY_PACKAGES``, as installed."""
-    return build(resources.files(package) for package in LIBRARY_PACKAGES)
+    """The library of the packages in ``script_packages()``, as installed."""
+    return build(resources.files(package) for package in script_packages())

@@ -218,3 +218,29 @@ local function queue_hand_on(queue, plan, pool, index, printer, now, dead_after_
   end
   return pooled, zoned
 end
+
+-- A stream entry id ("<ms>-<seq>") as two numbers; anything else (a value written by hand) as 0, 0, the start.
+local function stream_id(text)
+  local ms, seq = string.match(text or '', '^(%d+)-(%d+)$')
+  if not ms then return 0, 0 end
+  return tonumber(ms), tonumber(seq)
+end
+
+-- A consumer of the printed record (protocol/printed.py) has taken every entry up to <id>: its cursor moves there
+-- (never back), and the entries every consumer has taken are deleted (XTRIM MINID just past the lowest cursor).
+-- A consumer that is not registered changes nothing. Returns 1 when the cursor moved, else 0.
+local function printed_took(consumers, stream, consumer, id)
+  local cursor = redis.call('HGET', consumers, consumer)
+  if not cursor then return 0 end
+  local ms, seq = stream_id(id)
+  local cms, cseq = stream_id(cursor)
+  if ms < cms or (ms == cms and seq <= cseq) then return 0 end
+  redis.call('HSET', consumers, consumer, string.format('%d-%d', ms, seq))
+  local lms, lseq = ms, seq
+  for _, other in ipairs(redis.call('HVALS', consumers)) do
+    local oms, oseq = stream_id(other)
+    if oms < lms or (oms == lms and oseq < lseq) then lms, lseq = oms, oseq end
+  end
+  redis.call('XTRIM', stream, 'MINID', string.format('%d-%d', lms, lseq + 1))
+  return 1
+end

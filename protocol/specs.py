@@ -205,8 +205,8 @@ class Confirm(Spec[Confirmed]):
                 k.events,
                 k.pool,
                 k.stats,
-                k.pretix_jobs,
-                k.pretix_outbox,
+                k.printed_consumers,
+                k.printed,
                 k.printers,
                 *queue,
             ],
@@ -506,9 +506,22 @@ DRAIN = Drain()
 REQUEUE = Requeue(RequeueKind)
 # staff operations, run by the intake service and the CLI
 REPRINT = Reprint()
+
+
+class PrintedTook(Spec[bool]):
+    name = "printed_took"
+
+    def call(self, k: EncodedKeys, consumer: str, entry_id: str) -> ScriptCall[bool]:
+        return (self, [k.printed_consumers, k.printed], [enc(consumer), enc(entry_id)])
+
+    def parse(self, reply: Any) -> bool:
+        return int(reply) == 1
+
+
 CANCEL = Cancel()
+PRINTED_TOOK = PrintedTook()
 
 SPECS: tuple[Spec[Any], ...] = (
     ENQUEUE, TAKE, BEGIN, CONFIRM, RELEASE, REFLAG, DEAD_LETTER, BEAT, HANDBACK, SWEEP, RECLAIM, STEAL, DRAIN, REQUEUE,
-    REPRINT, CANCEL,
+    REPRINT, CANCEL, PRINTED_TOOK,
 )  # fmt: skip

@@ -8,6 +8,9 @@ forever would make Redis answer BUSY to every venue until ``SHUTDOWN NOSAVE``). 
 function runs against the caller's ACL too, so the commands are read from the scripts themselves (``TIME``
 included) and a new ``redis.call`` in a script cannot be forgotten here.
 
+The functions that change the venue's badge layouts (``layouts.specs.ADMIN_ONLY``) are granted to no agent and no
+role: only a Redis admin runs ``badge-agent layout set``, ``rm`` and ``rules``.
+
 A role (``ROLES``: the kiosk, the intake; a new kind of client adds its own) writes only through typed selectors:
 each command that writes is allowed only on the keys of its type (``HSET`` on job hashes and counters, ``LPUSH``
 on the pool and pinned queues, ``DEL`` on ``done`` markers, ...), so no role user can leave a key of the wrong type
@@ -32,6 +35,8 @@ from pathlib import Path
 import click
 
 from cli.main import fail
+from layouts.specs import ADMIN_ONLY
+from pretix_sync.keys import PretixKeys
 from protocol.keys import PRINTER_RE, VENUE_RE, Keys
 from protocol.library import Library, default_library
 from protocol.scripts import LOAD_COMMAND
@@ -51,7 +56,7 @@ READS = (
 )  # fmt: skip
 #: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
 #: reads ranges of its terms and its postings (attendees/store.py) itself.
-SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl")
+SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl", "hexists", "hvals")
 #: What the agent sends outside scripts (protocol/store.py): the blocking pop, the clean leave, events; and
 #: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to; and ``cancel --token``
 #: with the same credential, which removes cancelled jobs from the token's set.
@@ -59,11 +64,11 @@ AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "
 
 #: A key's Redis type -> the commands that write it (and cannot change its type). DEL only deletes.
 TYPE_WRITES: dict[str, frozenset[str]] = {
-    "hash": frozenset({"hset", "hincrby", "hdel"}),
+    "hash": frozenset({"hset", "hsetnx", "hincrby", "hdel"}),
     "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove"}),
     "zset": frozenset({"zadd", "zrem"}),
     "set": frozenset({"sadd", "srem"}),
-    "stream": frozenset({"xadd", "xdel"}),
+    "stream": frozenset({"xadd", "xdel", "xtrim"}),
     "string": frozenset({"set", "del", "append"}),
 }
 
@@ -90,10 +95,13 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "attendee_counts": (lambda k: f"{k.prefix}attendees:counts", "hash"),
     "attendee_badging": (lambda k: f"{k.prefix}attendees:badging", "hash"),
     "attendee_secret": (lambda k: f"{k.prefix}attendees:key", "string"),
-    # the pretix sync (pretix_sync/): its jobs' positions, the outbox of confirmed prints, the sender's lease
-    "pretix_jobs": (lambda k: k.pretix_jobs, "hash"),
-    "pretix_outbox": (lambda k: k.pretix_outbox, "stream"),
-    "pretix_sender": (lambda k: k.pretix_sender, "string"),
+    # the printed record (protocol/printed.py): written by confirm, trimmed by its consumers as they take it
+    "printed": (lambda k: k.printed, "stream"),
+    "printed_consumers": (lambda k: k.printed_consumers, "hash"),
+    # the pretix sync (pretix_sync/keys.py): its jobs' positions, the outbox of confirmed prints, the sender's lease
+    "pretix_jobs": (lambda k: PretixKeys(k.venue).jobs, "hash"),
+    "pretix_outbox": (lambda k: PretixKeys(k.venue).outbox, "stream"),
+    "pretix_sender": (lambda k: PretixKeys(k.venue).sender, "string"),
 }
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
@@ -108,10 +116,11 @@ ATTENDEE_WRITES = (
 #: The pretix sync's functions and the keys it writes (besides the list's, its badges' when a ticket is cancelled).
 PRETIX_SYNC_FUNCTIONS = (
     "attendee_put", "attendee_status", "attendee_payload", "attendee_read", "cancel", "pretix_lease", "pretix_sent",
+    "pretix_pump",
 )  # fmt: skip
 PRETIX_SYNC_WRITES = (
     "job", "pool", "queue", "pinned", "events", "stats", *(w for w in ATTENDEE_WRITES if w != "attendee_secret"),
-    "pretix_jobs", "pretix_outbox", "pretix_sender",
+    "pretix_jobs", "pretix_outbox", "pretix_sender", "printed", "printed_consumers",
 )  # fmt: skip
 
 
@@ -189,20 +198,28 @@ ROLES: dict[str, Role] = {
             "pretix-sync",
             "attendees sync --follow: the attendee list from pretix, the outbox of confirmed prints to pretix",
             # put, a cancelled ticket (status, and cancel for its badge not yet taken), a changed name on its badge;
-            # the outbox's lease and the removal of what pretix answered
+            # the outbox's lease, the pump from the printed record and the removal of what pretix answered
             functions=(*PRETIX_SYNC_FUNCTIONS,),
             writes=(*PRETIX_SYNC_WRITES,),
-            # each ticket's job id -> its pretix position (pretix_sync/listing.py)
-            direct=("hset",),
-            # the outbox is added to by confirm (agents) and only deleted from here; events only added to
-            only=(("pretix_outbox", ("xdel",)), ("events", ("xadd",))),
+            # each ticket's job id -> its pretix position (pretix_sync/listing.py); joining the printed record
+            direct=("hset", "hsetnx"),
+            # the record is added to by confirm (agents) and only trimmed here, past what every consumer took;
+            # its consumers' cursors only set; events only added to
+            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx")), ("events", ("xadd",))),
         ),
     )
 }
 
 
+def agent_functions(library: Library) -> tuple[str, ...]:
+    """Every function of the library an agent may call: all but the admin's (changing the venue's layouts)."""
+    return tuple(name for name in library.scripts if name not in ADMIN_ONLY)
+
+
 def agent_commands(library: Library | None = None) -> list[str]:
-    return sorted(script_commands(library=library) | set(BASE) | set(READS) | set(AGENT_DIRECT))
+    library = library or default_library()
+    used = script_commands(*agent_functions(library), library=library)
+    return sorted(used | set(BASE) | set(READS) | set(AGENT_DIRECT))
 
 
 def _fcalls(names: Iterable[str], library: Library) -> list[str]:
@@ -242,7 +259,8 @@ def agent_rules(venue: str, library: Library | None = None) -> list[str]:
     library = library or default_library()
     k = Keys(venue)
     commands = [f"+{c}" for c in agent_commands(library)]
-    return [f"~{k.prefix}*", "resetchannels", f"&{k.prefix}*", "-@all", *commands, *_fcalls(library.scripts, library)]
+    fcalls = _fcalls(agent_functions(library), library)
+    return [f"~{k.prefix}*", "resetchannels", f"&{k.prefix}*", "-@all", *commands, *fcalls]
 
 
 def agent_user(venue: str, printer: str) -> str:

@@ -304,18 +304,18 @@ def test_encoded_keys_are_the_keys_keys_spells() -> None:
     job_id = "odd id \udcff"  # not UTF-8: travels with surrogateescape, like every id
     job = enc(job_id)
     assert (encoded.job(job), encoded.done(job)) == (enc(k.job(job_id)), enc(k.done(job_id)))
-    venue_wide = [k.pool, k.events, k.dlq, k.stats, k.pinned, k.hb, k.printers, k.sweep_lease, k.pretix_jobs,
-                  k.pretix_outbox]  # fmt: skip
+    venue_wide = [k.pool, k.events, k.dlq, k.stats, k.pinned, k.hb, k.printers, k.sweep_lease, k.printed,
+                  k.printed_consumers]  # fmt: skip
     assert [encoded.pool, encoded.events, encoded.dlq, encoded.stats, encoded.pinned, encoded.hb, encoded.printers,
-            encoded.sweep_lease, encoded.pretix_jobs,
-            encoded.pretix_outbox] == [enc(key) for key in venue_wide]  # fmt: skip
+            encoded.sweep_lease, encoded.printed,
+            encoded.printed_consumers] == [enc(key) for key in venue_wide]  # fmt: skip
     desk = encoded.printer("desk-1")
     assert desk == PrinterKeys(
         b"desk-1", enc(k.inflight("desk-1")), enc(k.queue("desk-1")), enc(k.control("desk-1")), enc(k.health("desk-1"))
     )
     _, keys, args = specs.CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
     assert keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
-                                                   k.stats, k.pretix_jobs, k.pretix_outbox, k.printers]]  # fmt: skip
+                                                   k.stats, k.printed_consumers, k.printed, k.printers]]  # fmt: skip
     assert args == [job, b"desk-1", b"Hall A", b"7", 100]
 
 
@@ -353,6 +353,7 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
         "requeue": [specs.REQUEUE.call(k, job, b"<by>", 1)],
         "reprint": [specs.REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1)],
         "cancel": [specs.CANCEL.call(k, job, pinned, b"<by>", 1), specs.CANCEL.call(k, job, None, b"<by>", 1)],
+        "printed_took": [specs.PRINTED_TOOK.call(k, "<consumer>", "<id>")],
     }
 
 

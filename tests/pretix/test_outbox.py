@@ -20,6 +20,7 @@ from attendees.store import AttendeeStore
 from cli.redis_server import RedisServer
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
+from pretix_sync.keys import PretixKeys
 from pretix_sync.listing import ListWriter
 from pretix_sync.outbox import Outbox, Sender
 from protocol.keys import Keys
@@ -62,7 +63,11 @@ async def test_a_kiosk_scan_prints_pretix_s_name_and_checks_in_on_pretix(
             await wait_until(lambda: printed(redis, venue, job_id))
             await wait_until(lambda: printed(redis, venue, "walk-up-1"))
         assert [p["name"] for p in prints(tmp_path) if p["job_id"] == job_id] == ["Scanned At The Kiosk"]
-        (entry,) = await outbox.entries()  # the walk-up job is no pretix attendee's: no entry
+        # Both prints are in the printed record; the pump moves the pretix attendee's into the outbox (the walk-up
+        # job is no pretix attendee's), and the record, whose only consumer took both, is empty again.
+        assert await redis.xlen(Keys(venue).printed) == 2 and await outbox.waiting() == 1
+        assert await outbox.pump() == 1 and await redis.xlen(Keys(venue).printed) == 0
+        (entry,) = await outbox.entries()
         assert (entry.job_id, entry.first, entry.printer) == (job_id, True, "desk-1")
 
         sender = Sender(outbox, client, pretix.entrance, me="sync-a")
@@ -75,6 +80,7 @@ async def test_a_kiosk_scan_prints_pretix_s_name_and_checks_in_on_pretix(
         assert reprint.kind.value == "reprint"
         async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
             await wait_until(lambda: printed(redis, venue, job_id))
+        await outbox.pump()
         (again,) = await outbox.entries()
         assert again.first is False
         assert (await sender.send_waiting()).sent == 1
@@ -115,9 +121,34 @@ async def test_pretix_stopped_while_badges_print_then_every_push_arrives_once(
             assert len((await client.position(p["id"])).print_logs) == 1
 
 
+async def test_entries_an_earlier_version_wrote_into_the_outbox_are_sent_before_the_records(
+    pretix: Pretix, redis: Redis, redis_server: RedisServer, venue: str, tmp_path: Path
+) -> None:
+    """An upgrade loses nothing: what confirm wrote straight into pretix:outbox before the printed record existed
+    (or an agent not upgraded yet still writes there) is sent as any entry, and first."""
+    placed = [pretix.data("order", f"Upgraded {i}") for i in range(2)]
+    outbox = Outbox(redis, venue)
+    async with venue_of(pretix, redis, venue) as (store, client):
+        old, new = [await print_badge(store, p["secret"]) for p in placed]
+        async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+            await wait_until(lambda: printed(redis, venue, old))
+            await wait_until(lambda: printed(redis, venue, new))
+        # As the previous version's confirm left it: the old print in the outbox itself, not in the record.
+        record = [e for e in await outbox.record.after("pretix", 10) if e.job_id == old]
+        await redis.xdel(Keys(venue).printed, record[0].id)
+        await redis.xadd(PretixKeys(venue).outbox, {"job_id": old, "epoch": "1", "first": "1", "printer": "desk-1"})
+        assert await outbox.waiting() == 2
+        done = await Sender(outbox, client, pretix.entrance, me="sync-a").send_waiting()
+        assert (done.sent, await outbox.waiting()) == (2, 0)
+        for p, job_id in zip(placed, (old, new), strict=True):
+            assert pretix.data("checkins", str(p["id"])) == [
+                {"list": pretix.entrance, "type": "entry", "nonce": job_id, "successful": True}
+            ]
+
+
 async def test_a_sender_whose_lease_ran_out_removes_nothing(pretix: Pretix, redis: Redis, venue: str) -> None:
     outbox = Outbox(redis, venue)
-    await redis.xadd(Keys(venue).pretix_outbox, {"job_id": "X-1", "epoch": "1", "first": "1"})
+    await redis.xadd(PretixKeys(venue).outbox, {"job_id": "X-1", "epoch": "1", "first": "1"})
     (entry,) = await outbox.entries()
     assert (await outbox.lease("a", 100_000)).held
     taken = await outbox.lease("b", 100_000)

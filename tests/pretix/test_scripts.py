@@ -6,8 +6,8 @@ from __future__ import annotations
 from importlib import resources
 
 from pretix_sync import specs
+from pretix_sync.keys import PretixKeys
 from protocol.codec import dec
-from protocol.keys import Keys
 from protocol.library import default_library
 from protocol.scripts import plain_source
 
@@ -18,8 +18,12 @@ def _header(source: str, field: str) -> list[str]:
 
 
 def test_every_script_has_a_spec_and_its_header_matches_what_the_spec_sends() -> None:
-    k = Keys("v")
-    calls = {"pretix_lease": specs.LEASE.call(k, "<me>", 1000), "pretix_sent": specs.SENT.call(k, "<me>", "<entry_id>")}
+    k = PretixKeys("v")
+    calls = {
+        "pretix_lease": specs.LEASE.call(k, "<me>", 1000),
+        "pretix_sent": specs.SENT.call(k, "<me>", "<entry_id>"),
+        "pretix_pump": specs.PUMP.call(k, 200),
+    }
     files = {p.name.removesuffix(".lua") for p in resources.files("pretix_sync").iterdir() if p.name.endswith(".lua")}
     assert files == {spec.name for spec in specs.SPECS} == set(calls)
     assert files <= set(default_library().scripts)

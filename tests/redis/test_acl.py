@@ -15,6 +15,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 from cli.commands.acl import Role, role_rules
 from cli.redis_server import RedisServer
+from layouts.specs import ADMIN_ONLY
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.library import build, default_library
@@ -177,7 +178,8 @@ async def test_kiosk_user_cannot_claim_or_confirm_and_agents_stay_in_their_venue
 async def test_no_user_may_run_a_script_of_its_own_or_load_one(
     tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
 ) -> None:
-    """An EVAL that writes once and loops forever would make Redis answer BUSY to every venue: no user has EVAL."""
+    """An EVAL that writes once and loops forever would make Redis answer BUSY to every venue: no user has EVAL; nor
+    may any user call the functions that change the venue's badge layouts (``layout set``/``rm``/``rules``)."""
     users = {
         "agent": await create_user(redis, venue, tmp_path / "p1.pw", "p1"),
         "kiosk": await create_user(redis, venue, tmp_path / "kiosk.pw"),
@@ -198,6 +200,11 @@ async def test_no_user_may_run_a_script_of_its_own_or_load_one(
                     ("FUNCTION", "LOAD", "#!lua name=mine\nredis.register_function('mine', function() end)"),
                     ("FUNCTION", "DELETE", default_library().name),
                     ("FCALL", "mine", 0),
+                    # the venue's layouts are the admin's: no agent and no role changes them
+                    *(
+                        ("FCALL", default_library().function(name), 3, k.prefix + "layouts", k.events, k.stats)
+                        for name in ADMIN_ONLY
+                    ),
                 ):
                     with pytest.raises(NoPermissionError):
                         await client.execute_command(*command)
