@@ -43,6 +43,12 @@ class DeviceMonitor:
         self.successes = 0
         self.opened = False
         self.ready = asyncio.Event()  # set while the printer may be sent a badge
+        # Readings come from two tasks (the probe task and the pull loop, with a print's outcome) and ``observe``
+        # awaits inside (the down and up hooks, a test print): one reading is folded in at a time, whole, in the
+        # order they arrive (asyncio.Lock wakes its waiters first come, first served). A lock rather than one owner
+        # task fed by a queue: each caller needs its reading applied before it goes on (the pull loop reads
+        # ``ready`` next, the agent's start its first probe), which a queue would need a reply for as well.
+        self._observing = asyncio.Lock()
 
     async def probe_once(self) -> DeviceStatus:
         """Open the printer if needed and ask its status. Each driver call is exclusive by itself (drivers/base.py):
@@ -61,7 +67,13 @@ class DeviceMonitor:
         return status
 
     async def observe(self, status: DeviceStatus) -> None:
-        """Fold one reading (from a probe or from a print's outcome) into the up/down decision."""
+        """Fold one reading (from a probe or from a print's outcome) into the up/down decision, after any reading
+        already being folded in: the counts, ``down``, ``ready`` and the hooks see one reading at a time. The hooks
+        and the test print must not observe themselves (they would wait for their own reading)."""
+        async with self._observing:
+            await self._apply(status)
+
+    async def _apply(self, status: DeviceStatus) -> None:
         self.status = status
         good = not status.faulted
         if good:

@@ -94,8 +94,8 @@ class Journal:
         self.max_records = max_records
         self.history = history
         self.boot_id = boot_id
-        # True when the file was last written under another boot: its unsynced tail may be gone (see module doc).
-        self.after_reboot = False
+        # See ``after_reboot``: set once by ``_load``, cleared only by ``earlier_work_settled``.
+        self._after_reboot = False
         self._open: dict[str, Entry] = {}
         self._printed: OrderedDict[str, int] = OrderedDict()
         self._unknown: OrderedDict[str, int] = OrderedDict()  # recent unknown outcomes: job -> epoch
@@ -110,6 +110,18 @@ class Journal:
         self._lock = threading.Lock()
         if path is not None:
             self._load(path)
+
+    @property
+    def after_reboot(self) -> bool:
+        """True while the file read at start was last written under another boot and the work it was about is not
+        settled yet: its unsynced tail may be gone (see module doc), so a held job without a record may have been
+        sent. Read-only: ``earlier_work_settled`` is the one step that clears it."""
+        return self._after_reboot
+
+    def earlier_work_settled(self) -> None:
+        """What an earlier process left (the jobs held in in-flight when it ended) is settled (agent/recovery.py):
+        every record about work from now on is this process's own, so the journal is trusted completely."""
+        self._after_reboot = False
 
     @property
     def syncs_each_record(self) -> bool:
@@ -139,7 +151,7 @@ class Journal:
         self._records = len(lines)
         # Written under another boot (or before boots were recorded): its unsynced tail may be gone. Without a
         # boot id every record that matters was synced, so the file is complete whatever happened.
-        self.after_reboot = bool(lines) and self.boot_id is not None and last_boot != self.boot_id
+        self._after_reboot = bool(lines) and self.boot_id is not None and last_boot != self.boot_id
 
     def _apply(self, job_id: str, epoch: int, stage: Stage) -> None:
         if stage in {"printed", "history"}:

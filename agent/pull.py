@@ -207,9 +207,7 @@ class PullLoop:
         if now - self._last_steal_look < max(timing.block_timeout, timing.affinity_wait / 5):
             return None
         self._last_steal_look = now
-        stolen = await self.store.steal(
-            self.me, int(timing.affinity_wait * 1000), dead_after_ms=int(timing.dead_after * 1000)
-        )
+        stolen = await self.store.steal(self.me, int(timing.affinity_wait * 1000))
         if stolen is not None:
             self.events.stole(stolen)
         return stolen

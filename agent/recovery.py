@@ -117,8 +117,10 @@ class Recovery:
             for job_id, epoch in journal.recent_unknown(RECONFIRM_AFTER_FAILOVER):
                 await store.reflag(me, location, job_id, epoch)
         first_run = self.first_run
-        # What in-flight held from an earlier process (across a reboot) is settled; trust the journal from now.
-        journal.after_reboot = self.first_run = False
+        if first_run:
+            # What in-flight held from an earlier process (across a reboot) is settled; trust the journal from now.
+            self.first_run = False
+            journal.earlier_work_settled()
         if (master_moved or first_run) and not stopping:
             # A failover can lose a confirm together with the take before it (docs/redis.md): the job is back in the
             # pool of the new master and a peer would print it again, unflagged. Confirming our recent prints again

@@ -60,8 +60,10 @@ class Agent:
         self.redis = redis if redis is not None else make_redis(config.redis, config.timing.block_timeout)
         # Dedicated: the pull loop's begin/confirm/take keep one connection rather than taking one from the pool
         # for every round trip (two a badge); the heartbeat and everything else use the pool as before.
-        self.store = Store(self.redis, config.venue, dedicated=True)
-        self.store.zone_dead_after_ms = int(config.timing.dead_after * 1000)
+        # A zone printer is judged by this venue's heartbeat window, the one peers are declared dead by.
+        self.store = Store(
+            self.redis, config.venue, dedicated=True, zone_dead_after_ms=int(config.timing.dead_after * 1000)
+        )
         self.journal = Journal(config.journal)
         self.device = DeviceMonitor(
             driver,
@@ -291,9 +293,7 @@ class Agent:
 
     async def _device_down(self, status: DeviceStatus) -> None:
         try:
-            moved = await self.store.handback(
-                self.me, f"printer down: {status.describe()}", int(self.timing.dead_after * 1000)
-            )
+            moved = await self.store.handback(self.me, f"printer down: {status.describe()}")
             await self.store.event(
                 "device_down", self.me, location=self.location, reason=status.describe(), handed_back=str(moved)
             )

@@ -45,7 +45,7 @@ class Sweep:
                 for victim in await self.store.sweep(self.me, dead_ms, int(interval * 1000)):
                     if victim == self.me:
                         continue
-                    result = await self.store.reclaim(victim, self.me, dead_ms, zone_dead_after_ms=dead_ms)
+                    result = await self.store.reclaim(victim, self.me, dead_ms)
                     if result.kind is ReclaimKind.RECLAIMED:
                         self.reclaimed += 1
                         log.warning(

@@ -27,7 +27,7 @@ from intake.tokens import Token
 from protocol.fleet import fleet
 from protocol.jobs import Job, parse_job
 from protocol.state import AgentState
-from protocol.store import ZONE_DEAD_AFTER_MS, Zoned
+from protocol.store import Zoned
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
@@ -133,9 +133,6 @@ async def _printer(request: web.Request, token: Token) -> str | None:
 
 #: Printer states in which a zone printer takes its pinned badges (protocol/state.py): anything else hands them on.
 PRINTING_STATES = (AgentState.READY, AgentState.PRINTING)
-#: A printer whose last heartbeat is older than this is not counted on: the agents' default dead-after window, as
-#: the protocol's steps that hand a zone's jobs on count it (protocol/store.py, ZONE_DEAD_AFTER_MS).
-BEAT_WITHIN_S = ZONE_DEAD_AFTER_MS / 1000
 
 
 async def zone_printer(request: web.Request, token: Token) -> tuple[str | None, Zoned | None]:
@@ -151,13 +148,16 @@ async def zone_printer(request: web.Request, token: Token) -> tuple[str | None, 
         return None, None
     zone = intake.config.zones[name]
     view = await fleet(intake.redis, intake.config.venue)
+    # A printer whose last heartbeat is older than the store's zone window is not counted on: the window the
+    # protocol's steps that hand a zone's jobs on count it by, as this process's store states it.
+    beat_within_s = intake.store.zone_dead_after_ms / 1000
     able = [
         p
         for p in view.printers
         if p.name in zone.printers
         and p.state in PRINTING_STATES
         and p.beat_age is not None
-        and p.beat_age < BEAT_WITHIN_S
+        and p.beat_age < beat_within_s
     ]
     zoned = (name, tuple(zone.printers))
     if not able:

@@ -35,8 +35,9 @@ def zone_args(zone: Zoned | None) -> tuple[bytes, bytes] | None:
 
 
 STEAL_LOOK = 16  # pinned-index entries read per idle look: the oldest few, enough to skip our own and a lost race
-#: How old a zone printer's last heartbeat may be for it to count as able to print its zone's jobs, where the caller
-#: knows no agent's timing: the agents' default dead-after window (agent/config.py, TimingConfig: 1 s x 3).
+#: How old a zone printer's last heartbeat may be for it to count as able to print its zone's jobs, for a ``Store``
+#: built by a process that knows no agent's timing: the agents' default dead-after window (agent/config.py,
+#: TimingConfig: 1 s x 3). Only ``Store`` reads it; everything else asks its store (``Store.zone_dead_after_ms``).
 ZONE_DEAD_AFTER_MS = 3000
 #: Calls of a step that hands pinned jobs on before giving up: the queue it read kept changing, or it asked for more
 #: zone printers' keys.
@@ -66,24 +67,32 @@ class Store:
         events_maxlen: int = EVENTS_MAXLEN,
         dedicated: bool = False,
         library: Library | None = None,
+        zone_dead_after_ms: int = ZONE_DEAD_AFTER_MS,
     ) -> None:
         """``dedicated``: begin, confirm and take keep one connection for themselves (the agent's pull loop, which
         makes them one after another; see ``scripts.Lane``). ``library``: the functions library to call (the
-        installed one by default; ``library.build`` makes one of other .lua files)."""
+        installed one by default; ``library.build`` makes one of other .lua files). ``zone_dead_after_ms``: how old
+        a zone printer's last heartbeat may be for it to count as able to print its zone's jobs, in every step that
+        hands a zone's job on (release, reclaim, steal, drain, handback): the venue's dead-after window where the
+        process knows it (an agent, a command given the venue's config)."""
         self.redis = redis
         self.keys = Keys(venue)
         self.encoded_keys = EncodedKeys(self.keys)
         self.scripts = Scripts(redis, dedicated, library)
         self.events_maxlen = events_maxlen
-        #: How old a zone printer's last heartbeat may be for release to hand it a zone's job (the agent sets its own
-        #: dead-after window).
-        self.zone_dead_after_ms = ZONE_DEAD_AFTER_MS
+        # Stated once, at construction (read-only after): all of a process's steps judge a zone printer alike.
+        self._zone_dead_after_ms = zone_dead_after_ms
         # Redis time at our last heartbeat and the monotonic clock then: the idle steal look judges a pinned job's
         # age on the server's clock (a Pi may have none) without asking the server for the time.
         self._beat_clock: tuple[int, float] | None = None
         # job id -> the printers of its zone, as steal.lua asked for them (a job's zone never changes): the next look
         # at that job sends their keys with its first call.
         self._job_zones: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def zone_dead_after_ms(self) -> int:
+        """How old a zone printer's last heartbeat may be for it to count as able to print (given at construction)."""
+        return self._zone_dead_after_ms
 
     # -- producers -----------------------------------------------------------------------------------------------
 
@@ -296,7 +305,6 @@ class Store:
         by: str,
         dead_after_ms: int | None,
         dead_ttl_ms: int = 3_600_000,
-        zone_dead_after_ms: int = ZONE_DEAD_AFTER_MS,
     ) -> replies.Reclaimed:
         """Hand a dead agent's held and pinned jobs on: a zone's job to another of its printers that can print, any
         other to the front of the pool. ``dead_after_ms=None`` forces it.
@@ -322,7 +330,7 @@ class Store:
                     enc(by),
                     self.events_maxlen,
                     dead_ttl_ms,
-                    zone_dead_after_ms,
+                    self.zone_dead_after_ms,
                     queue,
                     zone,
                 )
@@ -333,15 +341,13 @@ class Store:
                 return result
         return replies.Reclaimed(replies.ReclaimKind.RETRY)
 
-    async def steal(
-        self, me: str, affinity_ms: int, look: int = STEAL_LOOK, dead_after_ms: int = ZONE_DEAD_AFTER_MS
-    ) -> str | None:
+    async def steal(self, me: str, affinity_ms: int, look: int = STEAL_LOOK) -> str | None:
         """Take the oldest pinned job of another printer that has waited ``affinity_ms``. Returns its id or None.
 
         One ZRANGE on the venue's pinned index, whatever the number of printers; the ``steal`` script runs only for
         a job that looks old enough on the server's clock, and re-checks everything itself. A job of a zone this
         printer is not in is taken only when none of its zone's printers can print (beating within
-        ``dead_after_ms``, ready or printing, not drained): the script asks for their keys once, and while one of
+        ``zone_dead_after_ms``, ready or printing, not drained): the script asks for their keys once, and while one of
         them can, the look goes on past that queue (only a queue's oldest job can be stolen) to the next oldest job.
         A job's zone never changes, so the printers the script asked for are remembered and sent with the first call
         the next time: an idle outsider's look at a zone job kept for its zone costs one script call.
@@ -365,7 +371,7 @@ class Store:
                         enc(job_id),
                         affinity_ms,
                         self.events_maxlen,
-                        dead_after_ms,
+                        self.zone_dead_after_ms,
                         self._job_zones.get(job_id, ()),
                     )
                 )
@@ -390,16 +396,14 @@ class Store:
         server_ms, at = self._beat_clock
         return server_ms + (time.monotonic() - at) * 1000
 
-    async def drain(
-        self, printer: str, order: Literal["drain", "resume"], by: str, dead_after_ms: int = ZONE_DEAD_AFTER_MS
-    ) -> int:
+    async def drain(self, printer: str, order: Literal["drain", "resume"], by: str) -> int:
         """Drain a printer (its pinned jobs handed on as ``handback`` does) or resume it. Returns the jobs moved."""
         k = self.encoded_keys
         mine = k.printer(printer)
         return await self._hand_on(
             mine,
             lambda queue, zone: specs.DRAIN.call(
-                k, mine, order, enc(by), self.events_maxlen, dead_after_ms, queue, zone
+                k, mine, order, enc(by), self.events_maxlen, self.zone_dead_after_ms, queue, zone
             ),
         )
 
@@ -459,7 +463,7 @@ class Store:
         raw = await self.redis.hgetall(self.encoded_keys.printers)
         return {dec(name): dec(location) for name, location in raw.items()}
 
-    async def handback(self, me: str, reason: str, dead_after_ms: int = ZONE_DEAD_AFTER_MS) -> int:
+    async def handback(self, me: str, reason: str) -> int:
         """Hand this printer's pinned jobs on (it is down): a zone's job to another of its printers that can print,
         any other to the front of the pool. Returns the jobs moved."""
         k = self.encoded_keys
@@ -467,7 +471,7 @@ class Store:
         return await self._hand_on(
             mine,
             lambda queue, zone: specs.HANDBACK.call(
-                k, mine, enc(reason), self.events_maxlen, dead_after_ms, queue, zone
+                k, mine, enc(reason), self.events_maxlen, self.zone_dead_after_ms, queue, zone
             ),
         )
 

@@ -37,12 +37,10 @@ def drain(target: Target, printer: str, resume: bool) -> None:
     async def go() -> int:
         redis = target.client()
         try:
-            store = Store(redis, target.venue)
+            store = Store(redis, target.venue, zone_dead_after_ms=int(target.dead_after * 1000))
             if printer not in await store.printers():
                 fail(f"no printer {printer!r} has ever run in venue {target.venue}", 1)
-            return await store.drain(
-                printer, "resume" if resume else "drain", operator(), int(target.dead_after * 1000)
-            )
+            return await store.drain(printer, "resume" if resume else "drain", operator())
         finally:
             await redis.aclose()
 
@@ -66,16 +64,16 @@ def reclaim(target: Target, printer: str, force: bool) -> None:
     async def go() -> tuple[Reclaimed, float | None]:
         redis = target.client()
         try:
-            store = Store(redis, target.venue)
+            dead_ms = int(target.dead_after * 1000)
+            store = Store(redis, target.venue, zone_dead_after_ms=dead_ms)
             if printer not in await store.printers():
                 fail(f"no printer {printer!r} has ever run in venue {target.venue}", 1)
             score = await redis.zscore(enc(store.keys.hb), enc(printer))
             age = None if score is None else (await store.server_ms() - float(score)) / 1000
-            dead_ms = int(target.dead_after * 1000)
-            result = await store.reclaim(printer, operator(), None if force else dead_ms, zone_dead_after_ms=dead_ms)
+            result = await store.reclaim(printer, operator(), None if force else dead_ms)
             if result.kind is ReclaimKind.GONE:
                 # Not beating at all (stopped, or reclaimed before): whatever it still holds can safely move.
-                result = await store.reclaim(printer, operator(), None, zone_dead_after_ms=dead_ms)
+                result = await store.reclaim(printer, operator(), None)
             return result, age
         finally:
             await redis.aclose()

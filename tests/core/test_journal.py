@@ -13,8 +13,11 @@ import pytest
 from redis.asyncio import Redis
 
 from agent.journal import THIS_BOOT, Journal
+from agent.printer import Printer
+from agent.recovery import Recovered, Recovery
 from cli.redis_server import RedisServer
 from core.logs import KeyValueFormatter
+from drivers.sim import SimDriver
 from protocol.keys import Keys
 from protocol.store import Store
 from tests.support.agents import enqueue_many, running_agent
@@ -67,6 +70,33 @@ async def test_a_journal_from_another_boot_may_have_lost_its_tail(tmp_path: Path
     await Journal(path, boot_id="boot-1").append("a", 1, "sending")
     assert Journal(path, boot_id="boot-2").after_reboot
     assert not Journal(tmp_path / "new", boot_id="boot-2").after_reboot  # nothing was written: nothing lost
+
+
+async def test_the_reboot_flag_is_cleared_only_once_recovery_settled_the_earlier_work(
+    tmp_path: Path, redis: Redis, venue: str
+) -> None:
+    """The flag has one writer after the file is read: the journal's own step, which recovery takes at the end of
+    its first run. Nothing else can clear it, this process's own records included."""
+    path = tmp_path / "j"
+    await Journal(path, boot_id="boot-1").append("a", 1, "sending")
+    journal = Journal(path, boot_id="boot-2")
+    assert journal.after_reboot
+    with pytest.raises(AttributeError):
+        journal.after_reboot = False  # type: ignore[misc]
+    await journal.append("b", 2, "sending")
+    await journal.append("b", 2, "closed")
+    journal.sync()
+    assert journal.after_reboot
+    recovery = Recovery(Store(redis, venue), journal, Printer(SimDriver("desk-1", 0.0), 1.0, 1.0), "desk-1", "", 3)
+
+    async def resume(job_id: str) -> None:
+        raise AssertionError(f"nothing is held, yet {job_id} was resumed")
+
+    await recovery.run(
+        resume, Recovered(), stopping=True, printer_ready=lambda: True, drained=lambda: False, master_moved=False
+    )
+    assert not journal.after_reboot and not recovery.first_run
+    assert journal.lookup("a") is None  # the earlier process's open record was settled (nothing held it)
 
 
 def test_records_written_before_boots_were_recorded_count_as_after_a_reboot(tmp_path: Path) -> None:

@@ -5,12 +5,19 @@ with printers' health as their heartbeats write it."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from redis.asyncio import Redis
 
+from agent.config import load_config
+from agent.runtime import Agent
+from cli.redis_server import RedisServer
+from drivers import build_driver
 from protocol.jobs import parse_job
 from protocol.keys import Keys
-from protocol.store import Store
-from tests.support.agents import add
+from protocol.store import ZONE_DEAD_AFTER_MS, Store
+from tests.support.agents import add, write_agent_config
 from tests.support.venue import assert_each_unfinished_job_in_one_list, where_is
 
 HALL_A = ("hall-a", ("a1", "a2"))
@@ -213,3 +220,44 @@ async def test_a_late_confirm_voids_the_copy_a_reclaim_handed_to_a_zone_mate(red
     # The same late confirm replayed (a lost reply) asks nothing more and changes nothing.
     assert await store.confirm("a1", "a1 desk", held, begun.epoch) == ("printed", "")
     assert await store.take("a2") is None
+
+
+async def beat_ago(redis: Redis, venue: str, printer: str, ms: int) -> None:
+    """``printer``'s last heartbeat ``ms`` ago by the server's clock (a frozen agent's health lingers until it
+    expires)."""
+    health = Keys(venue).health(printer)
+    seconds, micros = await redis.time()
+    record = json.loads(await redis.get(health))
+    record["beat_ms"] = seconds * 1000 + micros // 1000 - ms
+    await redis.set(health, json.dumps(record), keepttl=True)
+
+
+async def test_a_store_judges_zone_printers_by_the_window_it_was_built_with(redis: Redis, venue: str) -> None:
+    """Each process states its zone window once, building its store; every step that hands a zone's job on goes by
+    it. a2 last beat 5 s ago: able to print by a 10 s window, not by the default 3 s one."""
+    default, wide = Store(redis, venue), Store(redis, venue, zone_dead_after_ms=10_000)
+    assert default.zone_dead_after_ms == ZONE_DEAD_AFTER_MS == 3000 and wide.zone_dead_after_ms == 10_000
+    await all_ready(default)
+    await beat(default, "a1", "device_down")
+    zoned = await zone_job(default, "renee", "a1")
+    await beat_ago(redis, venue, "a2", 5000)
+    for store in (default, wide):  # after the job: the steal look judges its age by the last beat's server time
+        await beat(store, "b1", "ready")
+    assert await wide.steal("b1", 0) is None  # a2 can print: Hall B leaves it
+    assert await default.steal("b1", 0) == zoned  # none of Hall A can print
+    other = await zone_job(default, "lee", "a1")
+    assert await wide.handback("a1", "printer down: out of labels") == 1
+    assert await places(redis, venue, other) == [["q:a2"]]  # to a2, which can print by the wide window
+    await assert_each_unfinished_job_in_one_list(redis, venue, [zoned, other])
+
+
+async def test_an_agents_store_judges_zone_printers_by_its_heartbeat_window(
+    tmp_path: Path, redis_server: RedisServer, venue: str
+) -> None:
+    path = write_agent_config(tmp_path / "a1.yaml", venue, redis_server.url, "a1", timing__dead_after_misses=5)
+    config = load_config(path)
+    agent = Agent(config, build_driver(config.printer.driver, "a1"))
+    try:
+        assert agent.store.zone_dead_after_ms == int(config.timing.dead_after * 1000) == 1000  # 0.2 s x 5
+    finally:
+        await agent.redis.aclose()

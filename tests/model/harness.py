@@ -189,7 +189,10 @@ class ModelAgent:
             url, decode_responses=False, single_connection_client=True, retry=once, driver_info=None
         )
         self.heart_redis = Redis.from_url(url, decode_responses=False, retry=once, driver_info=None)
-        self.store = Store(self.redis, venue, dedicated=True, library=library)
+        # The agent's own zone window, as its store states it (the steal look and release judge zone printers by it).
+        self.store = Store(
+            self.redis, venue, dedicated=True, library=library, zone_dead_after_ms=agent.store.zone_dead_after_ms
+        )
         lane = self.store.scripts.lane
         if lane is not None:
             # Its look at an idle socket goes by the wall clock: never, so a dropped connection always costs the loop
