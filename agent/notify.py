@@ -4,7 +4,7 @@ Hand-written rather than a dependency: the protocol is one datagram of ``KEY=val
 (sd_notify(3)), and the PyPI ``sdnotify`` package is unmaintained since 2017 and sends with a blocking socket.
 Outside systemd (no ``$NOTIFY_SOCKET``) everything here is a no-op.
 
-The watchdog is fed only while the agent's loops really progress (``agent.http_app.stale_loops``): a pull loop stuck
+The watchdog is fed only while the agent's loops really progress (``agent.liveness.stale_loops``): a pull loop stuck
 on a hung driver stops the pings and systemd restarts the agent. A process whose event loop is blocked stops them
 too, because the pings come from a task on that same loop.
 """

@@ -3,8 +3,9 @@ takes (``_next_job``, or the take that rode with the last confirm), ``handle`` b
 ``_confirm`` confirms, letting the next take ride along.
 
 Ownership of a badge is decided in Redis (``inflight:<me>``), never in this process's memory: ``begin`` checks right
-before printing that the job is still ours, and after any Redis error the loop settles its in-flight list from the
-journal (agent/recovery.py) instead of trusting what it believed before the error.
+before printing that the job is still ours (and that its record, and a payload it can decode, are for this job), and
+after any Redis error the loop settles its in-flight list from the journal (agent/recovery.py) instead of trusting
+what it believed before the error.
 
 Built from narrow parts: the store (protocol/store.py), the journal (agent/journal.py), the printer
 (agent/printer.py: the driver and its timeouts), the gate (agent/gate.py: may this printer take a badge now?) and a
@@ -220,6 +221,9 @@ class PullLoop:
         ``may_take_next``: a confirm may take the next job in the same round trip (not while recovery settles the
         in-flight list, which must end with nothing taken behind its back).
         """
+        # begin.lua, the last check before paper: the job is still in our in-flight list (else a peer reclaimed it),
+        # has no done:<id> (else it printed already), has a record that agrees with the protocol, and its payload, if
+        # it decodes as JSON, names this job_id (else it is dead-lettered as an integrity fault). Only then "print".
         begun = await self.store.begin(self.me, self.location, job_id)
         if begun.kind is not BeginKind.PRINT:
             self.events.skipped(job_id, begun)
@@ -233,7 +237,10 @@ class PullLoop:
             badge = job_from_payload(begun.payload).badge()
             data = await self.ahead.take(begun.payload) or await self.ahead.draw(badge)
         except (JobError, RenderError) as exc:
-            # A job that cannot be read or drawn: the agent dead-letters it (begin only checks the record's state).
+            # A job that cannot be read or drawn: the agent dead-letters it. begin.lua checked the record (its state,
+            # done, the key types) and that a payload it could decode as JSON names this job_id (one naming another is
+            # dead-lettered there as an integrity fault); a payload that is not JSON, fails the job's checks
+            # (protocol/jobs.py) or cannot be drawn, it left to us.
             await self.store.dead_letter(self.me, job_id, str(exc))
             self.events.dead_lettered(job_id, str(exc))
             return

@@ -8,8 +8,8 @@ thousand sockets until the process runs out of file descriptors and every new cl
 * past ``max_connections``, a new connection closes the oldest one that is not inside a request (a half-sent request
   or an idle keep-alive); only when every connection is inside a request is the new one answered 503 and closed.
 
-Inside a request, the body has ``body_timeout`` (intake/app.py) and long-polls and streams have their own
-limits (intake/budget.py).
+Inside a request, the body has ``body_timeout`` (intake/context.py, ``json_body``) and long-polls and streams have
+their own limits (intake/budget.py).
 """
 
 from __future__ import annotations

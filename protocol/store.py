@@ -1,4 +1,20 @@
-"""The venue protocol: each method is one Redis round trip (one script or one command).
+"""The venue protocol's calls on one Redis client. Most methods are one Redis round trip: one script, one command,
+or one pipeline (``enqueue_many``, ``confirm_then_take``, ``leave``). These make more than one call:
+
+* ``peek``: two reads (a pipeline of both lists' next ids, then the job's payload);
+* ``reprint``: reads the printers (``HKEYS``), then the script; ``cancel``: reads the job's pin (``HGET``), then the
+  script, again while it answers "retry" (at most 5 times);
+* ``steal``: one ``ZRANGE`` of the pinned index, then a script call per candidate it tries (two for a zone's job
+  whose printers it does not know yet);
+* ``reclaim``, ``drain``, ``handback``: read the queue (reclaim also the held job, in the same round trip), then call
+  the script; both again while the script answers that the queue changed or asks for the zone printers' keys (at
+  most ``HAND_ON_TRIES`` times);
+* ``release``: a second call for a zone's job, whose printers' keys the script asks for; ``confirm`` and
+  ``confirm_then_take``: another call when a late confirm's job waits in a printer's queue since (rare).
+
+A script the server cannot run yet (the functions library not loaded, or on Redis 6.2 the script not in its cache)
+takes a few more calls, once, to load it (scripts.py, ``VenueScript.run_again``); ``enqueue_many`` makes sure of it
+before its pipeline (``Scripts.prepare``).
 
 Every script call is built by its spec (specs.py: KEYS, ARGV, and the reply's type) and sent by ``Scripts``. Ids and
 names travel as bytes (codec.py), keys from ``EncodedKeys``, built once.

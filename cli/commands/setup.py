@@ -2,7 +2,7 @@
 
 Interactive by default (each value prompted with a default); ``--yes`` takes every value from the flags. Redis is
 one URL, or a Sentinel-managed master (``--sentinel`` addresses and ``--sentinel-master``), written in the
-``redis.sentinel`` section agent/config.py reads.
+``redis.sentinel`` section (protocol/redis_config.py, ``SentinelConfig``).
 """
 
 from __future__ import annotations

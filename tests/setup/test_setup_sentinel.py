@@ -1,4 +1,4 @@
-"""setup with Redis Sentinel: flags (and prompts) write the redis.sentinel section agent/config.py reads; setup and
+"""setup with Redis Sentinel: flags (and prompts) write the redis.sentinel section (protocol/redis_config.py); setup and
 check-config --connect reach the master through a real redis-sentinel, and each way it can be wrong is named."""
 
 from __future__ import annotations
