@@ -1,8 +1,8 @@
 -- Steps several scripts share, written once. In the Redis Functions library (library.py) every function here is
--- defined once, ahead of all scripts; for Redis 6.2 (the demo's embedded server, which runs plain EVAL) scripts.py
--- joins each function in front of every script that calls it, and only those: a script carries (and
--- `badge-agent acl` grants) only the commands it runs. Blocks are apart by a blank line; a function calls only
--- functions above it.
+-- defined once, ahead of all scripts; for Redis 6.2 (the demo's embedded server, which runs plain EVALSHA)
+-- library.py also joins each function in front of every script that calls it, and only those (``Library.sources``,
+-- which scripts.py sends): a script carries (and `badge-agent acl` grants) only the commands it runs. Blocks are
+-- apart by a blank line; a function calls only functions above it.
 
 -- Redis server time in ms: every timestamp comes from the server, since venue Pis may have no real-time clock.
 local function now_ms()
