@@ -132,7 +132,7 @@ def spawn(config: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 def varied_jobs(n: int) -> list[dict[str, str]]:
     """Names and companies of 1-4 and 0-5 words drawn from the bundled sample (many scripts), fixed seed."""
-    rows = [json.loads(line) for line in (ROOT / "agent" / "data" / "attendees.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (ROOT / "cli" / "data" / "attendees.jsonl").read_text().splitlines()]
     words = [w for r in rows for w in f"{r['name']} {r.get('company', '')}".split()]
     rnd = random.Random(7)
     return [
