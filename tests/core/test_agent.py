@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bench.common import Monitor, RoundTrips
 from cli.redis_server import RedisServer
 from drivers.sim import SimControl
 from protocol.jobs import parse_job
@@ -20,6 +19,7 @@ from protocol.store import Store
 from tests.support.agents import enqueue_many, eq, printed_count, running_agent, state_is
 from tests.support.metrics import samples as metric_samples
 from tests.support.prints import print_log_copies
+from tests.support.redis_traffic import Monitor, RoundTrips
 from tests.support.venue import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
 from tests.support.waiting import wait_until
 

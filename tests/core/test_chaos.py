@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bench.common import agent_process
 from cli.redis_server import RedisServer
 from drivers.sim import SimControl
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
-from tests.support.agents import write_agent_config
+from tests.support.agents import agent_process, write_agent_config
 from tests.support.prints import print_log_copies
 from tests.support.venue import pinned_index_mismatch
 from tests.support.waiting import wait_until

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from bench.common import Monitor
 from cli.redis_server import RedisServer
 from protocol.keys import Keys, pinned_member
 from protocol.library import default_library
 from protocol.store import Store
 from tests.support.agents import add, enqueue_many, running_agent
+from tests.support.redis_traffic import Monitor
 from tests.support.venue import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
 from tests.support.waiting import wait_until
 

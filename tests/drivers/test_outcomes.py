@@ -7,11 +7,10 @@ import asyncio
 
 import pytest
 
-from bench.printers import LABELS
 from drivers.base import Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.support.drivers import BADGE
+from tests.support.drivers import BADGE, LABELS
 from tests.support.waiting import wait_until
 
 KINDS = ["zpl", "brother_ql", "escpos"]

