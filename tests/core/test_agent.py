@@ -188,7 +188,7 @@ async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
         await wait_until(lambda: state_is(redis, k, ids[0], b"printed"))
         control.set_fault("power_off")
         more = await enqueue_many(store, 3, "later")
-        await asyncio.sleep(1.0)  # many probe intervals with the power off
+        await asyncio.sleep(1.0)  # the behaviour under test: many probe intervals with the power off burn nothing
         assert await redis.llen(k.dlq) == 0
         for job_id in more:
             assert await redis.hget(k.job(job_id), "attempts") == b"0"

@@ -193,7 +193,7 @@ async def test_a_running_idle_agent_reads_no_peer_queue(
             for peer in peers:
                 await enqueue_many(store, 1, f"{peer}-", printer=peer)
             monitor = Monitor(redis_server.port)
-            await asyncio.sleep(3.0)
+            await asyncio.sleep(3.0)  # the behaviour under test: the agent's looks over three seconds, one a second
             seen = monitor.close()
             assert agent.printed == 0
     finally:
