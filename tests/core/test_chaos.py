@@ -62,6 +62,8 @@ async def snapshot_violations(redis: Redis, venue: str, ids: list[str]) -> list[
     return problems
 
 
+# Slow (about 40 s): rounds of kills, freezes and Redis restarts among real agent processes.
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_chaos_every_badge_prints_and_no_duplicate_goes_unflagged(tmp_path: Path, venue: str) -> None:
     rng = random.Random(SEED)

@@ -18,10 +18,14 @@ from tests.support.pretix_server import COLD_BUILD_TIMEOUT, Pretix, cache_is_col
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test here needs the real pretix (marked ``pretix``: scripts/test --fast leaves them out); only when its
+    cache is missing do they get the longer limit."""
     here = Path(__file__).parent
     ours = [item for item in items if here in Path(str(item.fspath)).parents]
-    if ours and cache_is_cold():
-        for item in ours:
+    cold = bool(ours) and cache_is_cold()
+    for item in ours:
+        item.add_marker(pytest.mark.pretix)
+        if cold:
             item.add_marker(pytest.mark.timeout(COLD_BUILD_TIMEOUT))
 
 

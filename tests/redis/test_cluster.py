@@ -25,6 +25,9 @@ from tests.support.processes import badge_agent
 from tests.support.topology import ClusterSetup
 from tests.support.waiting import wait_until
 
+#: A three-node Redis Cluster: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.cluster
+
 
 async def _user_on_every_node(setup: ClusterSetup, venue: str, printer: str, password_file: Path) -> str:
     """ACLs are per node on a Cluster: the generated line runs on each of them."""

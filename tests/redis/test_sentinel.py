@@ -25,6 +25,9 @@ from tests.support.topology import SentinelSetup
 from tests.support.venue import job_states
 from tests.support.waiting import wait_until
 
+#: Three sentinels, three servers and three agents through failovers: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.sentinel
+
 PRINTERS = ["s1", "s2", "s3"]
 
 

@@ -19,6 +19,9 @@ from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
 from tests.support.topology import Node
 
+#: A real redis-sentinel: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.sentinel
+
 
 class OneSentinel:
     """A redis-server and one redis-sentinel (quorum 1) that monitors it as ``master`` and wants a password."""
