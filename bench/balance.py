@@ -49,25 +49,15 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bench.common import (
-    agent_config,
-    agent_process,
-    bench_main,
-    fmt,
-    fmt_spread,
-    percentile,
-    read_print_log,
-    redis_server,
-    spread,
-    table,
-    verdict,
-)
+from bench.common import bench_main, fmt, fmt_spread, percentile, redis_server, spread, table, verdict
 from bench.printers import LANGS, emulator
 from cli.redis_server import stop_process
 from drivers.sim import SimControl
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
+from tests.support.agents import agent_config, agent_process
+from tests.support.prints import read_print_log
 
 # Seconds a badge at 1x. A real badge takes 1-3 s; 0.2 s compresses an event about tenfold while keeping the agent's
 # few milliseconds between badges a small share, as it is at real speeds. Every other time below scales with it.

@@ -26,19 +26,9 @@ from redis.asyncio import Redis
 
 from agent.config import load_config
 from agent.runtime import Agent
-from bench.common import (
-    agent_config,
-    bench_main,
-    fmt,
-    log_to_file,
-    percentile,
-    redis_server,
-    table,
-    verdict,
-    wait_until,
-)
+from bench.common import bench_main, fmt, log_to_file, percentile, redis_server, table, verdict
 from bench.gap import BADGE_BYTES, PARTS, GapStamps
-from bench.printers import LABELS, LANGS, emulator, read_labels, real_driver
+from bench.printers import LANGS, emulator, read_labels, real_driver
 from cli.redis_server import RedisServer
 from drivers.base import Badge, Driver
 from drivers.languages.rendering import render_for
@@ -47,6 +37,9 @@ from drivers.transports import TcpTransport
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
+from tests.support.agents import agent_config
+from tests.support.drivers import LABELS
+from tests.support.waiting import wait_until
 
 PRINT_TIMES = (0.5, 1.5)
 
@@ -101,9 +94,9 @@ async def dispatch(server: RedisServer, tmp: Path, kind: str, samples: int) -> l
                 have = len(stamps)
                 t0 = time.perf_counter()
                 await store.enqueue(job.job_id, job.payload(), None)
-                await wait_until(lambda: len(stamps) > have, 10)  # noqa: B023 - awaited in this iteration
+                await wait_until(lambda: len(stamps) > have, 10, every=0.002)  # noqa: B023 - awaited in this iteration
                 out.append(stamps[have] - t0)
-                await wait_until(lambda: agent.printed > i, 10)  # noqa: B023
+                await wait_until(lambda: agent.printed > i, 10, every=0.002)  # noqa: B023
                 await asyncio.sleep(0.03)
         finally:
             await stop_agent(agent, task)
@@ -137,7 +130,7 @@ async def print_queued(
         await store.enqueue(job.job_id, job.payload(), None)
     agent, task = await start_agent(server, tmp / venue, venue, driver)
     try:
-        await wait_until(lambda: agent.printed >= len(jobs), len(jobs) * pt * 3 + 20)
+        await wait_until(lambda: agent.printed >= len(jobs), len(jobs) * pt * 3 + 20, every=0.002)
     finally:
         await stop_agent(agent, task)
         await redis.aclose()
@@ -176,7 +169,7 @@ async def duty_raw(tmp: Path, kind: str, pt: float, n: int) -> dict[str, Any] | 
             for i in range(n)
         )
         await link.write(data)
-        await wait_until(lambda: len(read_labels(log)) >= n, n * pt * 3 + 20)
+        await wait_until(lambda: len(read_labels(log)) >= n, n * pt * 3 + 20, every=0.002)
         await link.aclose()
         return judge_labels(read_labels(log), pt)
 

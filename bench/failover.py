@@ -24,22 +24,13 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bench.common import (
-    agent_config,
-    agent_process,
-    bench_main,
-    fmt,
-    percentile,
-    read_print_log,
-    redis_server,
-    spread,
-    table,
-    verdict,
-)
+from bench.common import bench_main, fmt, percentile, redis_server, spread, table, verdict
 from cli.redis_server import stop_process
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
+from tests.support.agents import agent_config, agent_process
+from tests.support.prints import read_print_log
 
 PEERS = 2
 TIMEOUT = 30.0  # a failover that takes longer than this is recorded as a failure, not waited for

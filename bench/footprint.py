@@ -44,22 +44,12 @@ from typing import Any
 import yaml
 from redis.asyncio import Redis
 
-from bench.common import (
-    ROOT,
-    agent_config,
-    bench_main,
-    cpu_seconds,
-    fmt,
-    fmt_spread,
-    redis_server,
-    spread,
-    table,
-    verdict,
-)
+from bench.common import ROOT, bench_main, cpu_seconds, fmt, fmt_spread, redis_server, spread, table, verdict
 from cli.redis_server import free_port, stop_process
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
+from tests.support.agents import agent_config
 
 BARE = """
 import asyncio, sys

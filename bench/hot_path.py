@@ -34,21 +34,7 @@ from redis.asyncio import Redis
 
 from agent.config import load_config
 from agent.runtime import Agent
-from bench.common import (
-    Monitor,
-    RoundTrips,
-    agent_config,
-    bench_main,
-    command_counts,
-    fmt,
-    fmt_spread,
-    log_to_file,
-    redis_server,
-    spread,
-    table,
-    verdict,
-    wait_until,
-)
+from bench.common import bench_main, command_counts, fmt, fmt_spread, log_to_file, redis_server, spread, table, verdict
 from bench.stamp import StampDriver
 from cli.redis_server import RedisServer
 from protocol.jobs import parse_job
@@ -56,6 +42,9 @@ from protocol.keys import Keys
 from protocol.library import default_library
 from protocol.scripts import SCRIPT_NAMES
 from protocol.store import Store
+from tests.support.agents import agent_config
+from tests.support.redis_traffic import Monitor, RoundTrips
+from tests.support.waiting import wait_until
 
 SYSTEMS = (
     "agent",
@@ -105,7 +94,7 @@ async def run_agent(server: RedisServer, tmp: Path, tag: str, n: int, journal: b
     before = await command_counts(redis)
     task = asyncio.create_task(agent.run())
     try:
-        await wait_until(lambda: agent.printed >= n, 120)
+        await wait_until(lambda: agent.printed >= n, 120, every=0.002)
     finally:
         agent.stop()
         await asyncio.wait_for(task, 30)
@@ -180,7 +169,7 @@ async def run_saq(server: RedisServer, tag: str, n: int) -> dict[str, Any]:
     worker = Worker(queue, functions=[("noop", noop)], concurrency=1)
     task = asyncio.create_task(worker.start())
     try:
-        await wait_until(lambda: len(stamps) >= n, 120)
+        await wait_until(lambda: len(stamps) >= n, 120, every=0.002)
         await asyncio.sleep(0.05)  # let the last job's completion reach Redis
     finally:
         await worker.stop()

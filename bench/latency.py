@@ -24,24 +24,14 @@ from redis.asyncio import Redis
 
 from agent.config import load_config
 from agent.runtime import Agent
-from bench.common import (
-    agent_config,
-    bench_main,
-    fmt,
-    fmt_spread,
-    log_to_file,
-    percentile,
-    redis_server,
-    spread,
-    table,
-    verdict,
-    wait_until,
-)
+from bench.common import bench_main, fmt, fmt_spread, log_to_file, percentile, redis_server, spread, table, verdict
 from bench.stamp import StampDriver
 from cli.redis_server import RedisServer
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
+from tests.support.agents import agent_config
+from tests.support.waiting import wait_until
 
 FLEET = 4
 SYSTEMS = ("agent", "agent, journal in memory", "saq")

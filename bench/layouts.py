@@ -26,10 +26,10 @@ from typing import Any
 from PIL import Image, ImageDraw
 from redis.asyncio import Redis
 
-from bench.common import ROOT, agent_config, bench_main, fmt, log_to_file, percentile, redis_server, table, verdict
+from bench.common import ROOT, bench_main, fmt, log_to_file, percentile, redis_server, table, verdict
 from bench.duty import duty_agent
 from bench.footprint import rss_mb, spawn, unit_environment
-from bench.printers import LABELS, LANGS, emulator, real_driver
+from bench.printers import LANGS, emulator, real_driver
 from drivers.base import Badge
 from drivers.sim import SimDriver
 from layouts.draw import LayoutDraw
@@ -39,6 +39,8 @@ from layouts.store import LayoutStore
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
+from tests.support.agents import agent_config
+from tests.support.drivers import LABELS
 
 EXAMPLES = ROOT / "config" / "layouts"
 VARIANT = {"zpl": "speaker-4x6.yaml", "brother_ql": "speaker-62mm.yaml", "escpos": "speaker-72mm.yaml"}

@@ -41,24 +41,14 @@ from typing import Any
 from redis.asyncio import Redis
 
 from attendees.store import AttendeeStore
-from bench.common import (
-    ROOT,
-    agent_config,
-    agent_process,
-    bench_main,
-    fmt,
-    fmt_spread,
-    redis_server,
-    spread,
-    table,
-    verdict,
-)
+from bench.common import ROOT, bench_main, fmt, fmt_spread, redis_server, spread, table, verdict
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.keys import PretixKeys
 from protocol.keys import Keys
 from tests.pretix.install import PRETIX_VERSION, ensure_installed
 from tests.pretix.server import PretixServer
+from tests.support.agents import agent_config, agent_process
 
 FOLLOW_INTERVAL = 5.0
 

@@ -19,17 +19,11 @@ from typing import Any
 
 from cli.redis_server import free_port
 from drivers.base import Driver
-from drivers.label import LabelConfig
 from drivers.languages import LANGUAGES
 from drivers.transports import TcpTransport
+from tests.support.drivers import LABELS
 
 LANGS = ("zpl", "brother_ql", "escpos")
-#: The stock each printer kind is loaded with (a receipt printer prints 72 mm): the badge is drawn for it.
-LABELS = {
-    "zpl": LabelConfig(),
-    "brother_ql": LabelConfig(width_mm=62, height_mm=100, dpi=300),
-    "escpos": LabelConfig(width_mm=72, height_mm=100, dpi=203),
-}
 
 
 @contextmanager

@@ -17,26 +17,18 @@ from typing import Any
 import yaml
 from redis.exceptions import RedisError
 
-from bench.common import (
-    agent_config,
-    agent_process,
-    bench_main,
-    fmt,
-    job_states,
-    percentile,
-    print_log_copies,
-    spread,
-    table,
-    verdict,
-    wait_until,
-)
-from bench.topology import SentinelSetup
+from bench.common import bench_main, fmt, percentile, spread, table, verdict
 from cli.redis_server import stop_process
 from protocol.connection import make_redis
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.redis_config import RedisConfig
 from protocol.store import Store
+from tests.support.agents import agent_config, agent_process
+from tests.support.prints import print_log_copies
+from tests.support.topology import SentinelSetup
+from tests.support.venue import job_states
+from tests.support.waiting import wait_until
 
 PRINTERS = ("s1", "s2", "s3")
 VENUE = "bench-sentinel"

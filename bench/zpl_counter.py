@@ -14,12 +14,12 @@ import asyncio
 import statistics
 import time
 
-from bench.printers import LABELS
 from drivers.base import Badge, Outcome
 from drivers.emulators.fronts import TcpFront
 from drivers.emulators.zpl import ZplPrinter
 from drivers.languages import LANGUAGES
 from drivers.transports import TcpTransport
+from tests.support.drivers import LABELS
 
 
 async def badge_seconds(together: bool, badges: int, print_time: float, io_timeout: float) -> list[float]:

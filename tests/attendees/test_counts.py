@@ -7,6 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
 from attendees.store import AttendeeStore
@@ -40,6 +41,7 @@ async def print_one(redis: Redis, venue: str) -> None:
     await store.set_status("secret-dimitris", "cancelled", "desk")
 
 
+@pytest.mark.browser
 async def test_counts_agree_in_status_board_and_metrics(
     tmp_path: Path, desk: Desk, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:

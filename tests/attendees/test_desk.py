@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from redis.asyncio import Redis
 
 from attendees.importer import Importer
@@ -20,6 +21,9 @@ from tests.support.browser import start_chromium
 from tests.support.drivers import zpl_printer
 from tests.support.intake import write_intake_config
 from tests.support.processes import intake_process
+
+#: The desk page in headless Chromium: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.browser
 
 
 async def test_the_desk_finds_prints_and_reprints_with_a_reason(

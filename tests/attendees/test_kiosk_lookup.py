@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from redis.asyncio import Redis
 
 from attendees.importer import Importer
@@ -21,6 +22,9 @@ from tests.support.browser import start_chromium
 from tests.support.drivers import zpl_printer
 from tests.support.intake import write_intake_config
 from tests.support.processes import intake_process
+
+#: The kiosk page in headless Chromium: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.browser
 
 
 async def test_scan_greets_by_the_listed_name_and_a_second_scan_prints_nothing(

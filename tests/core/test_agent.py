@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bench.common import Monitor, RoundTrips
 from cli.redis_server import RedisServer
 from drivers.sim import SimControl
 from protocol.jobs import parse_job
@@ -20,6 +19,7 @@ from protocol.store import Store
 from tests.support.agents import enqueue_many, eq, printed_count, running_agent, state_is
 from tests.support.metrics import samples as metric_samples
 from tests.support.prints import print_log_copies
+from tests.support.redis_traffic import Monitor, RoundTrips
 from tests.support.venue import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
 from tests.support.waiting import wait_until
 
@@ -188,7 +188,7 @@ async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
         await wait_until(lambda: state_is(redis, k, ids[0], b"printed"))
         control.set_fault("power_off")
         more = await enqueue_many(store, 3, "later")
-        await asyncio.sleep(1.0)  # many probe intervals with the power off
+        await asyncio.sleep(1.0)  # the behaviour under test: many probe intervals with the power off burn nothing
         assert await redis.llen(k.dlq) == 0
         for job_id in more:
             assert await redis.hget(k.job(job_id), "attempts") == b"0"

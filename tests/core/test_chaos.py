@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bench.common import agent_process
 from cli.redis_server import RedisServer
 from drivers.sim import SimControl
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
-from tests.support.agents import write_agent_config
+from tests.support.agents import agent_process, write_agent_config
 from tests.support.prints import print_log_copies
 from tests.support.venue import pinned_index_mismatch
 from tests.support.waiting import wait_until
@@ -63,6 +62,8 @@ async def snapshot_violations(redis: Redis, venue: str, ids: list[str]) -> list[
     return problems
 
 
+# Slow (about 40 s): rounds of kills, freezes and Redis restarts among real agent processes.
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_chaos_every_badge_prints_and_no_duplicate_goes_unflagged(tmp_path: Path, venue: str) -> None:
     rng = random.Random(SEED)

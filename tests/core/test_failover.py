@@ -228,7 +228,10 @@ async def test_a_redis_restart_reclaims_nothing_from_live_agents(tmp_path: Path,
         with procs[0] as a, procs[1] as b, procs[2] as c:
             await wait_until(lambda: _all_beating(redis, venue, 3))
             server.kill()
-            await asyncio.sleep(2.0)  # over three times the dead-after window (0.6 s) at these settings
+            # The behaviour under test: Redis gone for over three times the dead-after window (0.6 s at these
+            # settings), then back for two seconds of sweeps in which the stale heartbeats must not get a live agent
+            # declared dead.
+            await asyncio.sleep(2.0)
             server.start()
             await asyncio.sleep(2.0)
             ids = await _enqueue_retrying(store, 9)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from bench.common import Monitor
 from cli.redis_server import RedisServer
 from protocol.keys import Keys, pinned_member
 from protocol.library import default_library
 from protocol.store import Store
 from tests.support.agents import add, enqueue_many, running_agent
+from tests.support.redis_traffic import Monitor
 from tests.support.venue import assert_each_unfinished_job_in_one_list, assert_pinned_index_exact
 from tests.support.waiting import wait_until
 
@@ -193,7 +193,7 @@ async def test_a_running_idle_agent_reads_no_peer_queue(
             for peer in peers:
                 await enqueue_many(store, 1, f"{peer}-", printer=peer)
             monitor = Monitor(redis_server.port)
-            await asyncio.sleep(3.0)
+            await asyncio.sleep(3.0)  # the behaviour under test: the agent's looks over three seconds, one a second
             seen = monitor.close()
             assert agent.printed == 0
     finally:

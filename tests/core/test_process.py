@@ -68,7 +68,8 @@ async def test_redis_killed_and_restarted_mid_run_loses_nothing(tmp_path: Path, 
         with running_process(config) as proc:
             await wait_until(lambda: at_least(printed_count(redis, venue), 10))
             server.kill()
-            await asyncio.sleep(1.0)
+            # Redis stays down until the agent has noticed and is waiting for it, however long that takes here.
+            await wait_until(lambda: "waiting for redis" in config.with_suffix(".log").read_text())
             server.start()
             await wait_until(lambda: at_least(printed_count(redis, venue), 40), timeout=30)
             proc.send_signal(signal.SIGTERM)
@@ -88,7 +89,8 @@ async def test_redis_unreachable_at_start_is_retried_until_it_comes(tmp_path: Pa
     server = RedisServer(tmp_path / "redis")  # not started yet: the agent starts first
     config = write_agent_config(tmp_path / "desk-1.yaml", venue, server.url, "desk-1", print_time=0.01)
     with running_process(config) as proc:
-        await asyncio.sleep(1.5)
+        # Redis comes only once the agent has found it missing and is waiting for it.
+        await wait_until(lambda: "waiting for redis" in config.with_suffix(".log").read_text())
         assert proc.poll() is None  # still running, retrying
         server.start()
         redis = Redis.from_url(server.url)

@@ -52,7 +52,7 @@ async def test_a_key_of_the_wrong_type_is_a_named_venue_fault_not_a_busy_loop(
         await redis.set(k.pool, "oops")
         await wait_until(lambda: agent.snapshot().venue_fault is not None, 10)
         before = await _commands(redis)
-        await asyncio.sleep(2.0)
+        await asyncio.sleep(2.0)  # the behaviour under test: what the faulted agent sends Redis in two seconds
         spent = await _commands(redis) - before
         # A busy loop sends thousands in 2 s; heartbeats and a backed-off retry send a few dozen.
         assert spent < 300, f"{spent} Redis commands in 2 s"

@@ -60,7 +60,7 @@ async def test_wrong_roll_keeps_the_badge_queued_and_the_right_roll_prints_it_on
             await wait_until(healthz_names_the_roll, timeout=30)
             health = json.loads(await redis.get(k.health("desk-1")) or b"{}")
             assert WRONG in json.dumps(health), health
-            await asyncio.sleep(1.0)  # many probe rounds: the badge must still not move
+            await asyncio.sleep(1.0)  # the behaviour under test: over many probe rounds, the badge must not move
             assert await redis.hget(k.job(job), "state") == b"queued"
             assert await redis.hget(k.job(job), "attempts") == b"0"
             assert await redis.lrange(k.pool, 0, -1) == [job.encode()]

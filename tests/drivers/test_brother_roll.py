@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.printers import LABELS
 from drivers.base import DeviceState, Outcome
 from drivers.emulators.brother import BrotherPrinter
 from drivers.label import LabelConfig
 from drivers.languages.brother import BrotherDriver
-from tests.support.drivers import BADGE
+from tests.support.drivers import BADGE, LABELS
 
 
 @pytest.mark.parametrize("link", ["tcp", "serial", "usb"])

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.printers import LABELS
 from drivers.base import Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.support.drivers import BADGE
+from tests.support.drivers import BADGE, LABELS
 
 
 @pytest.mark.parametrize("read_back", [True, False])

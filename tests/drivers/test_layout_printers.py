@@ -13,7 +13,6 @@ import yaml
 import zxingcpp
 from PIL import Image
 
-from bench.printers import LABELS
 from drivers.base import Badge, Outcome
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.core import EmulatedPrinter, Job
@@ -29,6 +28,7 @@ from drivers.render.zpl import decode_zpl_graphics
 from drivers.transports import TcpTransport
 from layouts.draw import LayoutDraw
 from layouts.files import load_layout
+from tests.support.drivers import LABELS
 from tests.support.layouts import BAND, SPEAKER, band_layout, write_logo
 
 KINDS: dict[str, tuple[type[EmulatedPrinter], type[LanguageDriver], Any]] = {

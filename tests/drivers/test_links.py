@@ -6,11 +6,10 @@ import asyncio
 
 import pytest
 
-from bench.printers import LABELS
 from drivers.base import DeviceState, Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.support.drivers import BADGE, LINKS
+from tests.support.drivers import BADGE, LABELS, LINKS
 
 
 @pytest.mark.parametrize("link", LINKS)

@@ -7,11 +7,10 @@ import asyncio
 
 import pytest
 
-from bench.printers import LABELS
 from drivers.base import Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.support.drivers import BADGE
+from tests.support.drivers import BADGE, LABELS
 from tests.support.waiting import wait_until
 
 KINDS = ["zpl", "brother_ql", "escpos"]
@@ -61,7 +60,7 @@ async def test_fault_mid_print_is_unknown_and_cancel_prevents_reprint(serve, kin
     assert [e["complete"] for e in printer.log] == [False]  # half a badge came out
     await driver.cancel()  # what the agent does before the job leaves this printer
     printer.set_fault(None)  # head closed again
-    await asyncio.sleep(1.0)
+    await asyncio.sleep(1.0)  # the behaviour under test: nothing comes out in a second of the engine looking again
     assert printer.printed() == [], "a cancelled badge must not come out when the fault clears"
     await driver.aclose()
 

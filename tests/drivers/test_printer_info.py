@@ -11,7 +11,6 @@ import logging
 
 import pytest
 
-from bench.printers import LABELS
 from drivers.base import DeviceState, Outcome
 from drivers.emulators.escpos import EscposPrinter
 from drivers.emulators.zpl import ZplPrinter
@@ -20,7 +19,7 @@ from drivers.languages import escpos_info as ei
 from drivers.languages.escpos import EscposDriver
 from drivers.languages.zpl import ZplDriver
 from drivers.transports.base import Transport
-from tests.support.drivers import BADGE
+from tests.support.drivers import BADGE, LABELS
 
 
 async def _ask(link: Transport, question: bytes, within: float = 0.3) -> bytes:

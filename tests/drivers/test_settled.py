@@ -8,13 +8,12 @@ from typing import Any
 
 import pytest
 
-from bench.printers import LABELS
 from drivers.base import Badge, Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
 from drivers.languages import base as language_base
 from drivers.languages import brother_status as bs
-from tests.support.drivers import BADGE
+from tests.support.drivers import BADGE, LABELS
 from tests.support.waiting import wait_until
 
 SETTLING = ["zpl", "brother_ql"]

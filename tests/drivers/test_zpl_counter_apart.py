@@ -7,11 +7,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.printers import LABELS
 from drivers.base import Badge, Outcome
 from drivers.emulators.zpl import ZplPrinter
 from drivers.languages import LANGUAGES
 from drivers.languages import zpl_status as zs
+from tests.support.drivers import LABELS
 
 IO_TIMEOUT = 2.0
 COMBINED = zs.HOST_STATUS + zs.LABEL_COUNTER

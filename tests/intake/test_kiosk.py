@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from redis.asyncio import Redis
 
 from cli.redis_server import RedisServer, free_port
@@ -16,6 +17,9 @@ from tests.support.browser import start_chromium
 from tests.support.drivers import zpl_printer
 from tests.support.intake import write_intake_config
 from tests.support.processes import intake_process
+
+#: The kiosk page in headless Chromium: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.browser
 
 
 async def test_kiosk_checks_in_an_attendee_and_says_where_the_badge_came_out(

@@ -104,7 +104,7 @@ async def test_a_long_poll_stops_when_its_client_leaves_and_does_not_poll_redis(
     await redis.config_resetstat()
     waiting = asyncio.create_task(tight.client.get(f"/v1/jobs/{job_id}?wait=30", headers=tight.auth("desk")))
     await until(lambda: intake_of(tight).watches.count == 1)
-    await asyncio.sleep(2.0)
+    await asyncio.sleep(2.0)  # the behaviour under test: two seconds of a held long-poll, Redis's counts over them
     stats = await redis.info("commandstats")
     reads = sum(stats.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("hget", "hmget", "get"))
     assert reads <= 4, stats  # the job read once or twice when the wait began, not 20 times a second

@@ -141,7 +141,7 @@ async def test_a_printer_whose_stock_no_variant_fits_takes_no_work_and_says_why(
             await wait_until(healthz_names_the_layout, timeout=30)
             health = json.loads(await redis.get(k.health("desk-ql")) or b"{}")
             assert fault in json.dumps(health) and health["stock"] == "62x100"
-            await asyncio.sleep(1.0)  # many probes: the badge must not move
+            await asyncio.sleep(1.0)  # the behaviour under test: over many probes, the badge must not move
             assert await redis.hget(k.job(job), "state") == b"queued"
             assert await redis.hget(k.job(job), "attempts") == b"0"
             assert printer.log == []
@@ -209,7 +209,7 @@ async def test_the_stock_the_printer_reports_wins_over_the_config_and_a_roll_swa
 
             await wait_until(paused_naming_layout_and_stock, timeout=30)
             [second] = await enqueue_many(store, 1, "ql2-")
-            await asyncio.sleep(1.0)  # many probes: the badge must not move
+            await asyncio.sleep(1.0)  # the behaviour under test: over many probes, the badge must not move
             assert await redis.hget(k.job(second), "state") == b"queued"
             assert await redis.hget(k.job(second), "attempts") == b"0"
             # The tape is back: the printer takes the badge again, in the variant for the tape.

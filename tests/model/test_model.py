@@ -11,6 +11,9 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from tests.model import machine
 
+#: The Hypothesis model against a real Redis: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.model
+
 CI = settings(
     max_examples=50,
     stateful_step_count=40,

@@ -18,9 +18,9 @@ from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.listing import NO_NAME, ListWriter
 from protocol.keys import Keys
-from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
 from tests.support.intake import Desk
+from tests.support.pretix_server import Pretix
 from tests.support.processes import badge_agent
 
 

@@ -9,7 +9,7 @@ import pytest
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.records import AttendeeRecord
-from tests.pretix.conftest import Pretix
+from tests.support.pretix_server import Pretix
 
 
 @pytest.fixture

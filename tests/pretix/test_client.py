@@ -1,4 +1,5 @@
-"""pretix_sync.client against a real pretix server (tests/pretix/conftest.py): reads, changes, check-ins, layouts."""
+"""pretix_sync.client against a real pretix server (tests/support/pretix_server.py): reads, changes, check-ins,
+layouts."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pretix_sync.api_types import i18n_text
 from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixConfigError
 from pretix_sync.layouts import fetch_layouts
-from tests.pretix.conftest import Pretix
+from tests.support.pretix_server import Pretix
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from aiohttp import web
 from pretix_sync.client import PretixClient
 from pretix_sync.errors import EXIT_UNAVAILABLE, PretixConfigError, PretixError, PretixUnavailable
 from pretix_sync.token import read_token
-from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
+from tests.support.pretix_server import Pretix
 
 
 async def first_position(client: PretixClient, list_id: int) -> None:

@@ -15,9 +15,9 @@ from redis.asyncio import Redis
 from attendees.store import AttendeeStore
 from cli.redis_server import RedisServer
 from pretix_sync.outbox import Outbox
-from tests.pretix.conftest import Pretix
 from tests.support.agents import running_agent
 from tests.support.pretix import print_badge, printed
+from tests.support.pretix_server import Pretix
 from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from pathlib import Path
 from PIL import Image, ImageOps
 
 from cli.redis_server import RedisServer
-from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
+from tests.support.pretix_server import Pretix
 from tests.support.processes import badge_agent
 
 

@@ -24,9 +24,9 @@ from pretix_sync.keys import PretixKeys
 from pretix_sync.listing import ListWriter
 from pretix_sync.outbox import Outbox, Sender
 from protocol.keys import Keys
-from tests.pretix.conftest import Pretix
 from tests.support.agents import running_agent
 from tests.support.pretix import print_badge, printed
+from tests.support.pretix_server import Pretix
 from tests.support.processes import badge_agent, create_user
 from tests.support.waiting import wait_until
 

@@ -11,7 +11,7 @@ import pytest
 from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixUnavailable
 from pretix_sync.push import PrintedBadge, Sent, send_print
-from tests.pretix.conftest import Pretix
+from tests.support.pretix_server import Pretix
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from typing import Any
 from click.testing import CliRunner
 
 from cli.commands.pretix_read import sync
-from tests.pretix.conftest import Pretix
 from tests.pretix.server import free_loopback_port
+from tests.support.pretix_server import Pretix
 
 ROOT = Path(__file__).resolve().parents[2]
 

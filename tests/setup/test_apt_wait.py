@@ -53,8 +53,8 @@ def test_setup_waits_for_a_busy_apt_says_so_and_installs_once_it_is_free(tmp_pat
         proc = _start(["bash", "-c", script], lock, APT_WAIT="60")
         line = _first_line(proc)
         assert f"apt is busy: {lock} is held by process {os.getpid()}" in line, line
-        time.sleep(1.5)
-        assert proc.poll() is None  # still waiting while the lock is held
+        time.sleep(1.5)  # the behaviour under test: setup still waits a while later, the lock still held
+        assert proc.poll() is None
         released = time.monotonic()
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err

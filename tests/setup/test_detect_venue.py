@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent.config import load_config
 from cli.redis_server import RedisServer
 from tests.support.netns import run_in_netns
@@ -45,6 +47,8 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+# Slow (about 30 s): detect's timed scans and setup run one after the other in a network namespace.
+@pytest.mark.slow
 def test_detect_and_setup_detected_as_typed_find_the_venue_printers(
     tmp_path: Path, redis_server: RedisServer, venue: str
 ) -> None:

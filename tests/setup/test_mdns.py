@@ -57,6 +57,8 @@ async def _printer(kind: str, host: str, port: int, stack: list[object]) -> tupl
     return printer, bound
 
 
+# Slow (about 20 s): mDNS browses in a row, each after the responders' one-second pause.
+@pytest.mark.slow
 async def test_detect_finds_announced_printers_on_their_raw_port(
     announcer: AsyncZeroconf, neighbour: AsyncZeroconf
 ) -> None:

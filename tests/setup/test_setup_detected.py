@@ -28,6 +28,8 @@ from tests.support.waiting import wait_until
 ZEBRA = "10.99.0.31"
 
 
+# Slow (about 13 s): detect's timed scans, then setup and a run of the agent, in a network namespace.
+@pytest.mark.slow
 @pytest.mark.netns(addresses=[ZEBRA])
 async def test_setup_detected_picks_the_nth_printer_and_run_prints_with_its_config(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str

@@ -13,11 +13,14 @@ import yaml
 from click.testing import CliRunner, Result
 
 from agent.config import load_config
-from bench.topology import Node
 from cli.main import main
 from cli.redis_server import free_port
 from drivers.emulators.brother import BrotherPrinter
 from drivers.emulators.fronts import TcpFront
+from tests.support.topology import Node
+
+#: A real redis-sentinel: the slow lane (scripts/test --fast leaves it out).
+pytestmark = pytest.mark.sentinel
 
 
 class OneSentinel:

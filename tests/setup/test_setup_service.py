@@ -164,6 +164,8 @@ async def test_the_healthz_port_skips_one_another_process_holds(
         assert second not in (first, f"127.0.0.1:{held}")
 
 
+# Slow (about 13 s): setup waits out a printer that listens but never answers before it asks for the language.
+@pytest.mark.slow
 async def test_interactive_setup_uses_the_language_the_printer_tells_and_asks_when_it_does_not(
     tmp_path: Path, printer: tuple[BrotherPrinter, str], redis_server: RedisServer, venue: str
 ) -> None:

@@ -1,24 +1,90 @@
-"""Agents for tests: their config on a simulated printer, one running in-process or as its own process, jobs for
-them, and reading what Redis counted."""
+"""Agents for tests and benches: their config on a simulated printer, one running in-process or as its own process,
+jobs for them, and reading what Redis counted."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
+import yaml
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.config import load_config
 from agent.runtime import Agent
-from bench.common import agent_config, agent_process
 from drivers import build_driver
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
+from tests.support.processes import ROOT
+
+
+def agent_config(
+    path: Path,
+    venue: str,
+    redis_url: str,
+    name: str,
+    print_time: float,
+    print_log: bool = True,
+    journal: bool = True,
+    timing: dict[str, float] | None = None,
+    http: str | None = None,
+    log_level: str = "info",
+    driver: dict[str, Any] | None = None,
+    overrides: dict[str, object] | None = None,
+) -> Path:
+    """Write one agent's YAML on a simulated printer (or on ``driver``, a real one); its control file, print log
+    and journal sit beside it. ``overrides``: any other setting by its path, parts joined by ``__``
+    (``{"jobs__max_attempts": 1, "journal": "/dev/full"}``); a value of None removes the setting."""
+    if driver is None:
+        driver = {
+            "language": "sim",
+            "transport": "sim",
+            "print_time": print_time,
+            "control_file": str(path.parent / f"{name}.control.json"),
+        }
+        if print_log:
+            driver["print_log"] = str(path.parent / f"{name}.prints.jsonl")
+    config: dict[str, Any] = {
+        "venue": venue,
+        "printer": {"name": name, "location": f"desk of {name}", "driver": driver},
+        "redis": {"url": redis_url},
+        "timing": timing or {},
+        "http": {"listen": http},
+        "log": {"level": log_level},
+    }
+    if journal:
+        config["journal"] = str(path.parent / f"{name}.journal")
+    for dotted, value in (overrides or {}).items():
+        node = config
+        *parents, leaf = dotted.split("__")
+        for part in parents:
+            node = node.setdefault(part, {})
+        if value is None:
+            node.pop(leaf, None)
+        else:
+            node[leaf] = value
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def agent_process(config: Path) -> subprocess.Popen[bytes]:
+    """``badge-agent run -c CONFIG`` as its own process, its log next to the config."""
+    with config.with_suffix(".log").open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "agent", "run", "-c", str(config)],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
 
 #: Short timings, so a test sees a heartbeat, a probe and a blocking pop within a fraction of a second.
 FAST = {"heartbeat_interval": 0.2, "probe_interval": 0.1, "block_timeout": 0.2}
@@ -55,7 +121,7 @@ async def running_agent(
 
 @contextmanager
 def running_process(config: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``badge-agent run -c CONFIG`` as its own process (bench.common.agent_process), killed if still running."""
+    """``badge-agent run -c CONFIG`` as its own process (``agent_process``), killed if still running."""
     proc = agent_process(config)
     try:
         yield proc

@@ -8,9 +8,16 @@ from collections.abc import AsyncIterator
 from drivers.base import Badge
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import TcpFront
+from drivers.label import LabelConfig
 
 LINKS = ["tcp", "serial", "usb"]
-#: The stock each printer kind is loaded with: the badge is drawn for it (a receipt printer prints 72 mm).
+#: The stock each printer kind is loaded with: the badge is drawn for it (a receipt printer prints 72 mm). The
+#: real-driver benches (bench/printers.py) load their emulators with the same.
+LABELS = {
+    "zpl": LabelConfig(),
+    "brother_ql": LabelConfig(width_mm=62, height_mm=100, dpi=300),
+    "escpos": LabelConfig(width_mm=72, height_mm=100, dpi=203),
+}
 BADGE = Badge(job_id="job-1", attendee_id="ATT-0001", name="Ada Lovelace", company="Analytical", role="Speaker")
 
 

@@ -1,11 +1,13 @@
-"""Reading the venue's state in Redis as an auditor would: where each job sits, whether the pinned index is exact."""
+"""Reading the venue's state in Redis as an auditor would: where each job sits, whether the pinned index is exact,
+each job's state."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from protocol.keys import Keys, split_pinned_member
 
@@ -79,3 +81,15 @@ async def pinned_index_problems(redis: Redis, venue: str) -> list[str]:
 async def assert_pinned_index_exact(redis: Redis, venue: str) -> None:
     problems = await pinned_index_problems(redis, venue)
     assert problems == [], problems
+
+
+async def job_states(client: Redis, venue: str, ids: Sequence[str]) -> list[bytes | None] | None:
+    """Each job's state, read in one round trip; None while Redis does not answer (a failover under way)."""
+    k = Keys(venue)
+    try:
+        async with client.pipeline(transaction=False) as pipe:
+            for job_id in ids:
+                pipe.hget(k.job(job_id), "state")
+            return list(await pipe.execute())
+    except (RedisError, OSError):
+        return None

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from redis.asyncio import Redis
 
@@ -150,6 +151,7 @@ def card(driver: Any, name: str) -> Any:
     return driver.find_element(By.CSS_SELECTOR, f'article[data-printer="{name}"]')
 
 
+@pytest.mark.browser
 async def test_board_in_chromium_shows_the_fleet_and_a_printer_going_down(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:

@@ -1,5 +1,5 @@
-"""Real redis-server, Sentinel and Cluster processes on loopback for the deployment tests and bench/sentinel.py (no
-Docker, no mocks)."""
+"""Real redis-server, Sentinel and Cluster processes on loopback for the deployment tests (tests/redis/) and
+bench/sentinel.py (no Docker, no mocks)."""
 
 from __future__ import annotations
 
