@@ -19,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
+from redis.exceptions import OutOfMemoryError, RedisError
 
 from core.errors import JobError, UserError
 from core.exposition import exposition
@@ -75,6 +75,16 @@ def make_middleware(intake: Intake) -> Any:
             resp = await handler(request)
         except Problem as problem:
             resp = response(problem)
+        except OutOfMemoryError:
+            # Over maxmemory the venue's Redis takes no new work, while the printers finish what they have.
+            log.error("the venue's Redis is over maxmemory: new work is refused until memory is freed")
+            resp = response(
+                Problem(
+                    503,
+                    "the venue's Redis is full: no new badge can be queued now; tell the operator",
+                    headers={"Retry-After": "5"},
+                )
+            )
         except RedisError as exc:
             log.error("Redis refused or unreachable: %s", exc)
             resp = response(Problem(503, "the venue's Redis is unreachable; try again", headers={"Retry-After": "1"}))

@@ -1,4 +1,5 @@
 -- pretix_lease: take or keep the lease of the one sync process that sends the outbox to pretix.
+-- flags: allow-oom
 -- KEYS pretix:sender
 -- ARGV <me> <lease_ms>
 -- Held by <me> or by no one: <me> holds it for <lease_ms> from now. Held by another process: nothing changes.

@@ -2,6 +2,7 @@
 -- cursor, oldest first (at most <count>), each of a job loaded from pretix (in pretix:jobs) added to pretix:outbox
 -- (first 1 for the attendee's first badge: check in and log the print; 0 for a reprint: log only); then the cursor
 -- moves past every entry read (printed_took), and what every consumer has taken leaves the record.
+-- flags: allow-oom
 -- KEYS printed:consumers printed pretix:jobs pretix:outbox
 -- ARGV <consumer> <count>
 -- Returns {entries read, entries added to the outbox}. Not registered as a consumer: {0, 0}, nothing read.

@@ -1,4 +1,5 @@
 -- pretix_sent: an outbox entry pretix answered is removed, by the process that holds the sender's lease.
+-- flags: allow-oom
 -- KEYS pretix:sender pretix:outbox
 -- ARGV <me> <entry_id>
 -- A process whose lease ran out (another one may be sending the same entry now) removes nothing: the entry stays

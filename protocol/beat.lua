@@ -1,4 +1,5 @@
 -- beat: this agent is alive; publish its health.
+-- flags: allow-oom
 -- KEYS hb health:<me> q:<me> inflight:<me> printers events ctl:<me>
 -- ARGV <me> <health> <ttl_ms> <maxlen> <first> <location>
 -- <health>: the agent's health JSON, kept <ttl_ms>; <first>: "1" on the first beat after start; <maxlen>: the

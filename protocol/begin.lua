@@ -1,4 +1,5 @@
 -- begin: the last check before a badge is sent to the printer.
+-- flags: allow-oom
 -- KEYS inflight:<me> job:<id> done:<id> events dlq stats
 -- ARGV <id> <me> <location> <maxlen>
 -- Returns {"not_owner"} (a peer reclaimed it: do NOT print), {"done", by} (already printed: dropped),

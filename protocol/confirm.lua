@@ -1,4 +1,5 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
+-- flags: allow-oom
 -- KEYS inflight:<me> job:<id> done:<id> events pool stats printed:consumers printed printers [q:<waits> pinned]
 -- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version> <waits>]
 -- <epoch>: the epoch the badge was begun (and printed) under.

@@ -1,4 +1,5 @@
 -- dead_letter: a job this printer holds can never print (unreadable, cannot be rendered): park it with the reason.
+-- flags: allow-oom
 -- KEYS inflight:<me> job:<id> dlq events stats
 -- ARGV <id> <me> <reason> <maxlen>
 -- Returns {"dead"} or {"not_owner"}.

@@ -1,6 +1,7 @@
 -- handback: hand every job pinned to this printer on, oldest first: a job of a zone to the zone's printer that can
 -- print with the fewest jobs ahead, any other (or when none of its zone can print) to the front of the pool.
 -- Used when the printer is declared down or drained: its pinned badges must not wait for a dead device.
+-- flags: allow-oom
 -- KEYS q:<me> pool events pinned [job:<id>... zone-keys...]
 -- ARGV <me> <reason> <maxlen> <dead_after_ms> <count> [<id>... <zone-printer>...]
 -- <count> ids: the queue as the caller read it (LRANGE), with their job keys; then the zone printers named, each with

@@ -16,8 +16,10 @@ is a script (its spec, a ``specs.Spec`` subclass, names it), and its ``prelude.l
 script may call. ``build`` makes a library from any directories of .lua files (a test's modified copy, say).
 
 A script that only reads says so in a header line, ``-- flags: no-writes``: Redis then runs it on a replica and
-while it is out of memory (``maxmemory``), and refuses any write it tries. Every other script is registered without
-flags (Redis's default: it may write, and is refused under memory pressure).
+while it is out of memory (``maxmemory``), and refuses any write it tries. A step a printer (or the delivery of its
+prints) cannot do without says ``-- flags: allow-oom``: it still runs when the venue's Redis is over ``maxmemory``,
+so a full Redis refuses new work from desks and by hand while the printers finish theirs (docs/redis.md, "Memory").
+Every other script is registered without flags (Redis's default: it may write, and is refused over maxmemory).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ ENTRY_POINT_GROUP = "badge_agent.scripts"
 
 PRELUDE = "prelude.lua"
 #: The function flags a script may ask for in its header (``-- flags: no-writes``).
-FLAGS = frozenset({"no-writes"})
+FLAGS = frozenset({"no-writes", "allow-oom"})
 
 _FLAGS_LINE = re.compile(r"^-- flags: *(.*)$", re.MULTILINE)
 
@@ -106,7 +108,8 @@ def script_flags(name: str, text: str) -> frozenset[str]:
         found.update(flag for flag in re.split(r"[\s,]+", line) if flag)
     unknown = found - FLAGS
     if unknown:
-        raise LibraryError(f"{name}.lua: unknown function flag(s) {', '.join(sorted(unknown))} (known: no-writes)")
+        known = ", ".join(sorted(FLAGS))
+        raise LibraryError(f"{name}.lua: unknown function flag(s) {', '.join(sorted(unknown))} (known: {known})")
     return frozenset(found)
 
 

@@ -1,6 +1,7 @@
 -- reclaim: take back everything a dead printer's agent held and hand it on: a job of a zone to another of the zone's
 -- printers that can print (the fewest jobs ahead first), any other, or when none of its zone can print, to the front
 -- of the pool.
+-- flags: allow-oom
 -- KEYS hb inflight:<victim> q:<victim> pool health:<victim> events stats printers pinned [job:<held> done:<held>] [job:<id>... zone-keys...]
 -- ARGV <victim> <dead_after_ms> <held> <by> <maxlen> <dead_ttl_ms> <zone_dead_after_ms> <count> [<id>... <zone-printer>...]
 -- The held job's keys are there only when the caller saw one (<held> is "" otherwise); <dead_after_ms> is "force"

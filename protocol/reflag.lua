@@ -1,6 +1,7 @@
 -- reflag: this printer's attempt at a job ended with an unknown outcome (release.lua marked it maybe printed here),
 -- and the master moved since: a failover to a replica that had not received that release lost the flag. Flag the job
 -- again from the agent's journal, as release.lua did (agent/recovery.py, after a master move).
+-- flags: allow-oom
 -- KEYS job:<id> events stats
 -- ARGV <id> <me> <location> <epoch> <maxlen>
 -- <epoch>: the epoch the unknown attempt was begun under.

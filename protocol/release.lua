@@ -1,5 +1,6 @@
 -- release: hand a job this printer holds back to the front of the pool (or to the DLQ when out of attempts); a job
 -- of a zone to the front of the queue of another of its zone's printers that can print, when one can (hand_on).
+-- flags: allow-oom
 -- KEYS inflight:<me> job:<id> done:<id> pool dlq events stats pinned [zone-keys...]
 -- ARGV <id> <me> <location> <outcome> <reason> <max_attempts> <maxlen> <dead_after_ms> [<zone-printer>...]
 -- <outcome>: failed | unknown | unsent. The zone printers named each have four keys at the end of KEYS (zone_peers);

@@ -1,6 +1,7 @@
 -- steal: an idle printer takes the oldest job pinned to another printer once it has waited affinity_wait. A job of a
 -- zone (its hash's zone_printers) goes to a printer outside its zone only when none of the zone's printers can print
 -- (can_print); a printer of the zone takes it as any pinned job.
+-- flags: allow-oom
 -- KEYS q:<owner> inflight:<me> job:<id> events ctl:<me> pinned [zone-keys...]
 -- ARGV <me> <owner> <id> <affinity_ms> <maxlen> <dead_after_ms> [<zone-printer>...]
 -- <id>: the caller saw it in the pinned index; it must be the oldest in q:<owner>. The zone printers named each have

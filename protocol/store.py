@@ -22,6 +22,7 @@ names travel as bytes (codec.py), keys from ``EncodedKeys``, built once.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import time
@@ -29,7 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
+from redis.exceptions import OutOfMemoryError, RedisError
 
 from protocol import replies, specs
 from protocol.codec import dec, enc
@@ -152,11 +153,19 @@ class Store:
         return await self.scripts.run(specs.TAKE.call(k, k.printer(me)))
 
     async def wait_pool(self, me: str, timeout: float) -> str | None:
-        """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives."""
+        """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives.
+
+        A Redis over ``maxmemory`` refuses ``BLMOVE`` (a plain write); the printer's own steps still run there
+        (``allow-oom`` functions), so the wait becomes a pause of ``timeout`` and the caller's next ``take`` looks.
+        """
         k = self.encoded_keys
-        raw = await self.redis.execute_command(  # type: ignore[no-untyped-call]
-            "BLMOVE", k.pool, k.printer(me).inflight, "RIGHT", "LEFT", timeout
-        )
+        try:
+            raw = await self.redis.execute_command(  # type: ignore[no-untyped-call]
+                "BLMOVE", k.pool, k.printer(me).inflight, "RIGHT", "LEFT", timeout
+            )
+        except OutOfMemoryError:
+            await asyncio.sleep(timeout)
+            return None
         return None if raw is None else dec(raw)
 
     async def peek(self, me: str) -> tuple[str, bytes] | None:
@@ -491,10 +500,18 @@ class Store:
             ),
         )
 
-    async def event(self, event: str, printer: str, **fields: str) -> None:
-        """Write one audit event that goes with no other change (device_down, device_up, agent_stopped)."""
+    async def event(self, event: str, printer: str, **fields: str) -> bool:
+        """Write one audit event that goes with no other change (device_down, device_up, agent_stopped). False when
+        a Redis over ``maxmemory`` refused it: such an event is told in the agent's log and health only, and the
+        step it reports goes on."""
         data = {"event": event, "printer": printer, **fields}
-        await self.redis.xadd(self.encoded_keys.events, {k: enc(v) for k, v in data.items()}, maxlen=self.events_maxlen)
+        try:
+            await self.redis.xadd(
+                self.encoded_keys.events, {k: enc(v) for k, v in data.items()}, maxlen=self.events_maxlen
+            )
+        except OutOfMemoryError:
+            return False
+        return True
 
     async def leave(self, me: str, health: dict[str, Any]) -> None:
         """A clean stop: publish the final health and leave the heartbeat set, so no peer reclaims anything."""

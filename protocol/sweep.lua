@@ -1,4 +1,5 @@
 -- sweep: at most one agent per interval looks for dead peers (a short lease), and gets their names.
+-- flags: allow-oom
 -- KEYS hb sweep
 -- ARGV <me> <dead_after_ms> <lease_ms> <limit>
 -- Returns the printers whose last beat is older than the dead-after window (oldest first), or false when another

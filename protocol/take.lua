@@ -1,4 +1,5 @@
 -- take: move the next job into this printer's in-flight list: its own pinned queue first, else the pool.
+-- flags: allow-oom
 -- KEYS q:<me> pool inflight:<me> ctl:<me> pinned
 -- ARGV <me>
 -- Returns {"held", id} when in-flight already holds a job (a printer holds at most one), {"q"|"pool", id} when a job
