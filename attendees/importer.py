@@ -17,12 +17,14 @@ from attendees import specs
 from attendees.keys import CODE_RE
 from attendees.store import Attendee, AttendeeStore, record_for
 from core.errors import JobError
-from protocol.jobs import Row, parse_job
+from protocol.jobs import Job, Row, parse_job
 
 BATCH = 500
 #: What a registration export writes in a status column for a ticket that no longer admits anyone (pretix: c
-#: canceled, e expired; Eventbrite: "Refunded", "Cancelled").
-CANCELLED_WORDS = frozenset({"c", "e", "canceled", "cancelled", "expired", "refunded", "void", "deleted"})
+#: canceled, e expired; Eventbrite: "Refunded", "Cancelled", an attendee's "Not Attending").
+CANCELLED_WORDS = frozenset(
+    {"c", "e", "canceled", "cancelled", "expired", "refunded", "void", "deleted", "not attending"}
+)
 
 
 @dataclass
@@ -48,8 +50,12 @@ Report = Callable[[int, str], None]
 class Importer:
     """One run of ``attendees import`` (or a sync's batch) into one venue's list."""
 
-    def __init__(self, store: AttendeeStore, source: str = "import", report: Report | None = None) -> None:
+    def __init__(
+        self, store: AttendeeStore, source: str = "import", report: Report | None = None, samples: int = 0
+    ) -> None:
+        """``samples``: how many of the first loadable rows to report as their badges will say (a dry run's look)."""
         self.store = store
+        self.samples = samples
         self.source = source
         self.generation = secrets.token_hex(6)
         self.summary = Summary()
@@ -100,6 +106,9 @@ class Importer:
         order_code = str(row.get("order_code") or "").strip()[:64]
         email = str(row.get("email") or "").strip()[:254]
         self._seen[code] = number
+        if self.samples > 0:
+            self.samples -= 1
+            self._report(number, f"would load {job.job_id}: {_says(job)}")
         return code, record_for(job, order_code, email, self.source, status)
 
     async def _flush(self, batch: list[tuple[int, str, specs.Record]], dry_run: bool) -> None:
@@ -156,6 +165,12 @@ class Importer:
                 await self.store.set_status(code, "cancelled", f"import --prune ({self.source})")
         self.summary.cancelled += len(gone)
         return len(gone)
+
+
+def _says(job: Job) -> str:
+    """What the badge will say, on one line (as ``enqueue --dry-run`` shows it)."""
+    parts = [job.name, job.company, job.role, *(f"{k}={v}" for k, v in job.fields.items())]
+    return " | ".join(part for part in parts if part)
 
 
 def _same(attendee: Attendee, record: specs.Record) -> bool:

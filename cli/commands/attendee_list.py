@@ -20,7 +20,12 @@ from attendees.store import AttendeeStore, PurgeRefused
 from attendees.views import describe, when_printed
 from cli.commands.files import file_options, open_export
 from cli.main import Target, fail, fleet_options, run_async
+from cli.registration_files import SAVE_AS_UTF8, lossy_rows
 from core.logs import shown
+
+#: Rows a dry run shows as their badges will say (the first ones), and rows of lost letters it shows.
+SAMPLE_ROWS = 5
+LOSSY_SHOWN = 5
 
 
 @click.group()
@@ -34,7 +39,14 @@ def attendees() -> None:
 @file_options
 @click.option("--format", "fmt", type=click.Choice(["auto", "jsonl", "csv", "xlsx"]), default="auto")
 @click.option("--prune", is_flag=True, help="Cancel the listed attendees (of earlier imports) this file lacks.")
-@click.option("--dry-run", is_flag=True, help="Check every row and count what would change; change nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Check every row, show a few as their badges will say, count what would change."
+)
+@click.option(
+    "--accept-lossy",
+    is_flag=True,
+    help="Load names that are question marks where letters were (a file saved without them) all the same.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary instead.")
 def import_list(
     target: Target,
@@ -46,32 +58,61 @@ def import_list(
     fmt: str,
     prune: bool,
     dry_run: bool,
+    accept_lossy: bool,
     as_json: bool,
 ) -> None:
     """Load or refresh the list from FILE (CSV, JSON lines or XLSX, as enqueue --file reads it). Prints nothing.
 
-    Rows need the ticket code (attendee_id) and a name; --preset pretix or eventbrite maps those exports.
+    Rows need the ticket code (attendee_id) and a name; --preset pretix or eventbrite maps those exports (docs/cli.md
+    lists which of their files).
     """
     export = open_export(file, fmt, encoding, delimiter, maps, preset, quiet=as_json, for_list=True)
     out = Console(highlight=False, soft_wrap=True)
+    rows = list(export.rows)  # a list is a few thousand rows: looked at whole before anything is loaded
+    lossy = lossy_rows(rows)
+    name = getattr(file, "name", "-")
+    if lossy:
+        lost = (
+            f"{name}: {len(lossy)} row(s) have names of question marks where letters should be (row {lossy[0][0]}: "
+            f"{shown(lossy[0][1], 80)!r}): the file was saved in a character set without those letters, and their "
+            f"badges would print the marks; {SAVE_AS_UTF8}"
+        )
+        if not accept_lossy and not dry_run:
+            fail(f"{lost}. To load the file as it is: --accept-lossy")
+        if not as_json:
+            for number, value in lossy[:LOSSY_SHOWN]:
+                out.print(f"row {number}: letters lost: {shown(value, 200)!r}", markup=False)
+            click.echo(f"note: {lost}" + ("" if accept_lossy else "; --accept-lossy loads it as it is"), err=True)
 
     def report(number: int, text: str) -> None:
         if not as_json:
             out.print(f"row {number}: {shown(text, 500)}", markup=False)
 
-    summary = run_async(_import(target, export.rows, prune, dry_run, report))
+    samples = 0 if as_json else SAMPLE_ROWS
+    summary = run_async(_import(target, iter(rows), prune, dry_run, report, samples))
     if as_json:
-        click.echo(json.dumps({**summary.__dict__, "dry_run": dry_run, "read_as": export.describe()}))
+        click.echo(
+            json.dumps(
+                {
+                    **summary.__dict__,
+                    "lossy": len(lossy),
+                    "dry_run": dry_run,
+                    "read_as": export.describe(),
+                    "export": export.kind,
+                },
+                ensure_ascii=False,
+            )
+        )
     else:
         click.echo(f"{export.describe()}: {summary.line(dry_run)}")
-    if summary.rejected:
+    if summary.rejected or (lossy and not accept_lossy):
         sys.exit(1)
 
 
-async def _import(target: Target, rows: Any, prune: bool, dry_run: bool, report: Any) -> Summary:
+async def _import(target: Target, rows: Any, prune: bool, dry_run: bool, report: Any, samples: int) -> Summary:
     redis = target.client()
     try:
-        importer = Importer(AttendeeStore(redis, target.venue), "import", report)
+        importer = Importer(AttendeeStore(redis, target.venue), "import", report, samples if dry_run else 0)
         await importer.load(rows, dry_run)
         if prune:
             await importer.prune(dry_run)

@@ -16,13 +16,13 @@ from typing import Any
 import click
 
 from cli.main import Target, fail, fleet_options, run_async
-from cli.registration_files import PRESETS, ColumnMap, decode_export, mapped_rows
+from cli.registration_files import PRESETS, ColumnMap, read_export
 from core.errors import EXIT_CONFIG, JobError, UserError
 from drivers.label import LabelConfig
 from layouts.book import stock_fits
 from layouts.errors import LayoutError
 from layouts.model import Layout
-from protocol.jobs import LAYOUT_NAME, parse_job, read_rows, sniff_format
+from protocol.jobs import LAYOUT_NAME, parse_job
 
 _NAME_HELP = "The layout's name in the venue (default: the file's `name:`, else the file name)."
 
@@ -270,7 +270,9 @@ async def _with_store(target: Target, action: Any) -> Any:
 @layout.command("preview")
 @click.argument("what")
 @click.option("--job", "job_json", help='One job as JSON, e.g. \'{"attendee_id": "A1", "name": "Ana"}\'.')
-@click.option("--file", "-f", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CSV/JSONL.")
+@click.option(
+    "--file", "-f", "file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CSV, JSONL or XLSX."
+)
 @click.option("--map", "maps", multiple=True, help="As enqueue's: FIELD=COLUMN (repeatable).")
 @click.option("--preset", type=click.Choice(sorted(PRESETS)), help="The column mapping of a registration export.")
 @click.option("--encoding", help="The file's encoding.")
@@ -387,11 +389,13 @@ def _job_rows(
         return iter([(1, row if isinstance(row, dict) else None, "not a JSON object")])
     if file is None:
         return iter([])
+    # The one reader of attendee files, as enqueue --file and attendees import read them (the delimiter sniffed, a
+    # workbook's sheet found); read whole here, so that a --map column the file lacks stops the preview with one
+    # message rather than part way through it.
     try:
-        text, _ = decode_export(file.read_bytes(), encoding)
         mapping = ColumnMap.parse(list(maps), preset) if maps or preset else None
+        rows = list(read_export(file.read_bytes(), file.name, encoding=encoding, mapping=mapping).rows)
     except UserError as exc:
         fail(f"{file}: {exc}")
         raise
-    rows = read_rows(text.splitlines(keepends=True), sniff_format(file.name, text[:200]))
-    return mapped_rows(rows, mapping) if mapping is not None else rows
+    return iter(rows)

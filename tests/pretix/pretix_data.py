@@ -10,6 +10,8 @@
     python pretix_data.py revoke TOKEN              the API token revoked
     python pretix_data.py checkins POSITION_ID      the position's check-ins (list, type, nonce) as JSON
     python pretix_data.py bulk N                    N more paid orders of one position each (for benchmarks)
+    python pretix_data.py files_event               a second event whose names are given and family name (pretix's
+                                                    default for new events), for its exporters' files; prints it
     python pretix_data.py serve                     the same commands, one JSON list a line on stdin, answers as
                                                     JSON lines (what the tests use: pretix loads once)
 
@@ -225,6 +227,61 @@ def bulk(count: str) -> dict[str, Any]:
     return {"created": int(count)}
 
 
+FILES_EVENT = "files2026"
+#: (given name, family name, attendee e-mail, company, product, order status): the files event's orders. The third
+#: has no attendee name (the invoice address names the buyer), the last is cancelled.
+FILES_ATTENDEES: list[tuple[str, str, str, str, str, str]] = [
+    ("Zoë", "Ó Briain", "zoe@example.invalid", "Café Müller", "Regular", Order.STATUS_PAID),
+    ("太郎", "山田", "", "株式会社テスト", "Speaker", Order.STATUS_PAID),
+    ("", "", "", "", "Regular", Order.STATUS_PAID),
+    ("Jan", "Nowak", "jan@example.invalid", "", "Regular", Order.STATUS_CANCELED),
+]
+
+
+def files_event() -> dict[str, Any]:
+    """An event with names in parts, a company and e-mail per attendee, made once a data folder (idempotent)."""
+    organizer = Organizer.objects.get(slug=ORGANIZER)
+    event = Event.objects.filter(organizer=organizer, slug=FILES_EVENT).first()
+    if event is None:
+        event = Event.objects.create(
+            organizer=organizer, name="Files 2026", slug=FILES_EVENT, currency="EUR",
+            date_from=now() + timedelta(days=7), live=True,
+        )  # fmt: skip
+        event.set_defaults()
+        event.settings.name_scheme = "given_family"
+        items = {
+            "Regular": event.items.create(name="Regular", default_price=Decimal("100.00"), admission=True),
+            "Speaker": event.items.create(name="Speaker", default_price=Decimal("0.00"), admission=True),
+        }
+        event.checkin_lists.create(name="Entrance", all_products=True, include_pending=True)
+        for given, family, email, company, product, status in FILES_ATTENDEES:
+            order = Order.objects.create(
+                event=event, status=status, email="buyer@example.invalid", locale="en",
+                total=items[product].default_price, sales_channel=organizer.sales_channels.get(identifier="web"),
+            )  # fmt: skip
+            if not given:
+                InvoiceAddress.objects.create(
+                    order=order, company="Invoice Co",
+                    name_parts={"_scheme": "given_family", "given_name": "Ines", "family_name": "Invoice"},
+                )  # fmt: skip
+            parts = {"_scheme": "given_family", "given_name": given, "family_name": family} if given else {}
+            OrderPosition.objects.create(
+                order=order, item=items[product], price=items[product].default_price, positionid=1,
+                attendee_name_parts=parts, attendee_email=email or None, company=company or None,
+                canceled=status == Order.STATUS_CANCELED,
+            )  # fmt: skip
+            order.create_transactions()
+    positions = [
+        {"order": p.order.code, "secret": p.secret, "name": p.attendee_name, "status": p.order.status}
+        for p in OrderPosition.all.filter(order__event=event).order_by("order__datetime", "pk")
+    ]
+    return {
+        "event": event.slug,
+        "checkin_list": event.checkin_lists.get(name="Entrance").pk,
+        "positions": positions,
+    }
+
+
 COMMANDS = {
     "seed": seed,
     "rename": rename,
@@ -234,6 +291,7 @@ COMMANDS = {
     "revoke": revoke,
     "checkins": checkins,
     "bulk": bulk,
+    "files_event": files_event,
 }
 
 

@@ -12,7 +12,7 @@ from attendees.store import AttendeeStore
 # The header rows as pretix ("Order data", order positions) and Eventbrite ("Attendee Summary") write them.
 PRETIX = (
     "Event slug;Order code;Position ID;Status;Email;Phone number;Order date;Order time;Product;Variation;Price;"
-    "Tax rate;Tax rule;Tax value;Attendee name;Attendee email;Company;Address;ZIP code;City;Country;State;"
+    "Tax rate;Tax rule;Tax value;Attendee name;Attendee email;Attendee company;Address;ZIP code;City;Country;State;"
     "Voucher;Pseudonymization ID;Ticket secret\r\n"
     "expo;ABC12;1;paid;a@example.org;;2026-05-01;10:00:00;Exhibitor;;0.00;0;;0;Zoë Ó Briain;;Café Müller;;;;;;;"
     "X1;s3cr3tqr1\r\n"
