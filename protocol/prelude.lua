@@ -131,7 +131,15 @@ end
 -- for none) to the front of the queue of its zone's printer that can print with the fewest jobs ahead, indexed as
 -- pinned there (and its hash's pinned names that printer); else, or when none of them can print, to the front of the
 -- pool. Returns the printer's name or "". A job with a zone has a hash record (zone_of read it).
+-- A job for one printer alone (its hash's "only" names the printer: a test badge, which proves that printer and
+-- nothing else) is handed to nobody: it ends here, cancelled with the reason, and false is returned.
 local function hand_on(job, id, zone, pool, index, peers, except, now, dead_after_ms)
+  local only = redis.pcall('HGET', job, 'only')
+  if type(only) == 'string' and only ~= '' then
+    redis.call('HSET', job, 'state', 'cancelled', 'printer', '', 'cancelled_by', except, 'cancelled_ms', now_ms(),
+      'error', 'a badge for ' .. only .. ' alone, which ' .. except .. ' could not print')
+    return false
+  end
   local to = zone and zone_pick(zone, peers, except, now, dead_after_ms)
   if to then
     redis.call('RPUSH', peers[to].q, id)
@@ -203,16 +211,17 @@ end
 
 -- Hand on every job of <printer>'s pinned queue as <plan> read it (hand_on_plan), oldest last so that it ends up
 -- the very next one taken wherever it goes, out of the pinned index. Returns how many went to the pool and how many
--- to zone printers.
+-- to zone printers (a job for its printer alone goes to neither: hand_on ends it).
 local function queue_hand_on(queue, plan, pool, index, printer, now, dead_after_ms)
   local pooled, zoned = 0, 0
   for i, id in ipairs(plan.ids) do
     -- It is the head: the queue is what hand_on_plan read (LREM, a list write every role's ACL already grants).
     redis.call('LREM', queue, 1, id)
     redis.call('ZREM', index, pinned_member(printer, id))
-    if hand_on(plan.jobs[i], id, plan.zones[id], pool, index, plan.peers, printer, now, dead_after_ms) == '' then
+    local to = hand_on(plan.jobs[i], id, plan.zones[id], pool, index, plan.peers, printer, now, dead_after_ms)
+    if to == '' then
       pooled = pooled + 1
-    else
+    elseif to then
       zoned = zoned + 1
     end
   end

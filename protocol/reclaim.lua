@@ -51,16 +51,17 @@ if held ~= '' then
       redis.call('HSET', KEYS[10], 'maybe_printed', 1, 'maybe_printed_where', prior)
     end
     local to = hand_on(KEYS[10], held, plan.held_zone, KEYS[4], KEYS[9], plan.peers, victim, now, ARGV[7])
-    if to ~= '' then
+    if to and to ~= '' then
       zoned = zoned + 1
     end
-    if state then
+    -- A job for the dead printer alone was ended (cancelled) by hand_on, not handed on: it stays so.
+    if state and to then
       redis.call('HSET', KEYS[10], 'state', 'queued', 'printer', '')
       redis.call('HINCRBY', KEYS[10], 'reclaims', 1)
     end
     redis.call('HINCRBY', KEYS[7], 'reclaimed', 1)
     event(KEYS[6], ARGV[5], 'event', 'reclaimed', 'job_id', held, 'printer', victim, 'location', location, 'by', by,
-      'maybe_printed', maybe, 'to', to, 'reason', 'agent of ' .. where .. ' stopped beating')
+      'maybe_printed', maybe, 'to', to or '', 'reason', 'agent of ' .. where .. ' stopped beating')
   end
 end
 redis.call('ZREM', KEYS[1], victim)

@@ -6,7 +6,7 @@
 -- <outcome>: failed | unknown | unsent. The zone printers named each have four keys at the end of KEYS (zone_peers);
 -- <dead_after_ms>: how old a zone printer's beat may be for it to count as able to print.
 -- "unknown" marks the job maybe_printed and records where; "unsent" (nothing reached the printer) does not count
--- as an attempt. Returns {"released", printer it went to or ""}, {"dead"}, {"done"} (was already printed),
+-- as an attempt. A job for this printer alone (its hash's "only") is cancelled instead of handed on (hand_on). Returns {"released", printer it went to or ""}, {"dead"}, {"done"} (was already printed),
 -- {"not_owner"}, or {"zones", printer...} (a job of a zone: their keys are needed; nothing changed).
 local id, me, loc, outcome, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if not redis.call('LPOS', KEYS[1], id) then
@@ -44,6 +44,12 @@ end
 -- Agents take from the right: RPUSH makes it the very next job any printer (or its zone printer) takes.
 -- Server time only for a zone's job (can_print judges beats by it): a job of no zone costs no TIME.
 local to = hand_on(KEYS[2], id, zone, KEYS[4], KEYS[8], peers, me, zone and now_ms() or 0, ARGV[8])
+if not to then
+  -- A badge for this printer alone: hand_on ended it (cancelled); no other printer may print it.
+  event(KEYS[6], ARGV[7], 'event', 'cancelled', 'job_id', id, 'by', me, 'printer', me, 'outcome', outcome,
+    'reason', reason)
+  return {'released', ''}
+end
 redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'last_error', reason)
 redis.call('HINCRBY', KEYS[7], 'released', 1)
 event(KEYS[6], ARGV[7], 'event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome, 'reason', reason,

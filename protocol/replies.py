@@ -141,6 +141,7 @@ class StealKind(StrEnum):
     MOVED = "moved"  # no longer the oldest of its queue
     STALE = "stale"  # not in its queue at all (a hand edit): its index entry was dropped
     ZONE = "zone"  # a job of a zone this printer is not in, and a printer of the zone can print it
+    ONLY = "only"  # a job for its printer alone (a test badge): no peer takes it
     ZONES = "zones"  # a job of a zone: the keys of its printers are needed (``Stole.printers``); nothing changed
 
 

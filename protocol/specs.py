@@ -124,14 +124,21 @@ class Enqueue(Spec[Enqueued]):
         maxlen: int,
         creator: bytes = b"",
         zone: tuple[bytes, bytes] | None = None,
+        only: bool = False,
     ) -> ScriptCall[Enqueued]:
         """``creator``: the intake token asking (its set of jobs is then a key too), or b"" (the CLI); ``zone``: the
-        job's zone and its printers (names apart by spaces), when it has one."""
+        job's zone and its printers (names apart by spaces), when it has one; ``only``: ``pinned`` alone may print
+        it (a test badge): no peer steals it, and a step that would hand it on cancels it."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (k.pool, b"")
         keys = [k.job(job_id), queue, k.events, k.stats, k.pinned]
         if creator:
             keys.append(k.owned(creator))
-        return (self, keys, [job_id, payload, printer, maxlen, creator, *(zone or ())])
+        args: Args = [job_id, payload, printer, maxlen, creator, *(zone or ())]
+        if only:
+            if zone is None:
+                args += [b"", b""]
+            args.append(b"1")
+        return (self, keys, args)
 
     def parse(self, reply: Any) -> Enqueued:
         return Enqueued(bool(reply[0]), dec(reply[1]))

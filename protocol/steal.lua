@@ -9,7 +9,8 @@
 -- Returns {"stolen", id}, or {"no", why}: busy, drained (we hold a job or are drained), young (not old enough), moved
 -- (no longer oldest in q:<owner>), stale (not in q:<owner> at all: someone edited the queue by hand; the index entry
 -- is dropped, so one hand edit cannot make every idle look try it again), zone (a printer of its zone can print it),
--- or zones followed by the printers of its zone whose keys the caller must give (nothing changed).
+-- only (a job for its printer alone, as a test badge: never stolen), or zones followed by the printers of its zone
+-- whose keys the caller must give (nothing changed).
 local id, me = ARGV[3], ARGV[1]
 local member = pinned_member(ARGV[2], id)
 if redis.call('LLEN', KEYS[2]) > 0 then
@@ -24,6 +25,10 @@ if redis.call('LINDEX', KEYS[1], -1) ~= id then
     return {'no', 'stale'}
   end
   return {'no', 'moved'}
+end
+local only = redis.pcall('HGET', KEYS[3], 'only')
+if type(only) == 'string' and only ~= '' then
+  return {'no', 'only'}
 end
 local now = now_ms()
 local since = tonumber(redis.call('HGET', KEYS[3], 'enqueued_ms') or now)

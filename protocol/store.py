@@ -114,12 +114,19 @@ class Store:
     # -- producers -----------------------------------------------------------------------------------------------
 
     async def enqueue(
-        self, job_id: str, payload: str, pinned: str | None, creator: str = "", zone: Zoned | None = None
+        self,
+        job_id: str,
+        payload: str,
+        pinned: str | None,
+        creator: str = "",
+        zone: Zoned | None = None,
+        only: bool = False,
     ) -> replies.Enqueued:
         """Add a job unless its id exists. Returns (added, state). ``creator``: the intake token that asks (recorded
         on the job and in the token's set of jobs, in the same step), or "" from the CLI; ``zone``: the job's zone
-        and its printers (``Job.zoned``), recorded on the job for steal and the steps that hand pinned jobs on."""
-        return await self.scripts.run(self.enqueue_call(job_id, payload, pinned, creator, zone))
+        and its printers (``Job.zoned``), recorded on the job for steal and the steps that hand pinned jobs on;
+        ``only``: ``pinned`` alone may print it (a test badge), never a peer, not even by steal or reclaim."""
+        return await self.scripts.run(self.enqueue_call(job_id, payload, pinned, creator, zone, only))
 
     async def enqueue_many(self, jobs: Sequence[tuple[str, str, str | None, Zoned | None]]) -> list[replies.Enqueued]:
         """``enqueue`` each (job id, payload, pinned printer, zone) in one round trip, in order (the enqueue
@@ -132,7 +139,13 @@ class Store:
         )
 
     def enqueue_call(
-        self, job_id: str, payload: str, pinned: str | None, creator: str = "", zone: Zoned | None = None
+        self,
+        job_id: str,
+        payload: str,
+        pinned: str | None,
+        creator: str = "",
+        zone: Zoned | None = None,
+        only: bool = False,
     ) -> ScriptCall[replies.Enqueued]:
         k = self.encoded_keys
         return specs.ENQUEUE.call(
@@ -143,6 +156,7 @@ class Store:
             self.events_maxlen,
             enc(creator),
             zone_args(zone),
+            only=only and pinned is not None,
         )
 
     # -- the hot path --------------------------------------------------------------------------------------------
@@ -407,7 +421,7 @@ class Store:
                 self._job_zones[job_id] = stole.printers
             if stole.kind is replies.StealKind.STOLEN:
                 return job_id
-            if stole.kind is replies.StealKind.ZONE:
+            if stole.kind in (replies.StealKind.ZONE, replies.StealKind.ONLY):
                 kept.add(owner)
             elif stole.kind not in (replies.StealKind.MOVED, replies.StealKind.STALE):
                 return None  # busy, drained, or young after all (no beat yet to judge by): nothing to try further

@@ -20,6 +20,9 @@ from drivers.detect.serial import serial_ports
 
 #: Seconds detect listens for mDNS announcements (they pass while USB and serial ports are asked).
 MDNS_WINDOW = 1.0
+#: detect's exit status when no printer answered (sysexits EX_NOHOST: nothing could be reached), so a script
+#: tells "none found" from a listing.
+EXIT_NOTHING_FOUND = 68
 
 
 @dataclass
@@ -34,6 +37,40 @@ class Scanners:
     mdns_interfaces: list[str] | None = None
 
 
+@dataclass
+class Asked:
+    """Where one detect run looks: the network hosts (the ones named, or every host of ``networks``), the networks
+    by name (for the report), and the serial ports."""
+
+    targets: list[tuple[str, int]]
+    networks: list[str]
+    ports: list[str]
+
+
+def plan(
+    scanners: Scanners,
+    targets: list[tuple[str, int]],
+    networks: tuple[str, ...] = (),
+    devices: tuple[str, ...] = (),
+    *,
+    serial: bool = True,
+) -> Asked:
+    """What detect asks. Raises click.BadParameter for a bad network or a serial device that does not exist."""
+    targets = list(targets)
+    nets = list(networks) if (targets or networks) else scanners.subnets()
+    for net in nets:
+        try:
+            targets += hosts_of(net)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--network") from None
+    for device in devices:
+        if not os.path.exists(device):
+            raise click.BadParameter(f"{device}: no such device (plugged in? see ls /dev/tty*)", param_hint="--serial")
+    # Only the ports named are asked besides the USB-serial adapters: never an on-board UART or a console.
+    ports = list(dict.fromkeys([*devices, *(scanners.serial_ports() if serial else [])]))
+    return Asked(targets, nets, ports)
+
+
 def scan(
     scanners: Scanners,
     targets: list[tuple[str, int]],
@@ -44,23 +81,15 @@ def scan(
     serial: bool = True,
     mdns_window: float = MDNS_WINDOW,
     timeout: float = 0.5,
+    asked: Asked | None = None,
 ) -> list[Found]:
     """What ``detect`` lists, numbered the way ``setup --detected N`` counts. Raises click.BadParameter for a bad
-    network or a serial device that does not exist."""
-    targets = list(targets)
-    for net in networks if (targets or networks) else scanners.subnets():
-        try:
-            targets += hosts_of(net)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--network") from None
-    for device in devices:
-        if not os.path.exists(device):
-            raise click.BadParameter(f"{device}: no such device (plugged in? see ls /dev/tty*)", param_hint="--serial")
-    ports = list(dict.fromkeys([*devices, *(scanners.serial_ports() if serial else [])]))
+    network or a serial device that does not exist. ``asked``: the plan, when the caller made it already."""
+    asked = asked or plan(scanners, targets, networks, devices, serial=serial)
     return asyncio.run(
         detect_all(
-            targets,
-            ports,
+            asked.targets,
+            asked.ports,
             usb=usb,
             timeout=timeout,
             usb_backend=scanners.usb_backend,
@@ -102,47 +131,58 @@ def detect(
 ) -> None:
     """List the printers this machine reaches and what each says it is, printing nothing.
 
-    USB printers and the serial ports the kernel lists (at 9600, 19200, 38400 and 115200 baud) are asked
-    unless --no-usb / --no-serial; without --host or --network, the machine's own /24 is asked on port 9100.
+    USB printers and USB-serial adapters (at 9600, 19200, 38400 and 115200 baud) are asked unless --no-usb /
+    --no-serial; an on-board serial port (ttyS*, ttyAMA*) or the kernel's console only when named with --serial.
+    Without --host or --network, the machine's own /24 is asked on port 9100. Exits 68 when nothing answered.
     Printers announcing themselves over mDNS (_pdl-datastream, _printer, _ipp) within 1 s are asked too, on the
     raw port they announce (or 9100), unless --no-mdns.
     """
     scanners = ctx.find_object(Scanners) or Scanners()
+    targets = [_target(h) for h in hosts]
+    asked = plan(scanners, targets, networks, devices, serial=not no_serial)
     found = scan(
         scanners,
-        [_target(h) for h in hosts],
-        networks,
-        devices,
+        targets,
         usb=not no_usb,
-        serial=not no_serial,
         mdns_window=0.0 if no_mdns else MDNS_WINDOW,
         timeout=timeout,
+        asked=asked,
     )
+    report = _asked_lines(asked, hosts, no_usb, no_serial, no_mdns)
     if as_json:
         click.echo(json.dumps([f.as_dict() for f in found], indent=2))
-        return
+        if not found:
+            click.echo("\n".join(report), err=True)  # stdout stays the JSON list
+    else:
+        for n, f in enumerate(found, 1):
+            click.echo(f"{n}. {describe(f)}")
+        if not found:
+            click.echo("no printer answered")
+        click.echo("\n".join(report))
+        if not found:
+            click.echo(_nothing_found_hint(no_usb, no_serial, timeout))
     if not found:
-        click.echo("no printer answered")
-        click.echo(_nothing_found_hint(scanners, hosts, networks, no_usb, no_serial, no_mdns, timeout))
-        return
-    for n, f in enumerate(found, 1):
-        click.echo(f"{n}. {describe(f)}")
+        raise SystemExit(EXIT_NOTHING_FOUND)
 
 
-def _nothing_found_hint(
-    scanners: Scanners,
-    hosts: tuple[str, ...],
-    networks: tuple[str, ...],
-    no_usb: bool,
-    no_serial: bool,
-    no_mdns: bool,
-    timeout: float,
-) -> str:
-    """What was asked, and how to ask further: a printer on another network, or slow to answer, is not found."""
-    asked = list(hosts) + [f"{net} port {RAW_PORT}" for net in networks]
-    if not asked:
-        asked = [f"{net} port {RAW_PORT}" for net in scanners.subnets()] or ["no network (no address of its own)"]
-    lines = [f"asked: {', '.join(asked)}" + ("" if no_mdns else "; mDNS announcements")]
+def _asked_lines(asked: Asked, hosts: tuple[str, ...], no_usb: bool, no_serial: bool, no_mdns: bool) -> list[str]:
+    """Which serial ports and networks were asked (on-board serial ports and consoles only when named)."""
+    none = "none (--no-serial)" if no_serial else "none (no USB-serial adapter; name a port with --serial DEVICE)"
+    ports = ", ".join(asked.ports) or none
+    nets = [*hosts, *(f"{net} port {RAW_PORT}" for net in asked.networks)]
+    lines = [
+        f"serial ports asked: {ports}",
+        f"networks asked: {', '.join(nets) or 'none (no address of its own)'}" + ("" if no_mdns else "; mDNS"),
+    ]
+    if no_usb:
+        lines.append("USB: not asked (--no-usb)")
+    return lines
+
+
+def _nothing_found_hint(no_usb: bool, no_serial: bool, timeout: float) -> str:
+    """How to ask further (what was asked is said above it): a printer on another network, or slow to answer, is
+    not found."""
+    lines = []
     lines.append("  a network printer: --host HOST[:PORT] (its address, from its status page or the router)")
     lines.append("  another network or VLAN: --network CIDR, e.g. --network 10.0.5.0/24")
     if timeout < 2:
@@ -150,7 +190,7 @@ def _nothing_found_hint(
     if not no_usb:
         lines.append("  USB: is it plugged in and switched on? (lsusb lists it)")
     if not no_serial:
-        lines.append("  serial: name the port with --serial /dev/ttyUSB0")
+        lines.append("  serial: name the port with --serial /dev/ttyUSB0 (an on-board port or console only so)")
     return "\n".join(lines)
 
 

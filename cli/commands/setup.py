@@ -201,11 +201,11 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
         fail(f"{out}: {printer_failure}", EXIT_PRINTER)
     click.echo("redis and printer answer")
     if not opts["no_test_print"]:
-        from cli.commands.printing import print_test_badge
+        from cli.commands.printing import test_print_badge
         from drivers import build_driver
 
         driver_obj = build_driver(loaded.printer.driver, loaded.printer.name)
-        outcome, reason = asyncio.run(print_test_badge(loaded, driver_obj, None))
+        outcome, reason = asyncio.run(test_print_badge(loaded, driver_obj, None, click.echo))
         click.echo(f"test badge: {outcome.value} ({reason})")
         if outcome.value != "printed":
             raise SystemExit(EXIT_PRINTER)

@@ -1,12 +1,17 @@
-"""Serial printers: each port pyserial lists (USB-serial adapters included), or the ones named, asked at the
-common baud rates in turn until one answers in a printer language."""
+"""Serial printers: each USB-serial adapter the kernel lists, or the ports named, asked at the common baud rates in
+turn until one answers in a printer language.
+
+On-board UARTs (``ttyS*``, ``ttyAMA*``) are never asked unless named: on a Raspberry Pi or a VM one is often the
+kernel console, and printer queries written there land on the console (or on whatever is wired to it). Nor is a
+console the kernel names on its command line (``console=ttyUSB0,115200``), nor ``/dev/console``."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-
-from serial.tools import list_ports
+import os
+import re
+from pathlib import Path
 
 from drivers.base import DriverError
 from drivers.detect.identify import Found, found, identify_transport
@@ -16,9 +21,39 @@ from drivers.transports.serial import SerialTransport
 BAUD_RATES = (9600, 19200, 38400, 115200)
 
 
-def serial_ports() -> list[str]:
-    """Device paths of the serial ports the kernel reports hardware for (on-board UARTs, USB-serial adapters)."""
-    return sorted(p.device for p in list_ports.comports())
+#: Serial ports on the board itself (PC UARTs, a Pi's PL011): never a USB-serial adapter, often the console.
+_ON_BOARD = re.compile(r"ttyS\d+|ttyAMA\d+|console")
+_USB_BUS = re.compile(r"usb\d+")
+
+
+def kernel_consoles(cmdline: Path = Path("/proc/cmdline")) -> set[str]:
+    """The tty names of the consoles the kernel was started with (``console=ttyS0,115200`` -> ``ttyS0``)."""
+    try:
+        words = cmdline.read_text(encoding="utf-8", errors="replace").split()
+    except OSError:
+        return set()
+    return {w.removeprefix("console=").split(",", 1)[0] for w in words if w.startswith("console=")}
+
+
+def serial_ports(sys_root: Path = Path("/sys"), cmdline: Path = Path("/proc/cmdline")) -> list[str]:
+    """Device paths of the USB-serial adapters the kernel reports (their sysfs device sits on a USB bus), minus
+    any the kernel uses as a console. ``sys_root`` and ``cmdline``: where sysfs and the kernel command line are
+    read (tests pass trees of their own)."""
+    consoles = kernel_consoles(cmdline)
+    ports = []
+    with contextlib.suppress(OSError):
+        for entry in sorted((sys_root / "class" / "tty").iterdir()):
+            name = entry.name
+            if _ON_BOARD.fullmatch(name) or name in consoles:
+                continue
+            device = entry / "device"
+            if not device.exists():
+                continue  # a virtual terminal or a pty: no hardware behind it
+            real = Path(os.path.realpath(device))
+            parts = real.parts[len(Path(os.path.realpath(sys_root)).parts) :]
+            if any(_USB_BUS.fullmatch(part) for part in parts):
+                ports.append(f"/dev/{name}")
+    return ports
 
 
 async def _probe(device: str, rates: tuple[int, ...], timeout: float) -> Found | None:

@@ -108,17 +108,17 @@ class BrotherPrinter(EmulatedPrinter):
 
     def on_queued(self, job: Job) -> None:
         if self.blocked and self.fault not in ("paused", "power_off"):
-            self.send(self._status(bs.TYPE_ERROR))
+            self.tell(job, self._status(bs.TYPE_ERROR))
 
     def on_start(self, job: Job) -> None:
-        self.send(self._status(bs.TYPE_PHASE, bs.PHASE_PRINTING))
+        self.tell(job, self._status(bs.TYPE_PHASE, bs.PHASE_PRINTING))
 
     def on_complete(self, job: Job) -> None:
-        self.send(self._status(bs.TYPE_COMPLETED, bs.PHASE_PRINTING))
-        self.send(self._status(bs.TYPE_PHASE, bs.PHASE_WAITING))
+        self.tell(job, self._status(bs.TYPE_COMPLETED, bs.PHASE_PRINTING))
+        self.tell(job, self._status(bs.TYPE_PHASE, bs.PHASE_WAITING))
 
     def on_interrupted(self, job: Job, fault: str) -> bool:
-        self.send(self._status(bs.TYPE_ERROR, bs.PHASE_PRINTING))
+        self.tell(job, self._status(bs.TYPE_ERROR, bs.PHASE_PRINTING))
         return False
 
     def decode(self, job: Job) -> dict[str, Any]:

@@ -38,6 +38,9 @@ class Job:
     started: bool = False  # a label of it is (or was, before a fault) under the print head
     zero_time: bool = False  # a marker that "prints" instantly (ESC/POS process-ID requests)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The link that sent the job: what the printer says about it unprompted (started, completed, failed) goes
+    #: there, not to whichever host spoke last (set by :meth:`EmulatedPrinter.enqueue`).
+    link: Reply | None = None
 
 
 class EmulatedPrinter(abc.ABC):
@@ -98,14 +101,24 @@ class EmulatedPrinter(abc.ABC):
         self.feed(data)
 
     def send(self, data: bytes) -> None:
+        """Answer the host whose bytes are being read (a status reply goes to the host that asked)."""
         if self.fault not in ("power_off", "no_answer"):
             self._reply(data)
+
+    def tell(self, job: Job, data: bytes) -> None:
+        """Say something about ``job`` unprompted, to the host that sent it. Another host's status request in the
+        meantime must not divert it: that host would read a notice it never asked for, and the sender would wait
+        for a "printing completed" that went elsewhere."""
+        if self.fault not in ("power_off", "no_answer"):
+            (job.link or self._reply)(data)
 
     @abc.abstractmethod
     def feed(self, data: bytes) -> None:
         """Parse the language: answer status at once, queue jobs with :meth:`enqueue`."""
 
     def enqueue(self, job: Job) -> None:
+        if job.link is None:
+            job.link = self._reply
         self.buffer.append(job)
         self._queued.set()
         self.on_queued(job)

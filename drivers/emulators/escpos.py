@@ -153,7 +153,7 @@ class EscposPrinter(EmulatedPrinter):
 
     def on_complete(self, job: Job) -> None:
         if job.zero_time:
-            self.send(job.extra["reply"])
+            self.tell(job, job.extra["reply"])
 
     def decode(self, job: Job) -> dict[str, Any]:
         return {"texts": [], **decode_graphics("drivers.render.escpos", "decode_escpos_raster", job.data)}

@@ -10,7 +10,7 @@ import os
 import pytest
 from click.testing import CliRunner, Result
 
-from cli.commands.detect import Scanners
+from cli.commands.detect import EXIT_NOTHING_FOUND, Scanners
 from cli.main import main
 from drivers.detect import probe_hosts
 from drivers.detect.network import hosts_of
@@ -78,8 +78,10 @@ def test_detect_cli_json_and_bad_network() -> None:
         ["detect", "--network", "127.0.0.0/30", "--timeout", "0.2", "--json", "--no-usb", "--no-serial", "--no-mdns"],
         obj=LOOPBACK,
     )
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == []
+    # Nothing answered: an empty list, and an exit status of its own; what was asked goes to stderr.
+    assert result.exit_code == EXIT_NOTHING_FOUND == 68, result.output
+    assert json.loads(result.stdout) == []
+    assert "networks asked: 127.0.0.0/30 port 9100" in result.stderr
     result = CliRunner().invoke(main, ["detect", "--network", "127.0.0.0/33"], obj=LOOPBACK)
     assert result.exit_code == 2 and "--network" in result.output
     result = CliRunner().invoke(main, ["detect", "--no-usb", "--serial", "/dev/no-such-tty"], obj=LOOPBACK)
@@ -166,7 +168,10 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
         ]
         assert found[0]["driver"]["vendor_id"] == "0a5f" and found[1]["driver"]["device"] == path
         text: Result = await asyncio.to_thread(CliRunner().invoke, main, [*args, "--no-usb", "--no-serial"], obj=scan)
-        assert text.output.startswith("no printer answered\nasked: 127.0.0.1:9\n"), text.output
+        assert text.output.startswith(
+            "no printer answered\nserial ports asked: none (--no-serial)\nnetworks asked: 127.0.0.1:9\n"
+        ), text.output
+        assert text.exit_code == 68
         assert "--host HOST[:PORT]" in text.output and "--network CIDR" in text.output
         assert "--serial /dev/ttyUSB0" not in text.output  # serial ports were left alone: no advice about them
         named: Result = await asyncio.to_thread(
@@ -177,6 +182,7 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
         assert usb.output == (
             "1. usb 0a5f:0164 serial EMU0001  zpl  ZT410-203dpi  "
             "(firmware V75.20.01Z, serial 52J162300042, label length 1218 dots)\n"
+            "serial ports asked: none (--no-serial)\nnetworks asked: 127.0.0.1:9\n"
         ), usb.output
         assert zebra.log == [] and brother.log == [] and zebra.printed() == brother.printed() == []
     finally:
@@ -219,7 +225,10 @@ async def test_detect_text_output_escapes_what_a_hostile_printer_reports() -> No
         await front.stop()
         await zebra.stop()
     assert text.exit_code == 0, text.output
-    assert text.output.count("\n") == 1 and text.output.startswith("1. tcp "), repr(text.output)
+    shown = [
+        line for line in text.output.splitlines() if not line.startswith(("serial ports asked", "networks", "USB"))
+    ]
+    assert len(shown) == 1 and text.output.startswith("1. tcp "), repr(text.output)
     assert not any(ch in text.output for ch in "\x1b\x07\r\x9b"), repr(text.output)
     assert "ZT410\\x1b]0;owned\\x07\\x0d\\x0a2. tcp" in text.output, text.output
     assert "firmware V1\\x1b[2J" in text.output and "serial 52J\\x1b[31mRED\\x0aline" in text.output
