@@ -498,8 +498,22 @@ class AttendeeStore:
 
     async def set_status(self, code: str, status: str, by: str) -> tuple[str, str]:
         """Mark a ticket ``valid`` or ``cancelled``. A cancelled ticket's badge that no printer has taken yet is
-        cancelled with it (a cancelled ticket never prints). Returns (changed | same | unknown, job state)."""
-        kind, job_id = await self.scripts.run(specs.STATUS.call(self.keys, code, status))
+        cancelled with it (a cancelled ticket never prints); made valid again (an undo), a badge the cancel withdrew
+        is as never asked for (state "none": the next badge request prints it). Returns (changed | same | unknown,
+        job state)."""
+        for _ in range(STALE_RETRIES):
+            attendee = await self.get(code)
+            if attendee is None:
+                return "unknown", ""
+            kind, job_id, restored = await self.scripts.run(
+                specs.STATUS.call(self.keys, self.venue.encoded_keys, code, status, attendee.job_id)
+            )
+            if kind != "stale":
+                break
+        else:
+            raise RuntimeError(f"attendee kept changing while its status was set ({STALE_RETRIES} tries)")
+        if restored:
+            return kind, "none"
         state = ""
         if kind != "unknown" and status == "cancelled" and job_id:
             reply = await self.venue.cancel(job_id, by)

@@ -7,11 +7,13 @@ is then written as people type it without the key for it (o, l, i, d, ae), from 
 "Ørjan", ``lukasz`` "Łukasz", ``yilmaz`` "Yılmaz". Only Latin letters: Greek, Cyrillic and the rest stay in their
 script (``δημ`` finds "Δημήτρης", and a desk that types Greek is not made to spell it in Latin letters).
 
-A list indexed before Latin letters were transliterated holds terms such as ``ørjan``: ``query_words(..., legacy=True)``
-gives a search's words folded the old way, and the search looks for both, so such a list is still found as it was
-(``ørjan`` by "Ørjan"); an import of it again writes the new terms (``orjan`` then finds it too). Scripts written without spaces between words (Chinese,
-Japanese kana and kanji, Thai, ...) are indexed from every character on (each suffix, up to a few characters), so a
-search for any part of such a name finds it by prefix. An order code and an e-mail address are whole terms.
+Scripts written without spaces between words (Chinese, Japanese kana and kanji, Thai, ...) are indexed from every
+character on (each suffix, up to a few characters), so a search for any part of such a name finds it by prefix. An
+order code and an e-mail address are whole terms.
+
+A list indexed before Latin letters were transliterated holds terms such as ``ørjan``: ``query_words(...,
+legacy=True)`` gives a search's words folded that way, and the search looks for both, so such a list is still found
+as it was (by "Ørjan"); an import of it again writes the new terms (``orjan`` then finds it too).
 
 Each distinct word is kept once in a sorted set searched with ZRANGEBYLEX (attendees/prelude.lua), so a search
 costs a range read of its longest word and a look at that word's attendees' terms for the others

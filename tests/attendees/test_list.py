@@ -261,7 +261,8 @@ async def test_many_attendees_and_their_badges_are_read_in_one_call_each(redis: 
 
 
 NORDIC = [
-    {"attendee_id": "secret-orjan", "name": "Ørjan Nilsen", "company": "Bjørk AS", "fields": {"ticket_type": "Visitor"}},
+    {"attendee_id": "secret-orjan", "name": "Ørjan Nilsen", "company": "Bjørk AS",
+     "fields": {"ticket_type": "Visitor"}},
     {"attendee_id": "secret-lukasz", "name": "Łukasz Żółć", "fields": {"ticket_type": "Visitor"}},
     {"attendee_id": "secret-ayse", "name": "Ayşe Yılmaz", "fields": {"ticket_type": "Visitor"}},
 ]  # fmt: skip
