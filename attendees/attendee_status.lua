@@ -1,11 +1,18 @@
 -- attendee_status: mark an attendee's ticket valid or cancelled (a desk's cancel, an import's --prune), with the
 -- counts.
--- KEYS att:<code> attendees:counts
--- ARGV <status>
--- Returns {"changed", <job_id>}, {"same", <job_id>} or {"unknown"}.
+-- KEYS att:<code> attendees:counts job:<job_id>
+-- ARGV <status> <job_id>
+-- <job_id>: the attendee's badge job as the caller read it (KEYS[3] is its record); another answers {"stale"}.
+-- A ticket made valid again (a cancel undone) whose badge the cancel withdrew gets it back as never asked for: the
+-- withdrawn record (cancelled, so never printed: cancel takes only a queued job) is removed, so the next badge
+-- request makes it anew under the same job id.
+-- Returns {"changed", <job_id>[, "restored"]}, {"same", <job_id>}, {"unknown"} or {"stale"}.
 local a = redis.call('HMGET', KEYS[1], 'st', 't', 'j')
 if not a[1] then
   return {'unknown'}
+end
+if ARGV[2] and a[3] ~= ARGV[2] then
+  return {'stale'}
 end
 if a[1] == ARGV[1] then
   return {'same', a[3]}
@@ -22,4 +29,9 @@ count(a[1], -1)
 count(ARGV[1], 1)
 redis.call('HSET', KEYS[1], 'st', ARGV[1])
 redis.call('HINCRBY', KEYS[1], 'v', 1)
+if ARGV[1] == 'valid' and KEYS[3] and redis.call('HGET', KEYS[3], 'state') == 'cancelled' then
+  -- Every field at once, which removes the hash: HDEL is what the intake's user may run on a job record (a hash).
+  redis.call('HDEL', KEYS[3], unpack(redis.call('HKEYS', KEYS[3])))
+  return {'changed', a[3], 'restored'}
+end
 return {'changed', a[3]}

@@ -150,11 +150,16 @@ class EditSpec(Spec[Any]):
 class StatusSpec(Spec[Any]):
     name = "attendee_status"
 
-    def call(self, k: AttendeeKeys, code: str, status: str) -> ScriptCall[tuple[str, str]]:
-        return (self, [enc(k.attendee(code)), enc(k.counts)], [enc(status)])
+    def call(
+        self, k: AttendeeKeys, venue_keys: EncodedKeys, code: str, status: str, job_id: str
+    ) -> ScriptCall[tuple[str, str, bool]]:
+        """``job_id``: the attendee's badge job as read (its record is restored to "none" when a cancel is undone)."""
+        keys = [enc(k.attendee(code)), enc(k.counts), venue_keys.job(enc(job_id))]
+        return (self, keys, [enc(status), enc(job_id)])
 
-    def parse(self, reply: Any) -> tuple[str, str]:
-        return dec(reply[0]), dec(reply[1]) if len(reply) > 1 else ""  # (changed | same | unknown, job id)
+    def parse(self, reply: Any) -> tuple[str, str, bool]:
+        # (changed | same | unknown | stale, job id, the badge a cancel withdrew is back to "none")
+        return dec(reply[0]), dec(reply[1]) if len(reply) > 1 else "", len(reply) > 2 and dec(reply[2]) == "restored"
 
 
 class CheckinSpec(Spec[Any]):

@@ -293,13 +293,23 @@ class AttendeeStore:
         words = query_words(query)
         if not words:
             return []
-        words.sort(key=len, reverse=True)  # the longest word is the most selective: the others filter it
-        low = enc(words[0])
-        ranged = await self.redis.zrangebylex(enc(self.keys.terms), b"[" + low, b"[" + low + b"\xff", 0, SEARCH_TERMS)
-        codes = await self.scripts.run(specs.SEARCH.call(self.keys, words[0], ranged, words[1:], limit))
+        codes = await self._codes_of(words, limit)
+        legacy = query_words(query, legacy=True)
+        if legacy != words:
+            # Also as a list indexed before Latin letters were transliterated holds its terms (attendees/terms.py):
+            # such a list is found as it was until it is imported again.
+            codes = list(dict.fromkeys(codes + await self._codes_of(legacy, limit)))
         found = [a for a in await self.get_many(codes) if a is not None]
         found.sort(key=lambda a: (a.shown_name.casefold(), a.code))
         return found[:limit]
+
+    async def _codes_of(self, words: list[str], limit: int) -> list[str]:
+        """The codes of at most ``limit`` attendees with every one of ``words`` (query_words)."""
+        words = sorted(words, key=len, reverse=True)  # the longest word is the most selective: the others filter it
+        low = enc(words[0])
+        ranged = await self.redis.zrangebylex(enc(self.keys.terms), b"[" + low, b"[" + low + b"\xff", 0, SEARCH_TERMS)
+        codes: list[str] = await self.scripts.run(specs.SEARCH.call(self.keys, words[0], ranged, words[1:], limit))
+        return codes
 
     async def with_terms(self, attendees: Sequence[Attendee | None]) -> list[Attendee | None]:
         """The attendees with the terms each is indexed under (``indexed``: its ``attendees:refs`` entry, after the
@@ -488,8 +498,22 @@ class AttendeeStore:
 
     async def set_status(self, code: str, status: str, by: str) -> tuple[str, str]:
         """Mark a ticket ``valid`` or ``cancelled``. A cancelled ticket's badge that no printer has taken yet is
-        cancelled with it (a cancelled ticket never prints). Returns (changed | same | unknown, job state)."""
-        kind, job_id = await self.scripts.run(specs.STATUS.call(self.keys, code, status))
+        cancelled with it (a cancelled ticket never prints); made valid again (an undo), a badge the cancel withdrew
+        is as never asked for (state "none": the next badge request prints it). Returns (changed | same | unknown,
+        job state)."""
+        for _ in range(STALE_RETRIES):
+            attendee = await self.get(code)
+            if attendee is None:
+                return "unknown", ""
+            kind, job_id, restored = await self.scripts.run(
+                specs.STATUS.call(self.keys, self.venue.encoded_keys, code, status, attendee.job_id)
+            )
+            if kind != "stale":
+                break
+        else:
+            raise RuntimeError(f"attendee kept changing while its status was set ({STALE_RETRIES} tries)")
+        if restored:
+            return kind, "none"
         state = ""
         if kind != "unknown" and status == "cancelled" and job_id:
             reply = await self.venue.cancel(job_id, by)

@@ -2,9 +2,18 @@
 
 A help desk types what it hears: ``renee lef`` must find "Renée Lefèvre", ``δημ`` "Δημήτρης", ``李`` "李小龍". So
 text is decomposed (NFKD), its combining marks dropped (é -> e, ή -> η) and case-folded (Δ -> δ, ß -> ss), then cut
-into words at anything that is not a letter or digit. Scripts written without spaces between words (Chinese,
-Japanese kana and kanji, Thai, ...) are indexed from every character on (each suffix, up to a few characters), so a
-search for any part of such a name finds it by prefix. An order code and an e-mail address are whole terms.
+into words at anything that is not a letter or digit. A Latin letter that does not decompose (Ø, Ł, ı, Đ, Æ)
+is then written as people type it without the key for it (o, l, i, d, ae), from anyascii's table: ``orjan`` finds
+"Ørjan", ``lukasz`` "Łukasz", ``yilmaz`` "Yılmaz". Only Latin letters: Greek, Cyrillic and the rest stay in their
+script (``δημ`` finds "Δημήτρης", and a desk that types Greek is not made to spell it in Latin letters).
+
+Scripts written without spaces between words (Chinese, Japanese kana and kanji, Thai, ...) are indexed from every
+character on (each suffix, up to a few characters), so a search for any part of such a name finds it by prefix. An
+order code and an e-mail address are whole terms.
+
+A list indexed before Latin letters were transliterated holds terms such as ``ørjan``: ``query_words(...,
+legacy=True)`` gives a search's words folded that way, and the search looks for both, so such a list is still found
+as it was (by "Ørjan"); an import of it again writes the new terms (``orjan`` then finds it too).
 
 Each distinct word is kept once in a sorted set searched with ZRANGEBYLEX (attendees/prelude.lua), so a search
 costs a range read of its longest word and a look at that word's attendees' terms for the others
@@ -16,6 +25,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+
+from anyascii import anyascii
 
 #: At most this many index entries per attendee (name, company, order code, e-mail together).
 MAX_TERMS = 16
@@ -35,13 +47,27 @@ _UNSPACED = re.compile(
 )
 
 
-def fold(text: str) -> str:
-    """Decomposed, without combining marks, case-folded: ``Renée`` -> ``renee``, ``Δημήτρης`` -> ``δημητρης``."""
+def fold(text: str, legacy: bool = False) -> str:
+    """Decomposed, without combining marks, case-folded, Latin letters in ASCII: ``Renée`` -> ``renee``, ``Ørjan``
+    -> ``orjan``, ``Δημήτρης`` -> ``δημητρης``. ``legacy``: without the last step (the terms of a list indexed before
+    it, which a search still looks for)."""
     if text.isascii():  # most names: nothing to decompose (and a tenth of the time)
         return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", stripped.casefold())
+    folded = unicodedata.normalize("NFC", stripped.casefold())
+    if legacy or folded.isascii():
+        return folded
+    return "".join(ch if ch.isascii() else _latin(ch) for ch in folded)
+
+
+@lru_cache(maxsize=4096)
+def _latin(ch: str) -> str:
+    """A Latin letter left after decomposing (ø, ł, ı, đ, æ, þ) as typed in ASCII; any other character as it is."""
+    if not unicodedata.name(ch, "").startswith("LATIN "):
+        return ch
+    ascii_text = anyascii(ch).casefold()
+    return ascii_text if ascii_text.isalnum() else ch
 
 
 def words(text: str) -> list[str]:
@@ -76,15 +102,16 @@ def index_terms(name: str, company: str, order_code: str, email: str) -> list[st
     return terms[:MAX_TERMS]
 
 
-def query_words(query: str) -> list[str]:
+def query_words(query: str, legacy: bool = False) -> list[str]:
     """The prefixes a search looks for: its words folded as the index's, an e-mail or order code kept whole.
+    ``legacy``: folded as a list indexed before Latin letters were transliterated holds them (``fold``).
 
     Each must match the start of one of an attendee's terms, or be their order code or e-mail. An unspaced run is
     searched as typed (the index holds each of its suffixes, so a part of a name is the prefix of one).
     """
     found: list[str] = []
     for token in query.split():
-        folded = fold(token)
+        folded = fold(token, legacy)
         if "@" in folded:
             found.append(folded[: MAX_TERM_CHARS * 2])
             continue

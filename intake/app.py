@@ -24,7 +24,15 @@ from redis.exceptions import OutOfMemoryError, RedisError
 from core.errors import JobError, UserError
 from core.exposition import exposition
 from core.page_headers import add_page_headers
-from intake.attendee_routes import add_routes, badge_if_listed, kiosk_settings, metric_families, refuse_unlisted
+from intake.attendee_routes import (
+    add_routes,
+    any_printer_can_print,
+    badge_if_listed,
+    desk_target,
+    kiosk_settings,
+    metric_families,
+    refuse_unlisted,
+)
 from intake.config import IntakeConfig
 from intake.context import INTAKE, Intake, authorize, bearer_secret, json_body
 from intake.hub import Event
@@ -35,7 +43,7 @@ from intake.problem import Problem, field_error, response
 from intake.tokens import TOKEN_NAME_RE, Token
 from protocol.fleet import fleet
 from protocol.jobs import Job, parse_job
-from protocol.keys import JOB_ID_RE
+from protocol.keys import JOB_ID_RE, PRINTER_RE
 from protocol.replies import CancelKind, ReprintKind
 from protocol.staff import cancel_message, cancel_token_jobs, reprint_message
 from protocol.vocabulary import StaffCounts, staff_family
@@ -45,6 +53,8 @@ log = logging.getLogger("badge_agent.intake")
 CREATE = ("kiosk", "desk", "staff")
 READ = ("kiosk", "desk", "staff", "viewer")
 STAFF = ("staff",)
+#: A desk reprints a lost badge too (within the cap); staff may force past it.
+REPRINT = ("desk", "staff")
 MAX_WAIT = 30.0
 #: Seconds between looks at whether a long-poll's client is still there (and its token still valid).
 GONE_CHECK = 1.0
@@ -59,6 +69,15 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def _public(view: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in view.items() if not k.startswith("_")}
+
+
+async def _answer(request: web.Request, token: Token, view: dict[str, Any]) -> dict[str, Any]:
+    """A job as its reader sees it; for a kiosk, a waiting job says whether no printer can print it now
+    (``no_printer``), so the page sends the attendee to the help desk instead of "next in line" for ever."""
+    body = _public(view)
+    if token.role == "kiosk" and view.get("state") == "queued":
+        body["no_printer"] = not await any_printer_can_print(request)
+    return body
 
 
 def _route_name(request: web.Request) -> str:
@@ -207,7 +226,7 @@ async def create(request: web.Request) -> web.Response:
             if not added and not from_list and not _may_read(token, view):
                 # Someone else's job: say no more than that the id is taken (not its state, printer or place).
                 raise Problem(409, f"job id {job_id!r} is taken", job_id=job_id)
-            out.append({**_public(view), "duplicate": not added})
+            out.append({**await _answer(request, token, view), "duplicate": not added})
     created = any(not v["duplicate"] for v in out)
     return json_response({"jobs": out} if batch else out[0], status=201 if created else 200)
 
@@ -266,7 +285,7 @@ async def read(request: web.Request) -> web.Response:
     view = await _readable(request, token, job_id)
     since = request.query.get("state", view["state"])
     if not wait or view["state"] != since or view["state"] in FINAL:
-        return json_response(_public(view))  # a final state never changes on its own: no reason to wait
+        return json_response(await _answer(request, token, view))  # a final state never changes on its own
     deadline = time.monotonic() + wait
     with intake.watches.hold(token.name), intake.hub.listen(job_id) as listener:
         view = await _readable(request, token, job_id)  # again, now that no event can be missed
@@ -284,7 +303,7 @@ async def read(request: web.Request) -> web.Response:
                 # An event of this job, or (rarely: the reader was cut off from Redis) time to look anyway.
                 recheck = time.monotonic() + RECHECK
                 view = await _readable(request, token, job_id)
-    return json_response(_public(view))
+    return json_response(await _answer(request, token, view))
 
 
 async def events(request: web.Request) -> web.StreamResponse:
@@ -338,7 +357,9 @@ async def _send(resp: web.StreamResponse, events: list[Event]) -> None:
 
 
 async def reprint(request: web.Request) -> web.Response:
-    token = authorize(request, STAFF)
+    """A new print round of a printed or dead badge, with a reason, capped (``limits.reprint_cap``; staff only may
+    ``force`` past it). It waits at the asking token's own printer or zone (``desk_target``), or the one asked for."""
+    token = authorize(request, REPRINT)
     intake: Intake = request.app[INTAKE]
     job_id = _job_id(request)
     body = await json_body(request)
@@ -351,9 +372,23 @@ async def reprint(request: web.Request) -> web.Response:
         raise field_error(422, "reason", "at most 200 characters")
     if not isinstance(force, bool):
         raise field_error(422, "force", "must be true or false")
+    if force and token.role != "staff":
+        raise Problem(403, "only a staff token may reprint past the cap (force)", role=token.role)
+    printer = body.get("printer")
+    if printer is not None:
+        if not isinstance(printer, str) or not PRINTER_RE.match(printer):
+            raise field_error(422, "printer", "must be a printer name")
+        if token.printers and printer not in token.printers:
+            allowed = ", ".join(token.printers)
+            raise Problem(
+                403,
+                f"printer: this token may pin jobs only to {allowed}",
+                errors=[{"field": "printer", "message": f"not one of this token's printers ({allowed})"}],
+            )
     cap = intake.config.limits.reprint_cap
     async with intake.lanes.lane(token.role):
-        reply = await intake.store.reprint(job_id, reason.strip(), f"token:{token.name}", cap, force)
+        target, zone = await desk_target(request, token, printer)
+        reply = await intake.store.reprint(job_id, reason.strip(), f"token:{token.name}", cap, force, target, zone)
         view = await intake.job_view(job_id) or {}
     ok, message = reprint_message(job_id, reply, cap)
     if reply.kind is ReprintKind.NO_JOB:
@@ -438,6 +473,31 @@ async def metrics(request: web.Request) -> web.Response:
     return web.Response(body=text, headers={"Content-Type": content_type})
 
 
+ROOT_PAGE = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Badge intake</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem">
+<h1>Badge intake</h1>
+<ul>
+<li><a href="/kiosk">/kiosk</a>: the self-service kiosk (open it once as <code>/kiosk#token=...</code>)</li>
+<li><a href="/desk">/desk</a>: the help desk (open it once as <code>/desk#token=...</code>)</li>
+<li><a href="/openapi.json">/openapi.json</a>: the API</li>
+</ul>
+</body>
+</html>
+"""
+
+
+async def root(request: web.Request) -> web.Response:
+    """Where a person who opens the intake's address is sent: the kiosk, the desk and the API (JSON when asked)."""
+    links = {"kiosk": "/kiosk", "desk": "/desk", "openapi": "/openapi.json"}
+    accept = request.headers.get("Accept", "")
+    if "application/json" in accept and "text/html" not in accept:
+        return json_response({"service": "badge-agent intake", "links": links})
+    return web.Response(text=ROOT_PAGE, content_type="text/html")
+
+
 KIOSK_FILES = {"kiosk.js": "text/javascript", "kiosk.css": "text/css", "strings.js": "text/javascript"}
 
 
@@ -479,6 +539,7 @@ def make_app(config: IntakeConfig, redis: Redis) -> web.Application:
     app[INTAKE] = intake
     add_page_headers(app)
     app.cleanup_ctx.append(_reader(intake))
+    app.router.add_get("/", root, allow_head=False)
     app.router.add_post("/v1/jobs", create)
     app.router.add_get("/v1/jobs/{id}", read, allow_head=False)
     app.router.add_delete("/v1/jobs/{id}", cancel)

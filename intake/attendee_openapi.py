@@ -19,6 +19,11 @@ def schemas() -> dict[str, Any]:
             "location": {**TEXT, "description": "where it is printing, or where it came out"},
             "printed_ms": {"type": ["integer", "null"], "description": "when it was confirmed printed (ms UTC)"},
             "reprints": {"type": "integer"},
+            "no_printer": {
+                "type": "boolean",
+                "description": "kiosk tokens, a queued badge: no printer it may go to can print now (its zone's "
+                "nor the venue's): send the attendee to the help desk",
+            },
         },
     }
     attendee = {
@@ -100,7 +105,9 @@ def paths() -> dict[str, Any]:
                 },
             },
             "patch": {
-                "summary": "staff: correct name, company or fields (a local edit), or set status valid/cancelled",
+                "summary": "staff: correct name, company or fields (a local edit), or set status: cancelled cancels "
+                "the ticket (a badge no printer has taken is withdrawn), valid undoes that (the ticket is valid "
+                "again, and a badge the cancel withdrew is back to state none, to print again)",
                 "security": BEARER,
                 "parameters": [CODE],
                 "requestBody": json_body(
@@ -146,11 +153,18 @@ def paths() -> dict[str, Any]:
         },
         "/desk/{name}": {
             "get": {
-                "summary": "the desk page's script and style",
+                "summary": "the desk page's script and style; settings.json (with the page's token: desk, staff, "
+                "viewer): its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct) "
+                "and reprint_cap",
                 "parameters": [
-                    {"name": "name", "in": "path", "required": True, "schema": {"enum": ["desk.js", "desk.css"]}}
+                    {
+                        "name": "name",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"enum": ["desk.js", "desk.css", "settings.json"]},
+                    }
                 ],
-                "responses": {"200": {"description": "file"}, "404": problem("no such file")},
+                "responses": {"200": {"description": "file"}, "404": problem("no such file"), **AUTH},
             }
         },
     }

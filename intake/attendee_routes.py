@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from intake.jsonreply import json_response
 from intake.problem import Problem, field_error
 from intake.ratelimit import RateLimit
 from intake.tokens import Token
-from protocol.fleet import fleet
+from protocol.fleet import FleetView, PrinterView, fleet
 from protocol.jobs import Job, parse_job
 from protocol.state import AgentState
 from protocol.store import Zoned
@@ -40,7 +41,9 @@ BADGE = ("kiosk", "desk", "staff")
 WALK_IN = ("desk", "staff")
 CORRECT = ("staff",)
 MAX_QUERY = 200
-UNKNOWN = "This ticket is not on the list. Please go to the help desk."
+#: A code not on the list. A kiosk is never told more (nor whether it is someone's order code: a kiosk never looks
+#: up, lists or names attendees by order code), so the answer sends everyone to the one code that works.
+UNKNOWN = "This code is not on the list. Please scan the code on your ticket, or go to the help desk."
 CANCELLED = "This ticket has been cancelled. Please go to the help desk."
 ATTENTION = "Please go to the help desk: staff will print your badge there."
 
@@ -83,8 +86,15 @@ def _code(request: web.Request) -> str:
     return code
 
 
-def _view(token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]:
-    return kiosk_view(attendee, state) if token.role == "kiosk" else describe(attendee, state)
+async def _view(request: web.Request, token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]:
+    if token.role != "kiosk":
+        return describe(attendee, state)
+    body = kiosk_view(attendee, state)
+    if state.state == "queued":
+        # Waiting, and no printer it may go to can print (all out of labels, paused, down): the kiosk sends the
+        # attendee to the help desk instead of saying "next in line" for ever.
+        body["badge"]["no_printer"] = not await any_printer_can_print(request)
+    return body
 
 
 async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]:
@@ -97,7 +107,7 @@ async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]
 async def lookup(request: web.Request) -> web.Response:
     token = _authorize_lookup(request, LOOKUP)
     attendee, state = await _found(request, _code(request))
-    body = _view(token, attendee, state)
+    body = await _view(request, token, attendee, state)
     if attendee.status == "cancelled":
         body["message"] = CANCELLED
     return json_response(body)
@@ -135,6 +145,48 @@ async def _printer(request: web.Request, token: Token) -> str | None:
 PRINTING_STATES = (AgentState.READY, AgentState.PRINTING)
 
 
+def _able(view: FleetView, names: Sequence[str], beat_within_s: float) -> list[PrinterView]:
+    """The printers of ``names`` that can print now: beating within the window, ready or printing (the rule of
+    prelude.lua's ``can_print``; a drained printer's state is ``drained``)."""
+    return [
+        p
+        for p in view.printers
+        if p.name in names and p.state in PRINTING_STATES and p.beat_age is not None and p.beat_age < beat_within_s
+    ]
+
+
+def _fewest_ahead(able: list[PrinterView]) -> str:
+    """The printer with the fewest badges ahead of a new one (its pinned queue plus the one in hand; a tie to the
+    first name)."""
+    return min(able, key=lambda p: (p.depth + (1 if p.inflight else 0), p.name)).name
+
+
+async def any_printer_can_print(request: web.Request) -> bool:
+    """Whether a printer the venue's badges may go to can print now. A badge of a zone goes to a printer outside it
+    when none of the zone's can print, and any other to whichever printer is free: so a waiting badge is stuck
+    exactly when no printer of the venue can print (each out of labels, paused, down, drained or not beating)."""
+    intake = request.app[INTAKE]
+    view = await fleet(intake.redis, intake.config.venue)
+    names = [p.name for p in view.printers]
+    return bool(_able(view, names, intake.store.zone_dead_after_ms / 1000))
+
+
+async def desk_target(request: web.Request, token: Token, printer: str | None) -> tuple[str | None, Zoned | None]:
+    """Where a desk's or staff's reprint waits: the printer asked for; else, for a token of a zone, its zone's
+    printer that can print with the fewest badges ahead (the round carries the zone); else, for a token bound to
+    printers (``--printer``), the one of them that can print with the fewest ahead; else, or when none of them can
+    print, None (the front of the pool: the first printer free prints it)."""
+    chosen, zone = await zone_printer(request, token)
+    if printer is not None:
+        return printer, zone
+    if zone is not None or not token.printers:
+        return chosen, zone
+    intake = request.app[INTAKE]
+    view = await fleet(intake.redis, intake.config.venue)
+    able = _able(view, token.printers, intake.store.zone_dead_after_ms / 1000)
+    return (_fewest_ahead(able) if able else None), None
+
+
 async def zone_printer(request: web.Request, token: Token) -> tuple[str | None, Zoned | None]:
     """For a token bound to a zone: the zone's printer that can print (beating, ready or printing) with the fewest
     badges ahead (pinned queue plus the one in hand), or None when none of its printers can print (then the badge
@@ -150,20 +202,11 @@ async def zone_printer(request: web.Request, token: Token) -> tuple[str | None, 
     view = await fleet(intake.redis, intake.config.venue)
     # A printer whose last heartbeat is older than the store's zone window is not counted on: the window the
     # protocol's steps that hand a zone's jobs on count it by, as this process's store states it.
-    beat_within_s = intake.store.zone_dead_after_ms / 1000
-    able = [
-        p
-        for p in view.printers
-        if p.name in zone.printers
-        and p.state in PRINTING_STATES
-        and p.beat_age is not None
-        and p.beat_age < beat_within_s
-    ]
+    able = _able(view, zone.printers, intake.store.zone_dead_after_ms / 1000)
     zoned = (name, tuple(zone.printers))
     if not able:
         return None, zoned
-    best = min(able, key=lambda p: (p.depth + (1 if p.inflight else 0), p.name))
-    return best.name, zoned
+    return _fewest_ahead(able), zoned
 
 
 async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
@@ -181,7 +224,7 @@ async def _print(request: web.Request, token: Token, code: str, printer: str | N
     if reply.kind is BadgeKind.STALE:
         raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
     attendee, state = await _found(request, code)
-    body = {**_view(token, attendee, state), "duplicate": reply.kind is BadgeKind.EXISTS}
+    body = {**await _view(request, token, attendee, state), "duplicate": reply.kind is BadgeKind.EXISTS}
     return json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
 
 
@@ -280,6 +323,31 @@ async def correct(request: web.Request) -> web.Response:
     return json_response(describe(attendee, state))
 
 
+#: What each role may do on the desk page (the page shows a button only for what its token may do).
+DESK_MAY = {
+    "print": BADGE,
+    "walk_in": WALK_IN,
+    "reprint": ("desk", "staff"),
+    "force": ("staff",),
+    "cancel": CORRECT,
+    "restore": CORRECT,
+    "correct": CORRECT,
+}
+
+
+async def desk_settings(request: web.Request) -> web.Response:
+    """What the desk page needs to know of its token: its role, what it may do, and the reprint cap."""
+    token = authorize(request, SEARCH)
+    intake = request.app[INTAKE]
+    return json_response(
+        {
+            "role": token.role,
+            "may": {what: token.role in roles for what, roles in DESK_MAY.items()},
+            "reprint_cap": intake.config.limits.reprint_cap,
+        }
+    )
+
+
 async def refuse_unlisted(request: web.Request, token: Token) -> None:
     """With a list loaded, a kiosk does not make badges for names typed on it (``kiosk.allow_unlisted`` says
     otherwise): it scans tickets, looked up on the list."""
@@ -340,6 +408,8 @@ async def desk_page(request: web.Request) -> web.Response:
 
 async def desk_asset(request: web.Request) -> web.Response:
     name = request.match_info["name"]
+    if name == "settings.json":  # what the page's token may do (it sends its token, as for every /v1 call)
+        return await desk_settings(request)
     if name not in DESK_FILES or name == "index.html":
         raise Problem(404, f"no desk file {name!r}")
     return await _desk_file(name)

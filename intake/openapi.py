@@ -61,6 +61,11 @@ def _jobs_spec() -> dict[str, Any]:
             "maybe_printed_where": {**TEXT, "description": "where an earlier copy may lie"},
             "last_printer": {**TEXT, "description": "the printer of the round before the last reprint"},
             "duplicate": {"type": "boolean", "description": "POST only: the job_id was known; nothing changed"},
+            "no_printer": {
+                "type": "boolean",
+                "description": "kiosk tokens, a queued job: no printer of the venue can print it now (send the "
+                "attendee to the help desk)",
+            },
         },
     }
     return {
@@ -194,20 +199,27 @@ def _jobs_spec() -> dict[str, Any]:
             },
             "/v1/jobs/{id}/reprint": {
                 "post": {
-                    "summary": "print a printed (or dead) job again on purpose (staff)",
+                    "summary": "print a printed (or dead) job again on purpose, with a reason (desk, staff): a new "
+                    "round of the same job, capped by limits.reprint_cap (staff only may force past it); it waits at "
+                    "the token's own printer or zone's printer that can print, or the printer asked for, else at the "
+                    "front of the pool",
                     "security": BEARER,
                     "parameters": [JOB_ID],
                     "requestBody": json_body(
                         {
                             "type": "object",
                             "required": ["reason"],
-                            "properties": {"reason": TEXT, "force": {"type": "boolean"}},
+                            "properties": {
+                                "reason": TEXT,
+                                "force": {"type": "boolean", "description": "past the cap: staff only"},
+                                "printer": {**TEXT, "description": "the printer to print it at (one of the token's)"},
+                            },
                         }
                     ),
                     "responses": {
-                        "200": json_reply("queued at the front of the pool", "Job"),
+                        "200": json_reply("queued at its printer's front, or at the front of the pool", "Job"),
                         "404": problem("no such job"),
-                        "409": problem("not printed or dead, or over the cap without force"),
+                        "409": problem("not printed or dead (a reprint already waiting), or over the cap"),
                         "413": problem("body too large"),
                         "422": problem("no reason"),
                         **AUTH,
@@ -253,6 +265,12 @@ def _jobs_spec() -> dict[str, Any]:
                     "summary": "each printer of the venue",
                     "security": BEARER,
                     "responses": {"200": json_reply("printers", "Printers"), **AUTH},
+                }
+            },
+            "/": {
+                "get": {
+                    "summary": "a page linking /kiosk, /desk and /openapi.json (JSON for Accept: application/json)",
+                    "responses": {"200": {"description": "text/html, or application/json"}},
                 }
             },
             "/openapi.json": {

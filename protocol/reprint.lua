@@ -1,6 +1,11 @@
 -- reprint: staff print a badge again on purpose (coffee on it, a typo fixed): a new round of the same job.
--- KEYS job:<id> done:<id> pool dlq events stats inflight:<printer>...
--- ARGV <id> <reason> <by> <cap> <force> <maxlen>
+-- KEYS job:<id> done:<id> q:<pinned>|pool dlq events stats pinned inflight:<printer>...
+-- ARGV <id> <reason> <by> <cap> <force> <maxlen> <pinned> [<zone> <zone_printers>]
+-- <pinned>: the printer the new round waits for (the desk's own, or its zone's that can print: the caller chose it;
+-- KEYS[3] is its queue), or "" (KEYS[3] is the pool). A pinned round is indexed in <pinned> as any pinned job, from
+-- now (enqueued_ms: the affinity wait before an idle peer may steal it starts when the round is queued). <zone>,
+-- <zone_printers>: the zone the round belongs to (the desk's), recorded on the job as enqueue records it, so the
+-- steps that hand a pinned job on keep it there.
 -- inflight:<printer>: every printer's in-flight list (every printer that ever beat: one must beat before it takes).
 -- A printed job's id may still lie in one: a frozen printer's late confirm voids the copy a reclaim put back in the
 -- pool, but a peer may have popped that copy already (confirm cannot name the peer's list), and its begin would drop
@@ -41,17 +46,26 @@ else
     'last_printed_at', job[5] or '', 'printed_epochs', epochs)
 end
 redis.call('DEL', KEYS[2])
-for i = 7, #KEYS do
+for i = 8, #KEYS do
   redis.call('LREM', KEYS[i], 0, id)
 end
+local pinned = ARGV[7] or ''
 -- A new round starts clean: attempts and "may have printed at" are about this round's copy only.
 -- maybe_duplicate stays: a second copy of an earlier round may still be lying somewhere.
 redis.call('HSET', KEYS[1], 'state', 'queued', 'printer', '', 'attempts', 0, 'maybe_printed', 0,
   'maybe_printed_where', '', 'error', '', 'reprints', reprints, 'reprint_reason', ARGV[2], 'reprint_by', ARGV[3],
-  'reprint_ms', now, 'round_epoch', job[7] or '0')
--- Agents take from the right: RPUSH makes it the very next badge any printer takes (someone is waiting at a desk).
+  'reprint_ms', now, 'round_epoch', job[7] or '0', 'pinned', pinned)
+if ARGV[9] and ARGV[9] ~= '' then
+  redis.call('HSET', KEYS[1], 'zone', ARGV[8], 'zone_printers', ARGV[9])
+end
+-- Agents take from the right: RPUSH makes it the very next badge its printer, or any printer, takes (someone is
+-- waiting at a desk).
 redis.call('RPUSH', KEYS[3], id)
+if pinned ~= '' then
+  redis.call('HSET', KEYS[1], 'enqueued_ms', now)
+  redis.call('ZADD', KEYS[7], now, pinned_member(pinned, id))
+end
 redis.call('HINCRBY', KEYS[6], 'reprint', 1)
 event(KEYS[5], ARGV[6], 'event', 'reprint', 'job_id', id, 'by', ARGV[3],
-  'reason', ARGV[2], 'reprints', reprints, 'last_printer', job[3] or '')
+  'reason', ARGV[2], 'reprints', reprints, 'last_printer', job[3] or '', 'printer', pinned)
 return {'reprint', reprints}

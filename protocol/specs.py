@@ -441,12 +441,17 @@ class Reprint(Spec[Reprinted]):
         force: bool,
         maxlen: int,
         inflight: Sequence[bytes] = (),
+        pinned: PrinterKeys | None = None,
+        zone: tuple[bytes, bytes] | None = None,
     ) -> ScriptCall[Reprinted]:
-        """``inflight``: every printer's in-flight list (a stale copy of the printed job is removed: reprint.lua)."""
+        """``inflight``: every printer's in-flight list (a stale copy of the printed job is removed: reprint.lua);
+        ``pinned``: the printer the round waits for (None: the pool); ``zone``: the round's zone and its printers
+        (names apart by spaces), as enqueue takes them."""
+        queue, printer = (pinned.queue, pinned.name) if pinned is not None else (k.pool, b"")
         return (
             self,
-            [k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats, *inflight],
-            [job_id, reason, by, cap, _flag(force), maxlen],
+            [k.job(job_id), k.done(job_id), queue, k.dlq, k.events, k.stats, k.pinned, *inflight],
+            [job_id, reason, by, cap, _flag(force), maxlen, printer, *(zone or ())],
         )
 
     def parse(self, reply: Any) -> Reprinted:

@@ -466,14 +466,36 @@ class Store:
 
     # -- staff operations: reprint and cancel (reprint.lua, cancel.lua) ----------------------------------------------
 
-    async def reprint(self, job_id: str, reason: str, by: str, cap: int, force: bool) -> replies.Reprinted:
+    async def reprint(
+        self,
+        job_id: str,
+        reason: str,
+        by: str,
+        cap: int,
+        force: bool,
+        pinned: str | None = None,
+        zone: Zoned | None = None,
+    ) -> replies.Reprinted:
         """Start a new print round of a printed or dead job. Returns ("reprint", count), ("no_job", ""),
         ("refused", state) or ("cap", count). Every printer's in-flight list is named (reprint.lua): a printer must
-        beat, and so be in ``printers``, before it takes anything, so none that could hold the job is left out."""
+        beat, and so be in ``printers``, before it takes anything, so none that could hold the job is left out.
+        ``pinned``: the printer the round waits for (the desk's; None: the front of the pool); ``zone``: the zone
+        the round then belongs to and its printers (``Job.zoned``), as enqueue records them."""
         k = self.encoded_keys
         inflight = [k.printer(dec(name)).inflight for name in sorted(await self.redis.hkeys(k.printers))]
         return await self.scripts.run(
-            specs.REPRINT.call(k, enc(job_id), enc(reason), enc(by), cap, force, self.events_maxlen, inflight)
+            specs.REPRINT.call(
+                k,
+                enc(job_id),
+                enc(reason),
+                enc(by),
+                cap,
+                force,
+                self.events_maxlen,
+                inflight,
+                k.printer(pinned) if pinned else None,
+                zone_args(zone),
+            )
         )
 
     async def round_epoch(self, job_id: str) -> int:

@@ -1,5 +1,6 @@
 // The help desk: search the attendee list as you type, see each badge's state, print, reprint with a reason,
-// cancel a ticket, add a walk-in. The token comes once in the address's fragment (/desk#token=...), which browsers
+// cancel a ticket (after a confirmation, with an undo), add a walk-in. Only the buttons the token may use are shown
+// (what it may do comes from /desk/settings.json). The token comes once in the address's fragment (/desk#token=...), which browsers
 // never send to a server, and is kept in this browser's localStorage (as the kiosk keeps its own).
 (function () {
   "use strict";
@@ -12,10 +13,28 @@
   const token = localStorage.getItem("badge-desk-token");
   let asked = 0;  // each search's number: an older answer arriving late is dropped
   let timer = null;
+  // What this token may do (/desk/settings.json); nothing until the intake said so.
+  let may = {};
+  let confirming = null;  // the code whose "cancel the ticket?" question is open (kept across the redraws)
+  let noneFound = false;  // the message says "No one found": the next results take it away
 
-  function say(text, error) {
+  function say(text, error, undo) {
     $("message").textContent = text;
     $("message").className = error ? "error" : "";
+    noneFound = false;
+    // An undo belongs to the message it stands beside: any other message takes it away.
+    $("undo").hidden = !undo;
+    $("undo").onclick = undo ? () => { $("undo").hidden = true; act(undo); } : null;
+  }
+
+  async function loadSettings() {
+    if (!token) return;
+    try {
+      may = (await call("GET", "/desk/settings.json")).may || {};
+    } catch (err) {
+      say(err.message, true);
+    }
+    $("walk-in").hidden = !may.walk_in;
   }
 
   async function call(method, path, body) {
@@ -60,7 +79,7 @@
     badge.textContent = badgeText(a);
     badge.dataset.state = a.status === "cancelled" ? "cancelled" : a.badge.state;
     const print = li.querySelector(".print");
-    print.hidden = a.status === "cancelled" || a.badge.state !== "none";
+    print.hidden = !may.print || a.status === "cancelled" || a.badge.state !== "none";
     print.addEventListener("click", () => act(async () => {
       await call("POST", "/v1/attendees/" + encodeURIComponent(a.code) + "/badge");
       return "Printing the badge of " + a.name;
@@ -68,24 +87,50 @@
     const reason = li.querySelector(".reason");
     const reprint = li.querySelector(".reprint");
     const printed = a.badge.state === "printed" || a.badge.state === "dead";
-    reason.hidden = reprint.hidden = !printed || a.status === "cancelled";
+    reason.hidden = reprint.hidden = !may.reprint || !printed || a.status === "cancelled";
     reprint.addEventListener("click", () => act(async () => {
       if (!reason.value.trim()) throw new Error("Say why the badge is printed again");
       await call("POST", "/v1/jobs/" + encodeURIComponent(a.job_id) + "/reprint", { reason: reason.value.trim() });
       return "Reprinting the badge of " + a.name;
     }));
+    const path = "/v1/attendees/" + encodeURIComponent(a.code);
+    const restoreStep = async () => {
+      await call("PATCH", path, { status: "valid" });
+      return "Restored the ticket of " + a.name;
+    };
     const cancel = li.querySelector(".cancel");
-    cancel.hidden = a.status === "cancelled";
-    cancel.addEventListener("click", () => act(async () => {
-      await call("PATCH", "/v1/attendees/" + encodeURIComponent(a.code), { status: "cancelled" });
-      return "Cancelled the ticket of " + a.name;
-    }));
+    const confirm = li.querySelector(".confirm");
+    cancel.hidden = !may.cancel || a.status === "cancelled";
+    confirm.hidden = cancel.hidden || confirming !== a.code;
+    li.querySelector(".confirm-text").textContent = "Cancel the ticket of " + (a.name || a.code) + "?";
+    cancel.addEventListener("click", () => {
+      confirming = a.code;
+      confirm.hidden = false;
+      li.querySelector(".keep").focus();
+    });
+    li.querySelector(".keep").addEventListener("click", () => {
+      confirming = null;
+      confirm.hidden = true;
+    });
+    li.querySelector(".confirm-cancel").addEventListener("click", () => {
+      confirming = null;
+      act(async () => {
+        await call("PATCH", path, { status: "cancelled" });
+        return ["Cancelled the ticket of " + a.name, restoreStep];
+      });
+    });
+    const restore = li.querySelector(".restore");
+    restore.hidden = !may.restore || a.status !== "cancelled";
+    restore.addEventListener("click", () => act(restoreStep));
     return li;
   }
 
+  // A step answers its message, or [message, the step that undoes it].
   async function act(step) {
     try {
-      say(await step(), false);
+      const done = await step();
+      if (Array.isArray(done)) say(done[0], false, done[1]);
+      else say(done, false);
     } catch (err) {
       say(err.message, true);
     }
@@ -100,13 +145,19 @@
       const data = await call("GET", "/v1/attendees?q=" + encodeURIComponent(q));
       if (mine !== asked) return;
       $("results").replaceChildren(...data.attendees.map(row));
-      if (!data.attendees.length) say("No one found for “" + q + "”", false);
+      if (!data.attendees.length) {
+        say("No one found for “" + q + "”", false);
+        noneFound = true;
+      } else if (noneFound) {
+        say("", false);  // an earlier search's "No one found" does not stand above these results
+      }
     } catch (err) {
       if (mine === asked) say(err.message, true);
     }
   }
 
   if (!token) say("This desk is not set up yet (no token in the address): ask staff.", true);
+  loadSettings().then(() => { if ($("q").value.trim()) search(); });
   $("q").addEventListener("input", () => {
     clearTimeout(timer);
     timer = setTimeout(search, 150);

@@ -6,7 +6,10 @@
 // kept in this browser's localStorage and removed from the address bar.
 (function () {
   "use strict";
-  const S = window.KIOSK_STRINGS;
+  // A venue's translated strings file from before a key was added still works: the missing key is shown in English.
+  const S = Object.assign({
+    no_printer: "No printer can print your badge right now. Please go to the help desk.",
+  }, window.KIOSK_STRINGS);
   const $ = (id) => document.getElementById(id);
   const fill = (text, values) => text.replace(/\{(\w+)\}/g, (_, k) => (values && values[k]) || S.somewhere);
 
@@ -44,6 +47,7 @@
     status.textContent = text;
     status.className = kind || "";
     status.dataset.kind = kind || "";
+    document.body.classList.toggle("answered", Boolean(text));
   }
 
   function headers() {
@@ -57,6 +61,8 @@
   // A job (the typed-name flow) or an attendee's badge, as one line and its kind.
   function describe(state, values, duplicate, greet) {
     const hello = greet ? fill(S.hello, values) + " — " : "";
+    // Waiting while no printer it may go to can print (all out of labels, paused, down): not "next in line".
+    if (state === "queued" && values.no_printer) return [S.no_printer, "error"];
     if (state === "printing") return [hello + fill(S.printing, values), "printing"];
     if (state === "printed") {
       if (duplicate && values.time) return [fill(S.printed_before, values), "ready"];
@@ -102,7 +108,9 @@
   }
 
   async function followBadge(code, body, mine) {
-    const values = (b) => ({ name: body.first_name || body.name, location: b.location, time: clock(b.printed_ms) });
+    const values = (b) => ({
+      name: body.first_name || body.name, location: b.location, time: clock(b.printed_ms), no_printer: b.no_printer,
+    });
     let badge = body.badge;
     let [text, kind] = describe(badge.state, values(badge), body.duplicate, true);
     show(text, kind);
@@ -166,7 +174,7 @@
     turn += 1;
     const mine = turn;
     show(S.sending, "sending");
-    $("again").hidden = true;
+    $("again").hidden = false;  // "Next attendee" from the first answer on, however long the badge waits
     $("form").reset();  // ready for the next scan while this one is answered
     try {
       await checkIn(code, name, mine);

@@ -1,6 +1,7 @@
 // Every word the kiosk shows, in one place: a venue translates this file and points the intake's
 // kiosk.strings at its copy. {location} is replaced by the printer's location (from its config), {name} by the
-// attendee's first name on the list, {time} by when their badge printed.
+// attendee's first name on the list, {time} by when their badge printed. A translation that lacks a newer key shows
+// the English one (kiosk.js).
 window.KIOSK_STRINGS = {
   lang: "en",
   title: "Badge pick-up",
@@ -16,7 +17,8 @@ window.KIOSK_STRINGS = {
   ready: "Ready — collect it at {location}",
   already: "This badge was already printed — collect it at {location}",
   printed_before: "Your badge was printed at {time} — collect it at {location}",
-  unknown: "We could not find this ticket. Please go to the help desk.",
+  unknown: "We could not find this code. Please scan the code on your ticket, or go to the help desk.",
+  no_printer: "No printer can print your badge right now. Please go to the help desk.",
   cancelled_ticket: "This ticket has been cancelled. Please go to the help desk.",
   see_desk: "Please go to the help desk: staff will print your badge there.",
   failed: "Something went wrong: please ask at the help desk.",

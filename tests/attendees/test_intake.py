@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from attendees.store import AttendeeStore
 from cli.redis_server import RedisServer
+from intake.attendee_routes import UNKNOWN
 from protocol.keys import Keys
 from tests.support.attendee_files import listed
 from tests.support.intake import Desk, start_desk
@@ -28,7 +29,7 @@ async def test_a_kiosk_looks_up_one_full_code_and_never_searches(desk: Desk, red
     assert searched.status == 403
     unknown = await desk.client.get("/v1/attendees/no-such-code", headers=desk.auth("kiosk"))
     assert unknown.status == 404
-    assert (await unknown.json())["detail"] == "This ticket is not on the list. Please go to the help desk."
+    assert (await unknown.json())["detail"] == UNKNOWN
 
 
 async def test_a_desk_searches_in_any_script_and_sees_badge_states(desk: Desk, redis: Redis, venue: str) -> None:

@@ -82,9 +82,8 @@ async def test_scan_greets_by_the_listed_name_and_a_second_scan_prints_nothing(
                 assert job[b"state"] == b"printed" and job.get(b"reprints", b"0") == b"0"
                 assert await redis.llen(Keys(venue).pool) == 0
                 await scan("not-a-ticket")
-                await until(
-                    lambda d: status(d) == ("We could not find this ticket. Please go to the help desk.", "error")
-                )
+                unknown = "We could not find this code. Please scan the code on your ticket, or go to the help desk."
+                await until(lambda d: status(d) == (unknown, "error"))
                 await until(lambda d: status(d)[0] == "", timeout=10)  # cleared itself after reset_after
                 widths = await asyncio.to_thread(
                     driver.execute_script, "return [document.documentElement.scrollWidth, window.innerWidth];"

@@ -258,3 +258,43 @@ async def test_many_attendees_and_their_badges_are_read_in_one_call_each(redis: 
     # one script call a step, never a command an attendee
     assert stats["cmdstat_fcall"]["calls"] == 2, stats
     assert "cmdstat_hgetall" not in stats and "cmdstat_hmget" in stats and stats["cmdstat_hmget"]["calls"] == 7
+
+
+NORDIC = [
+    {"attendee_id": "secret-orjan", "name": "Ørjan Nilsen", "company": "Bjørk AS",
+     "fields": {"ticket_type": "Visitor"}},
+    {"attendee_id": "secret-lukasz", "name": "Łukasz Żółć", "fields": {"ticket_type": "Visitor"}},
+    {"attendee_id": "secret-ayse", "name": "Ayşe Yılmaz", "fields": {"ticket_type": "Visitor"}},
+]  # fmt: skip
+
+
+async def test_letters_that_do_not_decompose_are_found_as_typed(redis: Redis, venue: str) -> None:
+    store = AttendeeStore(redis, venue)
+    await Importer(store).load(iter(rows(NORDIC)))
+    assert [a.code for a in await store.search("orjan")] == ["secret-orjan"]
+    assert [a.code for a in await store.search("Ørjan bjork")] == ["secret-orjan"]
+    assert [a.code for a in await store.search("lukasz zolc")] == ["secret-lukasz"]
+    assert [a.code for a in await store.search("yilmaz")] == ["secret-ayse"]
+
+
+async def test_a_list_indexed_before_the_transliteration_is_found_and_an_import_reindexes_it(
+    redis: Redis, venue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attendees import terms
+
+    old_fold = terms.fold
+    # The list as an earlier version indexed it: without the Latin transliteration.
+    monkeypatch.setattr(terms, "fold", lambda text, legacy=False: old_fold(text, legacy=True))
+    store = AttendeeStore(redis, venue)
+    await Importer(store).load(iter(rows(NORDIC)))
+    monkeypatch.setattr(terms, "fold", old_fold)
+    assert [a.code for a in await store.search("Ørjan")] == ["secret-orjan"]  # found as it was
+    assert [a.code for a in await store.search("Łukasz")] == ["secret-lukasz"]
+    assert await store.search("orjan") == []  # the old terms: until the list is imported again
+    summary = await Importer(store).load(iter(rows(NORDIC)))
+    assert (summary.added, summary.updated, summary.unchanged) == (0, 3, 0)
+    assert [a.code for a in await store.search("orjan")] == ["secret-orjan"]
+    assert [a.code for a in await store.search("Ørjan")] == ["secret-orjan"]
+    assert [a.code for a in await store.search("lukasz")] == ["secret-lukasz"]
+    again = await Importer(store).load(iter(rows(NORDIC)))
+    assert (again.updated, again.unchanged) == (0, 3)

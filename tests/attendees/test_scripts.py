@@ -22,7 +22,7 @@ def _calls() -> dict[str, ScriptCall[Any]]:
         "attendee_put": specs.PUT.call(k, v, "<code>", "1", "g", record, "ann bob #o"),
         "attendee_badge": specs.BADGE.call(k, v, "<code>", "1", "J", "{}", None, 1, "t", (b"z", b"p1 p2")),
         "attendee_edit": specs.EDIT.call(k, "<code>", "1", "N", "", "", "ann acme", "bob"),
-        "attendee_status": specs.STATUS.call(k, "<code>", "cancelled"),
+        "attendee_status": specs.STATUS.call(k, v, "<code>", "cancelled", "J"),
         "attendee_checkin": specs.CHECKIN.call(k, v, ["J1", "J2"]),
         "attendee_payload": specs.PAYLOAD.call(v, "J", "{}"),
         "attendee_search": specs.SEARCH.call(k, "an", [b"ann", b"anna"], ["ac"], 50),

@@ -52,3 +52,22 @@ def test_a_query_of_any_bytes_is_harmless() -> None:
     assert query_words("\x00\ud800 [*?] \\ ") == []
     assert query_words("\xff") == ["y"]  # ÿ, folded
     assert query_words("a" * 10_000)[0] == "a" * 24
+
+
+def test_latin_letters_that_do_not_decompose_are_found_as_people_type_them() -> None:
+    assert _finds("orjan", "Ørjan Nilsen")
+    assert _finds("lukasz", "Łukasz Żółć")
+    assert _finds("zolc", "Łukasz Żółć")
+    assert _finds("yilmaz", "Ayşe Yılmaz")
+    assert _finds("dord", "Đorđe Balašević")
+    assert _finds("aeroe", "Ærøe Hansen")
+    assert _finds("strasse", "Hans Straße")
+    assert _finds("ØRJAN", "Ørjan Nilsen")  # the letter itself too: index and query fold the same way
+    assert fold("Łódź Ærø") == "lodz aero"
+    assert _finds("δημ", "Δημήτρης") and not _finds("dim", "Δημήτρης")  # other scripts stay in their script
+
+
+def test_a_query_folded_the_old_way_matches_terms_indexed_before_the_transliteration() -> None:
+    assert query_words("Ørjan Łukasz", legacy=True) == ["ørjan", "łukasz"]
+    assert query_words("Ørjan Łukasz") == ["orjan", "lukasz"]
+    assert query_words("renee", legacy=True) == query_words("renee")

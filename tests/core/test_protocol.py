@@ -353,7 +353,11 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
         "steal": [specs.STEAL.call(k, me, k.printer("<owner>"), job, 1, 1, 1)],
         "drain": [specs.DRAIN.call(k, k.printer("<printer>"), "drain", b"<by>", 1, 1)],
         "requeue": [specs.REQUEUE.call(k, job, b"<by>", 1)],
-        "reprint": [specs.REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1)],
+        "reprint": [
+            specs.REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1),
+            specs.REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1, (), pinned),
+            specs.REPRINT.call(k, job, b"<reason>", b"<by>", 2, False, 1, (), pinned, (b"<zone>", b"<zone_printers>")),
+        ],
         "cancel": [specs.CANCEL.call(k, job, pinned, b"<by>", 1), specs.CANCEL.call(k, job, None, b"<by>", 1)],
         "printed_took": [specs.PRINTED_TOOK.call(k, "<consumer>", "<id>")],
     }

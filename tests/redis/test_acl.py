@@ -13,6 +13,8 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, ResponseError
 
+from attendees.importer import Importer
+from attendees.store import AttendeeStore
 from cli.commands.acl import Role, role_rules
 from cli.redis_server import RedisServer
 from layouts.specs import ADMIN_ONLY
@@ -23,6 +25,7 @@ from protocol.replies import RequeueKind
 from protocol.scripts import load_library
 from protocol.store import Store
 from tests.support.agents import printed_count, running_process, write_agent_config
+from tests.support.attendee_files import PEOPLE, rows
 from tests.support.prints import print_log_copies
 from tests.support.processes import badge_agent, create_user
 from tests.support.venue import assert_each_unfinished_job_in_one_list
@@ -235,6 +238,19 @@ async def test_the_intake_user_calls_its_functions_and_cannot_leave_a_key_of_the
         await agent.confirm("p1", "desk", "i1", begun.epoch)
         # The reprint names p1's in-flight list (a stale copy of the id is removed: LREM, the one write there).
         assert (await store.reprint("i1", "coffee", "desk-1", 2, False)).kind == "reprint"
+        # A desk's reprint waits in its printer's queue, indexed as pinned, carrying the desk's zone.
+        assert await agent.take("p1") == ("pool", "i1")
+        begun = await agent.begin("p1", "desk", "i1")
+        await agent.confirm("p1", "desk", "i1", begun.epoch)
+        assert (await store.reprint("i1", "lost", "desk-1", 2, False, "p1", ("hall", ("p1",)))).kind == "reprint"
+        assert await redis.lrange(k.queue("p1"), 0, -1) == [b"i1"]
+        # A ticket's cancel undone: its withdrawn badge's record goes (by HDEL of its fields: DEL is not this user's).
+        attendees = AttendeeStore(intake, venue)
+        await Importer(attendees).load(iter(rows(PEOPLE[:1])))
+        await attendees.badge("secret-renee", "desk-1")
+        assert (await attendees.set_status("secret-renee", "cancelled", "desk-1")) == ("changed", "cancelled")
+        assert (await attendees.set_status("secret-renee", "valid", "desk-1")) == ("changed", "none")
+        assert not await redis.exists(k.job("ORD1-1"))
         # The functions of others are refused, and so is every write that could leave a key of another type.
         with pytest.raises(NoPermissionError):
             await store.take("p1")
@@ -259,10 +275,11 @@ async def test_the_intake_user_calls_its_functions_and_cannot_leave_a_key_of_the
         ):
             with pytest.raises(NoPermissionError):
                 await intake.execute_command(*command)
-        types = {key: await redis.type(key) for key in (k.job("i1"), k.pool, k.events, k.stats, k.inflight("p1"))}
+        queue = k.queue("p1")
+        types = {key: await redis.type(key) for key in (k.job("i1"), queue, k.events, k.stats, k.inflight("p1"))}
         assert types == {
             k.job("i1"): b"hash",
-            k.pool: b"list",
+            queue: b"list",
             k.events: b"stream",
             k.stats: b"hash",
             k.inflight("p1"): b"none",
