@@ -63,6 +63,7 @@ class IppDriver(Driver):
         #: ``device`` or ``spooler`` (module docstring); learned from the queue's ``device-uri`` at every read.
         self.confirmed_by = "device"
         self.plan: ipp_status.Plan | None = None
+        self.cups = False
         #: Jobs this driver created that the printer may still hold (cancelled before a job leaves the agent).
         self._jobs: set[int] = set()
 
@@ -76,6 +77,8 @@ class IppDriver(Driver):
         if "printer-state" not in values:
             raise IppError(f"{self.uri}: the answer has no printer-state (is this a printer's or a queue's URI?)")
         self.confirmed_by = ipp_status.confirmed_by(values)
+        #: A CUPS queue (it names the device behind it): its job reasons read as CUPS writes them.
+        self.cups = "device-uri" in values
         model = wire.first(values, "printer-make-and-model")
         self.description = f"IPP printer {self.uri}" + (f" ({model})" if isinstance(model, str) and model else "")
         return values
@@ -220,14 +223,18 @@ class IppDriver(Driver):
     async def _judge_job(self, job_id: int, state: int, values: wire.Values, before: DeviceStatus) -> PrintResult:
         reasons = [r for r in values.get("job-state-reasons", []) if isinstance(r, str)]
         impressions = wire.first(values, "job-impressions-completed")
-        counted = isinstance(impressions, int)
+        # A spooler counts no impression a raw queue's backend sends (usb, socket, file): its 0 proves nothing.
+        counted = isinstance(impressions, int) and self.confirmed_by == "device"
         said = f"job {job_id} {FINAL[state]} ({', '.join(reasons) or 'no reasons'}"
-        said += f", {impressions} impression(s))" if counted else ")"
+        said += f", {impressions} impression(s))" if counted else ", impressions not counted)"
         if state != COMPLETED:
             if counted and impressions == 0:
                 return PrintResult(Outcome.FAILED, f"not printed: {said}", before)
             return PrintResult(Outcome.UNKNOWN, f"maybe printed: {said}", before)
-        if "job-completed-successfully" not in reasons or (counted and impressions < 1):
+        # CUPS leaves a finished job's reasons at processing-to-stop-point; its "completed" is the backend's exit 0
+        # (the ipp backend's after the printer's own job completed).
+        cups_done = self.cups and set(reasons) <= {"processing-to-stop-point", "none"}
+        if not ("job-completed-successfully" in reasons or cups_done) or (counted and impressions < 1):
             return PrintResult(Outcome.UNKNOWN, f"maybe printed: {said}", before)
         after = await self._read_status()
         # A fault that appeared while the badge printed (the last sheet jammed, the roll ran out on it) may have

@@ -285,3 +285,52 @@ async def test_client_error_names_the_status(eve: ipp.IppEvePrinter) -> None:
     async with IppClient(eve.uri) as client:
         with pytest.raises(IppError, match="client-error-not-found"):
             await client.request(wire.GET_JOB_ATTRIBUTES, {"job-id": 4242})
+
+
+# -- CUPS queues -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cups(tmp_path: Path) -> Iterator[ipp.Cups]:
+    with ipp.cupsd(tmp_path / "cups") as server:
+        yield server
+
+
+async def test_cups_ipp_queue_is_confirmed_by_the_device(cups: ipp.Cups, eve: ipp.IppEvePrinter) -> None:
+    uri = cups.add_queue("badges", eve.uri)
+    driver = await opened(uri)
+    try:
+        status = await driver.probe()
+        assert status.ready, status
+        assert driver.confirmed_by == "device" and status.detail["confirmed_by"] == "device"
+        result = await print_one(driver, timeout=60)
+        assert result.outcome is Outcome.PRINTED, result  # type: ignore[attr-defined]
+        assert "confirmed by the device" in result.reason  # type: ignore[attr-defined]
+        (document,) = eve.printed()
+        assert ipp.decode_qr(ipp.read_document(document)) == ["ATT-0007"]
+    finally:
+        await driver.aclose()
+
+
+async def test_cups_file_queue_is_confirmed_by_the_spooler(cups: ipp.Cups) -> None:
+    uri = cups.add_queue("tofile", f"file://{cups.directory / 'out' / 'badges.out'}")
+    driver = await opened(uri)
+    try:
+        status = await driver.probe()
+        assert status.ready, status
+        assert driver.confirmed_by == "spooler" and status.detail["confirmed_by"] == "spooler"
+    finally:
+        await driver.aclose()
+
+
+async def test_cups_queue_that_does_not_exist(cups: ipp.Cups) -> None:
+    driver = IppDriver(cups.queue_uri("nosuch"), printer_name="badge-1")
+    try:
+        status = await driver.probe()
+        assert status.faulted
+        (reason,) = status.reasons
+        assert "badge-1" in reason and "/printers/nosuch" in reason and "client-error-not-found" in reason, reason
+        with pytest.raises(Exception, match="client-error-not-found"):
+            await driver.open()
+    finally:
+        await driver.aclose()

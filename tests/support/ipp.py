@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -235,3 +236,97 @@ def decode_qr(image: Image.Image) -> list[str]:
     import zxingcpp
 
     return [r.text for r in zxingcpp.read_barcodes(image)]
+
+
+# -- a CUPS server of the test's own ---------------------------------------------------------------------------
+
+_CUPSD_CONF = """Listen 127.0.0.1:{port}
+LogLevel info
+Browsing Off
+DefaultAuthType None
+WebInterface No
+<Location />
+  Order allow,deny
+  Allow all
+</Location>
+<Policy default>
+  <Limit All>
+    Order deny,allow
+  </Limit>
+</Policy>
+"""
+_CUPS_FILES_CONF = """ServerRoot {dir}
+StateDir {dir}/state
+RequestRoot {dir}/spool
+TempDir {dir}/tmp
+CacheDir {dir}/cache
+Printcap {dir}/printcap
+DataDir /usr/share/cups
+ServerBin /usr/lib/cups
+DocumentRoot /usr/share/cups/doc-root
+AccessLog {dir}/log/access_log
+ErrorLog {dir}/log/error_log
+PageLog {dir}/log/page_log
+FileDevice Yes
+Sandboxing relaxed
+User {user}
+SystemGroup {group}
+"""
+
+
+@dataclass
+class Cups:
+    directory: Path
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def server(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def queue_uri(self, name: str) -> str:
+        return f"ipp://127.0.0.1:{self.port}/printers/{name}"
+
+    def add_queue(self, name: str, device_uri: str, *options: str) -> str:
+        """``lpadmin -p NAME -E -v DEVICE-URI``: a raw queue (the agent draws the document); returns its URI."""
+        subprocess.run(
+            ["lpadmin", "-h", self.server, "-p", name, "-E", "-v", device_uri, *options],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
+        return self.queue_uri(name)
+
+
+@contextlib.contextmanager
+def cupsd(directory: Path) -> Iterator[Cups]:
+    """cupsd without root, as CUPS's own test suite runs it: every file under ``directory``, loopback only. Run as
+    root it will not run its backends as root: they run as ``lp``, which gets the directories it writes."""
+    import grp
+    import pwd
+
+    for sub in ("state", "spool", "tmp", "cache", "log", "out"):
+        (directory / sub).mkdir(parents=True, exist_ok=True)
+    root = os.geteuid() == 0
+    user = "lp" if root else pwd.getpwuid(os.geteuid()).pw_name
+    group = grp.getgrgid(os.getegid()).gr_name  # the admin group: lpadmin as this user may change queues
+    for sub in ("tmp", "out"):
+        (directory / sub).chmod(0o1777)
+    if root:
+        # The backends (as lp) reach the spool and the file queue's output through pytest's 0700 directories.
+        for parent in [directory, *directory.parents]:
+            if parent == Path(tempfile.gettempdir()) or parent == parent.parent:
+                break
+            parent.chmod(parent.stat().st_mode | 0o011)
+    port = free_port()
+    (directory / "cupsd.conf").write_text(_CUPSD_CONF.format(port=port))
+    (directory / "cups-files.conf").write_text(_CUPS_FILES_CONF.format(dir=directory, user=user, group=group))
+    args = ["cupsd", "-f", "-c", str(directory / "cupsd.conf"), "-s", str(directory / "cups-files.conf")]
+    log = open(directory / "cupsd.out", "wb")  # noqa: SIM115 (closed after the process)
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, proc, "cupsd")
+        yield Cups(directory, port, proc)
+    finally:
+        stop(proc)
+        log.close()
