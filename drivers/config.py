@@ -64,8 +64,8 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     flow_control: Literal["none", "rtscts", "xonxoff"] = "none"
     # ipp: an IPP Everywhere / AirPrint printer or a CUPS queue (ipp://cups-host:631/printers/NAME)
     uri: str | None = None
-    #: ``ipps://`` only: the SHA-256 of the printer's certificate (``badge-agent detect`` shows it); any other
-    #: certificate is refused.
+    #: ``ipps://`` only: the SHA-256 of the printer's certificate (as ``openssl x509 -noout -fingerprint -sha256``
+    #: prints it); any other certificate is refused.
     tls_fingerprint: str | None = None
     # every link
     connect_timeout: Annotated[float, Meta(gt=0, le=60)] = 3.0
@@ -120,7 +120,7 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             )
         if parts.scheme == "ipps" and not self.tls_fingerprint:
             raise ValueError(
-                "an ipps:// printer needs 'tls_fingerprint': its certificate's SHA-256 (`badge-agent detect` shows it)"
+                "an ipps:// printer needs 'tls_fingerprint': its certificate's SHA-256 (see docs/configuration.md)"
             )
         if self.tls_fingerprint is not None:
             if parts.scheme != "ipps":

@@ -39,8 +39,8 @@ def parse_fingerprint(text: str) -> bytes:
     hexdigits = re.sub(r"[\s:]", "", text)
     if not re.fullmatch(r"[0-9A-Fa-f]{64}", hexdigits):
         raise ValueError(
-            f"not a SHA-256 fingerprint: {text!r} (64 hex digits, e.g. as `badge-agent detect` or "
-            "`openssl x509 -noout -fingerprint -sha256` shows it)"
+            f"not a SHA-256 fingerprint: {text!r} (64 hex digits, as "
+            "`openssl x509 -noout -fingerprint -sha256` prints it)"
         )
     return bytes.fromhex(hexdigits)
 
