@@ -160,7 +160,7 @@ def summary(config: AgentConfig) -> str:
         + (f" serial {d.serial_number}" if d.serial_number else ""),
         "serial": f"serial {d.device} @ {d.baudrate}",
         "sim": f"simulated ({d.print_time:g} s a badge)",
-    }[d.transport]
+    }.get(d.transport or "", d.uri or "")
     t = config.timing
     rows = [
         ("venue", config.venue),

@@ -1,4 +1,5 @@
-"""Printer drivers: transports (tcp, usb, serial) and printer languages (zpl, brother_ql, escpos), plus ``sim``."""
+"""Printer drivers: transports (tcp, usb, serial) and printer languages (zpl, brother_ql, escpos), IPP printers and
+CUPS queues (``ipp``), plus ``sim``."""
 
 from __future__ import annotations
 
@@ -33,6 +34,20 @@ def build_driver(config: DriverConfig, printer_name: str) -> Driver:
             control_file=config.control_file,
             print_log=config.print_log,
             status_timeout=config.io_timeout,
+        )
+    if config.language == "ipp":
+        from drivers.ipp.driver import IppDriver
+
+        assert config.uri is not None  # DriverConfig checks it
+        if config.template is not None:
+            raise DriverError("'template' is for ZPL printers; ipp badges are always drawn as graphics")
+        return IppDriver(
+            config.uri,
+            printer_name=printer_name,
+            label=config.label,
+            tls_fingerprint=config.tls_fingerprint,
+            connect_timeout=config.connect_timeout,
+            io_timeout=config.io_timeout,
         )
     return build_language_driver(config, printer_name)
 

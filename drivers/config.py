@@ -14,7 +14,7 @@ from msgspec import Meta
 
 from drivers.label import DEFAULT_LABELS, LabelConfig
 
-Language = Literal["zpl", "escpos", "brother_ql", "sim"]
+Language = Literal["zpl", "escpos", "brother_ql", "ipp", "sim"]
 TransportName = Literal["tcp", "usb", "serial", "sim"]
 
 _TRANSPORT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -42,7 +42,8 @@ UsbId = Annotated[Annotated[int, Meta(ge=0, le=0xFFFF)] | None, Meta(extra={"bef
 
 class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     language: Language
-    transport: TransportName
+    #: How the bytes reach the printer; an ``ipp`` printer is reached at its ``uri`` instead.
+    transport: TransportName | None = None
 
     #: Brother QL model as detect reports it (e.g. QL-700, QL-1100): its head width and whether it takes
     #: compressed raster come from brother_ql's tables; left out, a QL-820NWB.
@@ -61,6 +62,11 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     parity: Literal["none", "even", "odd"] = "none"
     stopbits: Literal[1, 2] = 1
     flow_control: Literal["none", "rtscts", "xonxoff"] = "none"
+    # ipp: an IPP Everywhere / AirPrint printer or a CUPS queue (ipp://cups-host:631/printers/NAME)
+    uri: str | None = None
+    #: ``ipps://`` only: the SHA-256 of the printer's certificate (as ``openssl x509 -noout -fingerprint -sha256``
+    #: prints it); any other certificate is refused.
+    tls_fingerprint: str | None = None
     # every link
     connect_timeout: Annotated[float, Meta(gt=0, le=60)] = 3.0
     io_timeout: Annotated[float, Meta(gt=0, le=60)] = 3.0
@@ -74,6 +80,13 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     print_log: Path | None = None
 
     def __post_init__(self) -> None:
+        if self.language == "ipp":
+            self._check_ipp()
+            return
+        if self.uri is not None or self.tls_fingerprint is not None:
+            raise ValueError("'uri' and 'tls_fingerprint' are for language 'ipp' printers")
+        if self.transport is None:
+            raise ValueError(f"language {self.language!r} needs 'transport' (tcp, usb, serial or sim)")
         if (self.language == "sim") != (self.transport == "sim"):
             raise ValueError("language 'sim' goes only with transport 'sim' (and the other way round)")
         if self.transport == "tcp" and not self.host:
@@ -88,6 +101,34 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         if self.model is not None and self.language != "brother_ql":
             raise ValueError(f"'model' is for brother_ql printers; a {self.language} printer says its own model")
 
+    def _check_ipp(self) -> None:
+        from urllib.parse import urlsplit
+
+        if self.transport is not None:
+            raise ValueError("an ipp printer is reached at its 'uri'; leave out 'transport'")
+        if self.model is not None:
+            raise ValueError("'model' is for brother_ql printers; an ipp printer says its own model")
+        if not self.uri:
+            raise ValueError(
+                "language 'ipp' needs 'uri' (ipp://HOST[:PORT]/PATH, or ipps://... with 'tls_fingerprint')"
+            )
+        parts = urlsplit(self.uri)
+        if parts.scheme not in ("ipp", "ipps") or not parts.hostname:
+            raise ValueError(
+                f"uri {self.uri!r} is not an IPP printer URI: ipp://HOST[:PORT]/PATH (e.g. ipp://10.0.0.7/ipp/print, "
+                "or a CUPS queue ipp://cups-host:631/printers/NAME)"
+            )
+        if parts.scheme == "ipps" and not self.tls_fingerprint:
+            raise ValueError(
+                "an ipps:// printer needs 'tls_fingerprint': its certificate's SHA-256 (see docs/configuration.md)"
+            )
+        if self.tls_fingerprint is not None:
+            if parts.scheme != "ipps":
+                raise ValueError("'tls_fingerprint' is for ipps:// printers (an ipp:// printer has no certificate)")
+            from drivers.ipp.client import parse_fingerprint
+
+            parse_fingerprint(self.tls_fingerprint)
+
     def _check_given(self, given: frozenset[str]) -> None:
         """Rules about what the YAML block says, not what the values are (core.validate calls this)."""
         # Only a label left out follows the language: an explicit 4x6 label on a Brother is the user's choice.
@@ -97,10 +138,16 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             from drivers.languages import brother_media
 
             brother_media.check(self.model or brother_media.DEFAULT_MODEL, self.label)
+        if self.language == "ipp":
+            stray = sorted(n for names in _TRANSPORT_FIELDS.values() for n in names if n in given)
+            if stray:
+                raise ValueError(f"{', '.join(stray)}: an ipp printer is reached at its 'uri' only")
+            return
         # Written, not "differs from the default": `port: 9100` under a serial printer is still a mistake.
+        own = _TRANSPORT_FIELDS.get(self.transport or "", ())
         for transport, names in _TRANSPORT_FIELDS.items():
             if transport == self.transport:
                 continue
-            stray = [n for n in names if n in given and n not in _TRANSPORT_FIELDS[self.transport]]
+            stray = [n for n in names if n in given and n not in own]
             if stray:
                 raise ValueError(f"{', '.join(stray)} belong(s) to transport '{transport}', not '{self.transport}'")

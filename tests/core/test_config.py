@@ -87,6 +87,28 @@ def test_transport_needs_its_own_fields(tmp_path: Path) -> None:
     assert any("host belong(s) to transport 'tcp'" in p for p in problems(write(tmp_path, text)))
 
 
+def test_ipp_printer_is_reached_at_its_uri(tmp_path: Path) -> None:
+    def driver(block: str) -> list[str]:
+        return problems(write(tmp_path, BASE.replace("{language: sim, transport: sim}", block)))
+
+    config = load_config(
+        write(tmp_path, BASE.replace("{language: sim, transport: sim}", "{language: ipp, uri: 'ipp://h/x'}"))
+    )
+    assert config.printer.driver.transport is None and config.printer.driver.uri == "ipp://h/x"
+    assert driver("{language: ipp}") == [
+        "printer.driver: language 'ipp' needs 'uri' (ipp://HOST[:PORT]/PATH, or ipps://... with 'tls_fingerprint')"
+    ]
+    assert any("not an IPP printer URI" in p for p in driver("{language: ipp, uri: 'http://h/x'}"))
+    assert any("needs 'tls_fingerprint'" in p for p in driver("{language: ipp, uri: 'ipps://h/x'}"))
+    assert any("not a SHA-256" in p for p in driver("{language: ipp, uri: 'ipps://h/x', tls_fingerprint: 'AB:CD'}"))
+    pinned = "{language: ipp, uri: 'ipps://h/x', tls_fingerprint: '" + "ab" * 32 + "'}"
+    assert load_config(write(tmp_path, BASE.replace("{language: sim, transport: sim}", pinned))).printer.driver.uri
+    assert any("leave out 'transport'" in p for p in driver("{language: ipp, transport: tcp, uri: 'ipp://h/x'}"))
+    assert any("reached at its 'uri' only" in p for p in driver("{language: ipp, uri: 'ipp://h/x', port: 631}"))
+    assert any("for language 'ipp'" in p for p in driver("{language: zpl, transport: tcp, host: h, uri: 'ipp://h/x'}"))
+    assert any("needs 'transport'" in p for p in driver("{language: zpl, host: h}"))
+
+
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     found = problems(write(tmp_path, "venue: x\nprinter: [unclosed\n"))
     assert len(found) == 1 and found[0].startswith("line ") and "not valid YAML" in found[0]
