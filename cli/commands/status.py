@@ -22,7 +22,7 @@ from core.logs import quoted, safe_json, shown
 from protocol.fleet import FleetView, events_after, job_detail, tail_events
 from protocol.library import default_library
 from protocol.scripts import LOAD_COMMAND, library_loaded
-from protocol.vocabulary import MAY_EXIST_TWICE, PRINTED_TWICE, StaffCounts, job_lines
+from protocol.vocabulary import MAY_EXIST_TWICE, PRINTED_TWICE, TICKETS_CANCELLED, StaffCounts, job_lines
 
 STATE_STYLE = {
     "ready": "green",
@@ -78,13 +78,13 @@ def fleet_table(view: FleetView) -> Group:
 
 
 def attendee_line(counts: dict[str, Any]) -> str:
-    """``attendees: checked in 120 of 450 expected · Speaker 12/20 · Visitor 108/430 · cancelled 3``."""
+    """``attendees: checked in 120 of 450 expected · Speaker 12/20 · Visitor 108/430 · tickets cancelled 3``."""
     types = " · ".join(
         f"{'(no type)' if name == '-' else name} {c['checked_in']}/{c['expected']}"
         for name, c in counts["by_ticket_type"].items()
     )
     line = f"attendees: checked in {counts['checked_in']} of {counts['expected']} expected"
-    return line + (f" · {types}" if types else "") + f" · cancelled {counts['cancelled']}"
+    return line + (f" · {types}" if types else "") + f" · {TICKETS_CANCELLED} {counts['cancelled']}"
 
 
 @click.command()
