@@ -11,6 +11,7 @@ laptop, about a second on a Pi 3).
 from __future__ import annotations
 
 import asyncio
+import errno
 import importlib
 import logging
 import socket
@@ -46,6 +47,23 @@ def bind(listen: str) -> list[socket.socket]:
     return sockets
 
 
+def bind_problem(listen: str, exc: OSError) -> str:
+    """What is wrong with ``http.listen``, for a person: the address, the setting, and what to do about it.
+
+    The OS says only "Address already in use"; an installer with several agents on one Pi needs to know which
+    address and which setting that was.
+    """
+    if exc.errno == errno.EADDRINUSE:
+        why = "another process already listens there"
+    elif exc.errno == errno.EADDRNOTAVAIL:
+        why = "this machine has no such address; give http.listen one of its own (127.0.0.1:PORT, 0.0.0.0:PORT)"
+    elif exc.errno == errno.EACCES:
+        why = "a port below 1024 needs root; give http.listen a port from 1024 up"
+    else:
+        why = exc.strerror or str(exc)
+    return f"cannot listen on {listen} (http.listen): {why}"
+
+
 async def _first_connection(sockets: list[socket.socket]) -> None:
     """Return once a client is waiting to be accepted on any of ``sockets`` (it is left in the backlog)."""
     loop = asyncio.get_running_loop()
@@ -73,7 +91,11 @@ async def serve(snapshot: Callable[[], Snapshot], metrics_text: Callable[[], tup
     try:
         sockets = bind(listen)
     except OSError as exc:
-        log.error("cannot serve /healthz and /metrics; printing goes on without them", extra=kv(error=exc))
+        log.error(
+            f"{bind_problem(listen, exc)}; /healthz and /metrics are off, printing goes on without them (set "
+            "http.listen to a free port, or off, and restart the agent)",
+            extra=kv(listen=listen, error=exc.strerror or str(exc)),
+        )
         # Returning would count as this task ending (the agent stops when any of its tasks ends): wait to be cancelled.
         await asyncio.Event().wait()
         return

@@ -35,9 +35,18 @@ def describe(attendee: Attendee, badge: BadgeState) -> dict[str, Any]:
 
 
 def when_printed(ms: int | None) -> str:
+    """The time of day, for a person at the desk today: ``14:03:07 UTC``."""
     if not ms:
         return ""
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%H:%M:%S UTC")
+
+
+def printed_iso(ms: int | None) -> str:
+    """The whole moment, for a file another system reads days later: ISO 8601 with its date and UTC offset
+    (``2026-06-11T14:03:07+00:00``), as spreadsheets and registration systems parse it."""
+    if not ms:
+        return ""
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).isoformat(timespec="seconds")
 
 
 def kiosk_view(attendee: Attendee, badge: BadgeState) -> dict[str, Any]:

@@ -80,12 +80,14 @@ function render(s) {
   document.getElementById("twice-box").classList.toggle("alert", (staff.printed_twice || 0) > 0);
   document.getElementById("printers").replaceChildren(...s.printers.map(printerCard));
   document.getElementById("events").replaceChildren(...(s.events || []).map(eventLine));
-  // The attendee list's counts, when the venue has a list: checked in of expected, and per ticket type.
+  // The attendee list's counts, when the venue has a list: checked in of expected, tickets cancelled (not the jobs
+  // cancelled above), and per ticket type.
   const att = s.attendees;
   document.getElementById("attendees-section").hidden = !att;
   if (att) {
     document.getElementById("checked-in").textContent = att.checked_in;
     document.getElementById("expected").textContent = att.expected;
+    document.getElementById("tickets-cancelled").textContent = att.cancelled ?? 0;
     document.getElementById("by-type").replaceChildren(...Object.entries(att.by_ticket_type).map(([type, c]) =>
       el("span", { class: "ticket-type" }, `${type === "-" ? "(no type)" : type} ${c.checked_in}/${c.expected}`)));
   }

@@ -105,6 +105,10 @@ class LayoutStore:
         raw = await self.redis.hgetall(self.keys.layout_rules)
         return {_text(r): _text(n) for r, n in sorted(raw.items())}
 
+    async def rules_for(self, name: str) -> list[str]:
+        """The rules ("field=value") that pick ``name``."""
+        return [rule for rule, picked in (await self.rules()).items() if picked == name]
+
     async def set_rule(self, rule: str, name: str, by: str) -> int:
         """``rule`` ("field=value") picks ``name`` ("" removes the rule). 1 changed, 0 no change, -1 no such layout."""
         return await self.scripts.run(specs.RULE.call(self.keys, rule, name, by, self.events_maxlen))

@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 REPRINTS = "reprints"
 INTENDED = "(intended)"
-CANCELLED = "cancelled"
+# Two different things are cancelled at a venue, and a bare "cancelled 0" beside a cancelled ticket reads as a
+# mistake: jobs withdrawn before printing (``badge-agent cancel``, the stats hash) and tickets the attendee list
+# marks cancelled (pretix or an import). Each is named for what it counts.
+CANCELLED = "jobs cancelled"
+TICKETS_CANCELLED = "tickets cancelled"
 MAY_EXIST_TWICE = "may exist twice"
 PRINTED_TWICE = "printed twice"
 
@@ -40,7 +44,11 @@ DUPLICATE_WORDS = {"maybe_duplicate": MAY_EXIST_TWICE, "duplicate_print": PRINTE
 
 #: What the board labels its counts and duplicate lines with (sent in each snapshot, so the page holds no words of
 #: its own for these).
-BOARD_WORDS = {**{key: words for key, _, words in STAFF_COUNTS}, **DUPLICATE_WORDS}
+BOARD_WORDS = {
+    **{key: words for key, _, words in STAFF_COUNTS},
+    **DUPLICATE_WORDS,
+    "tickets_cancelled": TICKETS_CANCELLED,
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,7 @@ class StaffCounts:
         return {key: getattr(self, key) for key, _, _ in STAFF_COUNTS}
 
     def line(self) -> str:
-        """One line: ``reprints 1 (intended) · cancelled 0 · may exist twice 2 · printed twice 0``."""
+        """One line: ``reprints 1 (intended) · jobs cancelled 0 · may exist twice 2 · printed twice 0``."""
         return " · ".join(count_words(key, getattr(self, key)) for key, _, _ in STAFF_COUNTS)
 
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from attendees.importer import Importer, Summary
 from attendees.keys import CODE_RE
 from attendees.store import AttendeeStore, PurgeRefused
-from attendees.views import describe, when_printed
+from attendees.views import describe, printed_iso, when_printed
 from cli.commands.files import file_options, open_export
 from cli.main import Target, fail, fleet_options, run_async
 from cli.registration_files import SAVE_AS_UTF8, lossy_rows
@@ -206,7 +206,8 @@ EXPORT_COLUMNS = ("code", "name", "company", "role", "ticket_type", "order_code"
 @click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--checked-in", is_flag=True, help="Only attendees whose badge was printed (checked in).")
 def export(target: Target, out: Path, checked_in: bool) -> None:
-    """Write the list as CSV (UTF-8) for the registration system: each attendee, badge state and when it printed."""
+    """Write the list as CSV (UTF-8) for the registration system: each attendee, badge state and when it printed
+    (printed_utc: ISO 8601 with date and offset, 2026-06-11T14:03:07+00:00)."""
     count = run_async(_export(target, out, checked_in))
     click.echo(f"{out}: {count} attendee(s)")
 
@@ -229,7 +230,7 @@ async def _export(target: Target, out: Path, checked_in: bool) -> int:
                     if checked_in and badge.state != "printed":
                         continue
                     data = describe(attendee, badge)
-                    when = when_printed(badge.printed_ms)
+                    when = printed_iso(badge.printed_ms)
                     writer.writerow(
                         [*(data[c] for c in EXPORT_COLUMNS), badge.state, badge.location, when, badge.reprints]
                     )

@@ -34,29 +34,26 @@ def functions() -> None:
 def _redis_config(
     config_path: str | None, redis_url: str | None, username: str | None, password_file: Path | None
 ) -> RedisConfig:
-    credentials: dict[str, Any] = {}
-    if username is not None:
-        credentials["username"] = username
-    if password_file is not None:
-        credentials["password_file"] = str(password_file)
-        credentials["password_env"] = None
     if config_path:
         try:
-            redis = load_config(config_path).redis
+            config = load_config(config_path).redis
         except ConfigError as exc:
             fail(exc.render(), EXIT_CONFIG)
-        data = msgspec.to_builtins(redis)
-        if redis.mode != "url":
-            data.pop("url", None)  # the default url next to a sentinel or a cluster is a config error
     elif redis_url:
-        data = {"url": redis_url}
+        try:
+            config = RedisConfig.parse({"url": redis_url})
+        except Invalid as exc:
+            fail("--redis: " + "; ".join(p.removeprefix("url: ") for p in exc.problems), EXIT_CONFIG)
     else:
         fail("say which Redis: -c CONFIG (an agent's config), or --redis URL (or BADGE_REDIS_URL)")
-    try:
-        return RedisConfig.parse({**data, **credentials})
-    except Invalid as exc:
-        fail("; ".join(exc.problems), EXIT_CONFIG)
-    raise AssertionError("unreachable")
+    # The admin's credentials replace the config's on the checked struct itself: a round trip through plain data
+    # would have to turn every Path back into text (and re-check a sentinel's or cluster's url).
+    changes: dict[str, Any] = {}
+    if username is not None:
+        changes["username"] = username
+    if password_file is not None:
+        changes.update(password_file=password_file, password_env=None)
+    return msgspec.structs.replace(config, **changes)
 
 
 @functions.command("load")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 
 import click
 
@@ -120,6 +121,39 @@ def token_add(
         return
     click.echo(secret)
     click.echo(f"token {name!r} ({role}) added to {tokens.path}; it is shown only now", err=True)
+    if role in PAGES:
+        # The token rides in the fragment, which a browser never sends. It goes into the address only when the
+        # person already sees it on the terminal; stdout captured by a script (TOKEN=$(...)) keeps it off stderr.
+        shown = secret if sys.stdout.isatty() else "<the token above>"
+        page, device = PAGES[role]
+        click.echo(
+            f"its page: {page_url(config.listen, page)}#token={shown} — open it once on {device} (the page keeps "
+            "the token; behind a reverse proxy, use the proxy's address)",
+            err=True,
+        )
+
+
+#: The page each role opens, and the device it is opened on.
+PAGES = {
+    "kiosk": ("/kiosk", "the kiosk's tablet"),
+    "desk": ("/desk", "the help desk's browser"),
+    "staff": ("/desk", "a staff member's browser"),
+}
+
+
+def page_url(listen: str, path: str) -> str:
+    """The intake's page at ``path`` as a browser on another machine reaches it: ``listen`` (the config's) with a
+    wildcard address replaced by this machine's name."""
+    from core.settings import split_host_port
+
+    host, port = split_host_port(listen)
+    if host in ("", "0.0.0.0", "::"):  # noqa: S104 - reading the wildcard, not binding it
+        import socket
+
+        host = socket.gethostname()
+    elif ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}{path}"
 
 
 @token.command("list")

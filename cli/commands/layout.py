@@ -19,7 +19,7 @@ from cli.main import Target, fail, fleet_options, run_async
 from cli.registration_files import PRESETS, ColumnMap, read_export
 from core.errors import EXIT_CONFIG, JobError, UserError
 from drivers.label import LabelConfig
-from layouts.book import stock_fits
+from layouts.book import DEFAULT, stock_fits
 from layouts.errors import LayoutError
 from layouts.model import Layout
 from protocol.jobs import LAYOUT_NAME, parse_job
@@ -94,9 +94,23 @@ def set_layout(
     name = name or str(variants[0].document.get("name") or files[0].stem)
     if not LAYOUT_NAME.fullmatch(name):
         fail(f"--name {name!r}: lowercase letters, digits, - and _, at most 64 (as a job's `layout` is written)")
-    version = run_async(_set(target, name, variants))
+    version, picked_by = run_async(_set(target, name, variants))
     stocks = ", ".join(v.stock for v in variants)
-    click.echo(f"layout {name} v{version} set ({stocks} mm); agents draw it from their next badge")
+    click.echo(f"layout {name} v{version} set ({stocks} mm); {_who_gets(name, picked_by)}")
+
+
+def _who_gets(name: str, picked_by: list[str]) -> str:
+    """Which badges the layout reaches from the agents' next one: a layout no rule picks reaches only the jobs that
+    name it, so saying "agents draw it" alone would leave staff waiting for a design that never comes."""
+    naming = f"jobs naming it in their `layout` field (enqueue --layout {name})"
+    if name == DEFAULT:
+        return "agents draw it from their next badge for every job no rule and no `layout` field sends elsewhere"
+    if picked_by:
+        return f"agents draw it from their next badge for jobs with {' or '.join(picked_by)}, and {naming}"
+    return (
+        f"no rule picks it: only {naming} get it, no other badge until "
+        f"`badge-agent layout rules --add FIELD=VALUE:{name}` (e.g. ticket_type=Speaker:{name})"
+    )
 
 
 def _set_from_pretix(target: Target, url: str, event: str, token_file: Path) -> None:
@@ -130,7 +144,7 @@ def _set_from_pretix(target: Target, url: str, event: str, token_file: Path) -> 
                 raise UserError("layouts refused, nothing changed:\n  " + "\n  ".join(exc.problems)) from None
         done: list[tuple[str, int, list[str]]] = []
         for name, variant, _ in found:
-            done.append((name, await _set(target, name, [variant]), []))
+            done.append((name, (await _set(target, name, [variant]))[0], []))
         redis = target.client()
         try:
             from layouts.store import LayoutStore
@@ -154,7 +168,8 @@ def _set_from_pretix(target: Target, url: str, event: str, token_file: Path) -> 
     click.echo("agents draw them from their next badge")
 
 
-async def _set(target: Target, name: str, variants: list[Layout]) -> int:
+async def _set(target: Target, name: str, variants: list[Layout]) -> tuple[int, list[str]]:
+    """Store the layout under its next version: (the version, the rules that pick it)."""
     from layouts.store import LayoutStore
 
     redis = target.client()
@@ -175,7 +190,7 @@ async def _set(target: Target, name: str, variants: list[Layout]) -> int:
                 f"layout set A.yaml B.yaml --name {name}"
             )
         version, _ = await store.set(name, variants, by="cli")
-        return version
+        return version, await store.rules_for(name)
     finally:
         await redis.aclose()
 

@@ -274,14 +274,20 @@ def _http_listen(out: Path) -> str:
     """
     own = _listen_port(out)
     if own is not None:
+        if (problem := _bind_problem(own)) is not None:
+            # Kept all the same: the holder is most likely this printer's own agent, still running.
+            click.echo(
+                f"{problem} (kept from {out}): fine if that is this printer's agent, badge-agent@{out.stem}, "
+                f"still running; otherwise set http.listen in {out} to a free port"
+            )
         return f"127.0.0.1:{own}"
     named = {port for path in out.parent.glob("*.yaml") if path != out and (port := _listen_port(path)) is not None}
     for port in range(FIRST_HTTP_PORT, FIRST_HTTP_PORT + 100):
         if port in named:
             continue
-        if _port_free(port):
+        if (problem := _bind_problem(port)) is None:
             return f"127.0.0.1:{port}"
-        click.echo(f"http.listen: 127.0.0.1:{port} is held by another process; trying the next port")
+        click.echo(f"{problem}; trying the next port")
     fail(f"no free port for /healthz from {FIRST_HTTP_PORT} to {FIRST_HTTP_PORT + 99}: set http.listen in {out}")
     raise AssertionError("unreachable")
 
@@ -295,16 +301,18 @@ def _listen_port(path: Path) -> int | None:
         return None
 
 
-def _port_free(port: int) -> bool:
-    from agent.http_port import bind
+def _bind_problem(port: int) -> str | None:
+    """Why the agent could not listen on 127.0.0.1:``port``, in the words ``run`` logs; None when it could."""
+    from agent.http_port import bind, bind_problem
 
+    listen = f"127.0.0.1:{port}"
     try:
-        sockets = bind(f"127.0.0.1:{port}")
-    except OSError:
-        return False
+        sockets = bind(listen)
+    except OSError as exc:
+        return bind_problem(listen, exc)
     for sock in sockets:
         sock.close()
-    return True
+    return None
 
 
 def _journal_dir(folder: Path) -> None:

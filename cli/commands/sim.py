@@ -18,7 +18,11 @@ from core.logs import setup_logging
 @click.option("--port", default=9100, show_default=True, help="TCP port (0 = any free port).")
 @click.option("--print-time", default=1.0, show_default=True, help="Seconds a badge.")
 @click.option("--control-file", type=click.Path(dir_okay=False, path_type=Path), help='JSON {"fault": ...} to switch.')
-@click.option("--print-log", type=click.Path(dir_okay=False, path_type=Path), help="JSON lines of what came out.")
+@click.option(
+    "--print-log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSON lines of what came out; each label's graphics as a PNG beside it, named in its line.",
+)
 @click.option("--name", help="Printer name in the print log.")
 def sim(
     kind: str,
@@ -42,6 +46,18 @@ def sim(
 
     def ready(where: str) -> None:
         click.echo(f"{where}; Ctrl-C stops it")
+        if print_log is not None:
+            from drivers.emulators.decode import qr_reader
+
+            read = (
+                "the attendee id read from its QR code"
+                if qr_reader() is not None
+                else "no attendee id read back (that needs the zxing-cpp package)"
+            )
+            click.echo(
+                f"print log: {print_log}, each label's graphics as a PNG beside it ({print_log.stem}.00001.png "
+                f"...), {read}"
+            )
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(kind, transport, host, port, print_time, control_file, print_log, name, ready=ready))

@@ -11,8 +11,9 @@ from typing import Any
 import click
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -22,7 +23,7 @@ from core.logs import quoted, safe_json, shown
 from protocol.fleet import FleetView, events_after, job_detail, tail_events
 from protocol.library import default_library
 from protocol.scripts import LOAD_COMMAND, library_loaded
-from protocol.vocabulary import MAY_EXIST_TWICE, PRINTED_TWICE, StaffCounts, job_lines
+from protocol.vocabulary import MAY_EXIST_TWICE, PRINTED_TWICE, TICKETS_CANCELLED, StaffCounts, job_lines
 
 STATE_STYLE = {
     "ready": "green",
@@ -35,12 +36,54 @@ STATE_STYLE = {
 }
 
 
+COLUMNS = ("printer", "state", "location", "printing", "pinned", "printed", "heartbeat")
+NUMERIC = ("pinned", "printed", "heartbeat")
+WRAPPED = ("printer", "location", "printing")  # what gives way when the terminal is narrow
+
+
+class FleetTable:
+    """The printers' table, fitted to the width it is drawn in.
+
+    A state is one word staff read at a glance. Left to itself, rich narrows every wrapping column alike at 80
+    columns and folds "device_down" letter by letter; here the names, locations and job ids are capped first, so
+    the state column keeps its longest word and only its reasons wrap.
+    """
+
+    def __init__(self, table: Table, state_width: int) -> None:
+        self.table, self.state_width = table, state_width
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.table)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        columns = self.table.columns
+        for column in columns:
+            column.max_width = None
+        unbounded = options.update_width(100_000)  # Measurement.get clamps to the width it is given
+        if Measurement.get(console, unbounded, self.table).maximum > options.max_width:
+            # Too wide: what is left beside the borders, the numbers and the state's longest word is shared by the
+            # wrapping columns, each taking no more than it needs and handing the rest on.
+            natural = {c.header: _widest(console, unbounded, c) + 2 for c in columns}
+            state = max(self.state_width + 2, len("state") + 2)
+            room = options.max_width - (len(columns) + 1) - state - sum(natural[n] for n in NUMERIC)
+            wrapped = sorted(WRAPPED, key=lambda n: natural[n])
+            for left, name in enumerate(wrapped):
+                share = max(3, min(natural[name], room // (len(wrapped) - left)))
+                room -= share
+                next(c for c in columns if c.header == name).max_width = share - 2
+        yield self.table
+
+
+def _widest(console: Console, options: ConsoleOptions, column: Any) -> int:
+    """The column's widest cell (its header included), unwrapped."""
+    return Measurement.get(console, options, Group(Text(str(column.header)), *column.cells)).maximum
+
+
 def fleet_table(view: FleetView) -> Group:
     table = Table(title=f"venue {view.venue}", title_justify="left", expand=False)
-    for column in ("printer", "state", "location", "printing", "pinned", "printed", "heartbeat"):
+    for column in COLUMNS:
         # fold: a cell too wide for the terminal wraps onto the next line; none is cut short with an ellipsis.
-        numeric = column in ("pinned", "printed", "heartbeat")
-        table.add_column(column, justify="right" if numeric else "left", overflow="fold")
+        table.add_column(column, justify="right" if column in NUMERIC else "left", overflow="fold")
     for p in view.printers:
         state = Text(shown(p.state), style=STATE_STYLE.get(p.state, ""))
         if p.reasons:
@@ -56,7 +99,8 @@ def fleet_table(view: FleetView) -> Group:
         f"printed {c.get('printed', 0)} · dead (DLQ) {view.dlq} · released {c.get('released', 0)} · "
         f"reclaimed {c.get('reclaimed', 0)} · {staff.line()}"
     )
-    parts: list[Any] = [table, line]
+    state_width = max((len(shown(p.state)) for p in view.printers), default=0)
+    parts: list[Any] = [FleetTable(table, state_width), line]
     attendees, pretix = view.sections.get("attendees"), view.sections.get("pretix")
     if attendees is not None:
         parts.append(Text(shown(attendee_line(attendees), 2000)))
@@ -78,13 +122,13 @@ def fleet_table(view: FleetView) -> Group:
 
 
 def attendee_line(counts: dict[str, Any]) -> str:
-    """``attendees: checked in 120 of 450 expected · Speaker 12/20 · Visitor 108/430 · cancelled 3``."""
+    """``attendees: checked in 120 of 450 expected · Speaker 12/20 · Visitor 108/430 · tickets cancelled 3``."""
     types = " · ".join(
         f"{'(no type)' if name == '-' else name} {c['checked_in']}/{c['expected']}"
         for name, c in counts["by_ticket_type"].items()
     )
     line = f"attendees: checked in {counts['checked_in']} of {counts['expected']} expected"
-    return line + (f" · {types}" if types else "") + f" · cancelled {counts['cancelled']}"
+    return line + (f" · {types}" if types else "") + f" · {TICKETS_CANCELLED} {counts['cancelled']}"
 
 
 @click.command()

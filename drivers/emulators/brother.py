@@ -5,6 +5,7 @@ what the printer holds. A fault in the middle of a label loses that label (the Q
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from drivers.emulators.core import EmulatedPrinter, Job
@@ -121,5 +122,5 @@ class BrotherPrinter(EmulatedPrinter):
         self.tell(job, self._status(bs.TYPE_ERROR, bs.PHASE_PRINTING))
         return False
 
-    def decode(self, job: Job) -> dict[str, Any]:
-        return {"texts": [], **decode_graphics("drivers.render.brother", "decode_brother_raster", job.data)}
+    def decode(self, job: Job, image: Path | None = None) -> dict[str, Any]:
+        return {"texts": [], **decode_graphics("drivers.render.brother", "decode_brother_raster", job.data, image)}

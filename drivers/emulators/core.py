@@ -63,6 +63,7 @@ class EmulatedPrinter(abc.ABC):
         #: time a real printer does not spend: timing benches turn it off (bench/printers.py).
         self.read_back = read_back
         self.log: list[dict[str, Any]] = []  # the same entries as the print log file, for tests
+        self._labels: int | None = None  # labels in the print log, counted at the first one
         self.buffer: list[Job] = []
         self.printing: Job | None = None
         self.received = bytearray()  # every byte that reached the printer, for tests
@@ -149,8 +150,9 @@ class EmulatedPrinter(abc.ABC):
         return True
 
     @abc.abstractmethod
-    def decode(self, job: Job) -> dict[str, Any]:
-        """``attendee_id`` (from the QR code) and ``texts`` of what a job prints, for the print log."""
+    def decode(self, job: Job, image: Path | None = None) -> dict[str, Any]:
+        """``attendee_id`` (from the QR code) and ``texts`` of what a job prints, for the print log; with ``image``,
+        its graphics are written there as a PNG too."""
 
     # -- the print engine ---------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -225,13 +227,27 @@ class EmulatedPrinter(abc.ABC):
         if started_t is not None:
             entry["started_t"] = started_t  # when the label went under the head: the duty-cycle bench needs it
         if self.read_back:
-            entry.update(self.decode(job))
+            entry.update(self.decode(job, self._image_path()))
         if note:
             entry["note"] = note
         self.log.append(entry)
         if self.print_log is not None:
             with self.print_log.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def _image_path(self) -> Path | None:
+        """Where the next label's PNG goes: beside the print log, numbered on from the entries already in it (so a
+        sim restarted on the same log does not overwrite the labels it printed before)."""
+        if self.print_log is None:
+            return None
+        if self._labels is None:
+            try:
+                with self.print_log.open("rb") as existing:
+                    self._labels = sum(1 for _ in existing)
+            except FileNotFoundError:
+                self._labels = 0
+        self._labels += 1
+        return self.print_log.with_name(f"{self.print_log.stem}.{self._labels:05d}.png")
 
     def printed(self, complete: bool = True) -> list[dict[str, Any]]:
         return [e for e in self.log if e["complete"] is complete]

@@ -7,6 +7,7 @@ badge stops the paper; the rest prints when the fault clears, unless ``DLE DC4``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from drivers.emulators.core import EmulatedPrinter, Job
@@ -155,5 +156,5 @@ class EscposPrinter(EmulatedPrinter):
         if job.zero_time:
             self.tell(job, job.extra["reply"])
 
-    def decode(self, job: Job) -> dict[str, Any]:
-        return {"texts": [], **decode_graphics("drivers.render.escpos", "decode_escpos_raster", job.data)}
+    def decode(self, job: Job, image: Path | None = None) -> dict[str, Any]:
+        return {"texts": [], **decode_graphics("drivers.render.escpos", "decode_escpos_raster", job.data, image)}

@@ -5,6 +5,7 @@ default) once the fault clears, unless ``~JA`` cancelled it."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from drivers.emulators.core import EmulatedPrinter, Job
@@ -167,7 +168,7 @@ class ZplPrinter(EmulatedPrinter):
     def on_complete(self, job: Job) -> None:
         self.labels_printed += 1
 
-    def decode(self, job: Job) -> dict[str, Any]:
+    def decode(self, job: Job, image: Path | None = None) -> dict[str, Any]:
         texts: list[str] = []
         qr: str | None = None
         for match in _FIELD.finditer(job.data):
@@ -181,7 +182,7 @@ class ZplPrinter(EmulatedPrinter):
                 texts.append(text)
         result: dict[str, Any] = {"texts": texts}
         if b"^GF" in job.data.upper():
-            result.update(decode_graphics("drivers.render.zpl", "decode_zpl_graphics", job.data))
+            result.update(decode_graphics("drivers.render.zpl", "decode_zpl_graphics", job.data, image))
         if qr is not None:
             result["attendee_id"] = qr
         result.setdefault("attendee_id", None)

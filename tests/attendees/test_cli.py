@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import datetime
 import json
+import time
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -11,7 +13,8 @@ from redis.asyncio import Redis
 from attendees.store import AttendeeStore
 from cli.redis_server import RedisServer
 from protocol.keys import Keys
-from tests.support.attendee_files import EVENTBRITE, PRETIX
+from protocol.store import Store
+from tests.support.attendee_files import EVENTBRITE, PRETIX, listed
 from tests.support.processes import cli
 
 
@@ -51,6 +54,28 @@ async def test_import_a_pretix_export_then_show_search_and_export(
     assert sorted(r["name"] for r in table) == ["François Gérard", "Zoë Ó Briain"]
     cli(redis_server, venue, "attendees", "export", "--checked-in", "-o", str(out))
     assert list(csv.DictReader(out.open(encoding="utf-8"))) == []
+
+
+async def test_export_writes_when_a_badge_printed_with_its_date_and_offset(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    # A registration system reads the export days later: a time of day alone cannot say which day of the event.
+    store = await listed(redis, venue)
+    await store.badge("secret-renee", "kiosk")
+    venue_store = Store(redis, venue)
+    taken = await venue_store.take("hall-a-1")
+    assert taken is not None
+    begun = await venue_store.begin("hall-a-1", "Hall A", taken.job_id)
+    before = time.time()
+    await venue_store.confirm("hall-a-1", "Hall A", taken.job_id, begun.epoch)
+    out = tmp_path / "checked-in.csv"
+    exported = cli(redis_server, venue, "attendees", "export", "--checked-in", "-o", str(out))
+    assert exported.returncode == 0, exported.stderr
+    [row] = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert row["name"] == "Renée Lefèvre" and row["printed_at"] == "Hall A"
+    when = datetime.datetime.fromisoformat(row["printed_utc"])
+    assert when.utcoffset() == datetime.timedelta(0), row["printed_utc"]
+    assert abs(when.timestamp() - before) < 60, row["printed_utc"]
 
 
 async def test_prune_and_dry_run(tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str) -> None:

@@ -50,7 +50,9 @@ async def test_counts_agree_in_status_board_and_metrics(
     status = json.loads(cli(redis_server, venue, "status", "--json").stdout)
     assert status["attendees"] == EXPECTED
     text = cli(redis_server, venue, "status").stdout
-    assert "attendees: checked in 1 of 2 expected · Speaker 1/1 · Visitor 0/1 · cancelled 1" in text
+    assert "attendees: checked in 1 of 2 expected · Speaker 1/1 · Visitor 0/1 · tickets cancelled 1" in text
+    # A cancelled ticket is not a cancelled job: each count is named for what it counts.
+    assert "jobs cancelled 0" in text and " cancelled 0" not in text.replace("jobs cancelled 0", "")
     assert (await Board(redis, venue).poll())["attendees"] == EXPECTED
     m = samples(await (await desk.client.get("/metrics")).text())
     assert m[("badge_attendees", (("what", "expected"),))] == 2
@@ -75,6 +77,9 @@ async def test_counts_agree_in_status_board_and_metrics(
             assert await asyncio.to_thread(lambda: driver.find_element(By.ID, "expected").text) == "2"
             types = await asyncio.to_thread(lambda: driver.find_element(By.ID, "by-type").text)
             assert "Speaker 1/1" in types and "Visitor 0/1" in types
+            for box, words in (("tickets-cancelled-box", "1 tickets cancelled"), ("cancelled-box", "0 jobs cancelled")):
+                shown_text = await asyncio.to_thread(lambda b=box: driver.find_element(By.ID, b).text)
+                assert " ".join(shown_text.split()) == words, (box, shown_text)
     finally:
         await asyncio.to_thread(driver.quit)
 

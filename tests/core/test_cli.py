@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from cli.redis_server import RedisServer
 from protocol.keys import Keys
 from protocol.store import Store
-from tests.support.processes import ROOT, cli
+from tests.support.processes import ROOT, badge_agent, cli
 
 
 def test_enqueue_one_job_from_flags_then_again_is_a_duplicate(redis_server: RedisServer, venue: str) -> None:
@@ -168,3 +168,24 @@ async def test_status_shows_a_wide_fleet_whole_and_job_shows_local_times(
     job = run("job", "J-W")
     [enqueued] = [line for line in job.splitlines() if line.strip().startswith("enqueued_ms")]
     assert re.search(r"enqueued_ms  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(\d+ s ago\)  \(\d{13}\)$", enqueued), job
+
+
+async def test_status_at_80_columns_keeps_each_state_whole(redis: Redis, redis_server: RedisServer, venue: str) -> None:
+    """A terminal 80 wide: names, locations and job ids wrap; a printer's state is never folded mid-word."""
+    store = Store(redis, venue)
+    location = "Hall A, main entrance, left desk by the stairs"
+    for i, state in enumerate(("device_down", "printing", "ready")):
+        health = {"state": state, "location": location, "printed": 120, "reasons": ["out of labels", "print head open"]}
+        await store.beat(f"hall-a-entrance-zebra-{i}", health, 5000, first=True)
+    shown = cli_80(redis_server, venue, "status")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), shown.stdout
+    cells = [cell.strip() for line in lines for cell in line.split("│")]
+    for state in ("device_down", "printing", "ready"):
+        assert state in cells or any(cell.startswith(f"{state} ") for cell in cells), shown.stdout
+
+
+def cli_80(server: RedisServer, venue: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "BADGE_REDIS_URL": server.url, "BADGE_VENUE": venue, "COLUMNS": "80"}
+    return badge_agent(*args, env=env)

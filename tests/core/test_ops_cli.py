@@ -73,7 +73,7 @@ def test_the_demo_runs_to_the_end_with_nothing_lost(redis_server: RedisServer, v
     assert result.returncode == 0, result.stderr[-2000:]
     summary = result.stdout[result.stdout.index("demo summary") :]
     counts = re.search(
-        r"attendees 24 · printed 24 · lost 0 · reprints 0 \(intended\) · cancelled 0 · "
+        r"attendees 24 · printed 24 · lost 0 · reprints 0 \(intended\) · jobs cancelled 0 · "
         r"may exist twice (\d+) · printed twice (\d+)",
         summary,
     )

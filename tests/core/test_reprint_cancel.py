@@ -152,7 +152,7 @@ async def test_cli_reprint_and_cancel(redis: Redis, redis_server: RedisServer, v
     missing = cli(redis_server, venue, "cancel", "nope")
     assert missing.returncode == 1 and "no job 'nope'" in missing.stderr
     status = cli(redis_server, venue, "status")
-    assert "reprints 1 (intended) · cancelled 1 · may exist twice 0 · printed twice 0" in status.stdout
+    assert "reprints 1 (intended) · jobs cancelled 1 · may exist twice 0 · printed twice 0" in status.stdout
     assert "to find" not in status.stdout  # an intended reprint is nothing staff must look for
     job = cli(redis_server, venue, "job", printed)
     assert "reprints 1 (intended)" in job.stdout and "may exist twice" not in job.stdout

@@ -152,3 +152,18 @@ def test_enqueue_carries_fields_and_layout_from_flags(redis_server: RedisServer,
     assert bad.returncode == 1 and "'Seat No' is not a field name" in bad.stdout
     malformed = cli(redis_server, venue, "enqueue", "--attendee-id", "F-3", "--name", "Ana", "--field", "seat")
     assert malformed.returncode == 2 and "--field 'seat': expected KEY=VALUE" in malformed.stderr
+
+
+def test_set_says_which_jobs_get_the_layout(tmp_path: Path, redis_server: RedisServer, venue: str) -> None:
+    write_logo(tmp_path / "logo.png")
+    path = write(tmp_path, "speaker.yaml", band_layout())
+    lonely = cli(redis_server, venue, "layout", "set", str(path))
+    said = " ".join(lonely.stdout.split())
+    assert "agents draw it" not in said, said
+    assert "no rule picks it: only jobs naming it in their `layout` field (enqueue --layout speaker) get it" in said
+    assert "`badge-agent layout rules --add FIELD=VALUE:speaker`" in said
+    cli(redis_server, venue, "layout", "rules", "--add", "ticket_type=Speaker:speaker", "--add", "role=Host:speaker")
+    picked = " ".join(cli(redis_server, venue, "layout", "set", str(path)).stdout.split())
+    assert "from their next badge for jobs with role=Host or ticket_type=Speaker, and jobs naming it" in picked, picked
+    default = " ".join(cli(redis_server, venue, "layout", "set", str(path), "--name", "default").stdout.split())
+    assert "for every job no rule and no `layout` field sends elsewhere" in default, default

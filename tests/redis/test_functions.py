@@ -17,7 +17,7 @@ from protocol.keys import Keys
 from protocol.library import default_library
 from protocol.scripts import LOAD_COMMAND, library_loaded
 from protocol.store import Store
-from tests.support.agents import enqueue_many, printed_count, running_agent
+from tests.support.agents import agent_config, enqueue_many, printed_count, running_agent
 from tests.support.processes import ROOT, badge_agent, create_user
 from tests.support.waiting import wait_until
 
@@ -118,3 +118,30 @@ async def _answers(redis: Redis) -> bool:
         return bool(await redis.ping())
     except (RedisConnectionError, OSError):
         return False
+
+
+async def test_an_admin_loads_with_a_config_whose_password_is_in_a_file(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    # Every config `setup` writes names its password in redis.password_file; the commands that connect with a
+    # config read it as the agent does.
+    admin = f"admin-{venue}"
+    (tmp_path / "admin.pw").write_text("admin-secret\n", encoding="utf-8")
+    await redis.execute_command("ACL", "SETUSER", admin, "on", ">admin-secret", "~*", "&*", "+@all")
+    config = agent_config(
+        tmp_path / "p1.yaml",
+        venue,
+        redis_server.url,
+        "p1",
+        0.01,
+        overrides={"redis__username": admin, "redis__password_file": str(tmp_path / "admin.pw")},
+    )
+    try:
+        commands = (["functions", "load", "-c"], ["status", "-c"], ["events", "-c"], ["check-config", "--connect"])
+        for args in commands:
+            result = await asyncio.to_thread(badge_agent, *args, str(config))
+            assert result.returncode == 0 and "Traceback" not in result.stderr, (args, result.stderr)
+        loaded = await asyncio.to_thread(badge_agent, "functions", "load", "-c", str(config))
+        assert f"function library {default_library().name}" in loaded.stdout, loaded.stdout
+    finally:
+        await redis.execute_command("ACL", "DELUSER", admin)

@@ -65,7 +65,7 @@ async def test_status_job_board_and_metrics_use_the_same_staff_words_and_counts(
         await store.enqueue(job.job_id, job.payload(), job.printer)
     assert await store.cancel("gone-1", "staff") == ("cancelled", "")
 
-    line = "reprints 1 (intended) · cancelled 1 · may exist twice 1 · printed twice 1"
+    line = "reprints 1 (intended) · jobs cancelled 1 · may exist twice 1 · printed twice 1"
     status = cli(redis_server, venue, "status")
     assert line in status.stdout and "2 badge(s) to find (may exist twice or printed twice)" in status.stdout
     staff = {"reprints": 1, "cancelled": 1, "may_exist_twice": 1, "printed_twice": 1}
@@ -189,7 +189,7 @@ async def test_board_in_chromium_shows_the_fleet_and_a_printer_going_down(
                 # The counts with the staff words (protocol/vocabulary.py), reprints and cancels among them.
                 for box, words, value in (
                     ("reprints-box", "reprints (intended)", "0"),
-                    ("cancelled-box", "cancelled", "0"),
+                    ("cancelled-box", "jobs cancelled", "0"),
                     ("dup-box", "may exist twice", "1"),
                     ("twice-box", "printed twice", "0"),
                 ):

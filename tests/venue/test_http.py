@@ -18,7 +18,7 @@ from cli.redis_server import RedisServer, free_port
 from drivers.sim import SimControl
 from protocol.keys import Keys
 from protocol.store import Store
-from tests.support.agents import enqueue_many, running_agent
+from tests.support.agents import enqueue_many, running_agent, running_process, write_agent_config
 from tests.support.metrics import Samples, samples
 from tests.support.waiting import wait_until
 
@@ -175,6 +175,26 @@ async def test_a_port_in_use_leaves_the_agent_printing(
         ) as agent:
             await wait_until(lambda: agent.printed == len(ids))
             assert isinstance(agent, Agent) and not agent.stopping.is_set()
+    finally:
+        blocker.close()
+        await blocker.wait_closed()
+
+
+async def test_a_port_in_use_is_named_with_its_setting_at_run(
+    tmp_path: Path, redis_server: RedisServer, venue: str
+) -> None:
+    # Several agents on one Pi each have an http.listen: "Address already in use" alone does not say whose.
+    port = free_port()
+    blocker = await asyncio.start_server(lambda r, w: None, "127.0.0.1", port)
+    config = write_agent_config(
+        tmp_path / "desk-1.yaml", venue, redis_server.url, "desk-1", http__listen=f"127.0.0.1:{port}"
+    )
+    log = config.with_suffix(".log")
+    said = f"cannot listen on 127.0.0.1:{port} (http.listen): another process already listens there"
+    try:
+        with running_process(config) as proc:
+            await wait_until(lambda: log.is_file() and said in log.read_text(encoding="utf-8"), timeout=30)
+            assert proc.poll() is None  # printing goes on
     finally:
         blocker.close()
         await blocker.wait_closed()
