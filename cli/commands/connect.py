@@ -39,12 +39,14 @@ async def check_redis(config: AgentConfig) -> str | None:
             return problem
         if _wrong_login(text):
             return f"Redis refused the login (wrong user name or password): {text}"
+        if _login_wanted(text):
+            return LOGIN_WANTED + f" ({text})"
         if _nothing_listens(text):
             text += " — nothing listens there: wrong host or port, or Redis is not running"
         return f"cannot reach Redis: {text}"
     except ResponseError as exc:
-        if "NOAUTH" in str(exc) or "WRONGPASS" in str(exc):
-            return f"Redis wants a password (redis.password_file): {exc}"
+        if _login_wanted(str(exc)):
+            return LOGIN_WANTED + f" ({exc})"
         return f"Redis refused: {exc}"
     except RedisError as exc:
         return f"Redis refused: {exc}"
@@ -73,6 +75,19 @@ def _sentinel_problem(text: str, sentinel: SentinelConfig) -> str | None:
         f"the sentinels at {where} monitor no master named {sentinel.master!r}: check redis.sentinel.master against "
         f"'sentinel monitor NAME' in their sentinel.conf ({text})"
     )
+
+
+#: What a Redis that wants a login answers a client that gave none, in plain words.
+LOGIN_WANTED = (
+    "Redis wants a login: give the agent's user name and password (redis.username and redis.password_file; "
+    "badge-agent acl --printer NAME makes them)"
+)
+
+
+def _login_wanted(text: str) -> bool:
+    # "NOAUTH Authentication required", or with RESP3 "HELLO must be called with the client already authenticated".
+    low = text.lower()
+    return "noauth" in low or "authentication required" in low or "already authenticated" in low
 
 
 def _wrong_login(text: str) -> bool:

@@ -21,7 +21,7 @@ import click
 import yaml
 
 import agent
-from agent.config import load_config
+from agent.config import AgentConfig, load_config
 from cli.main import EXIT_PRINTER, EXIT_SERVICE, EXIT_UNAVAILABLE, fail
 from core.errors import EXIT_CONFIG, ConfigError
 from core.settings import split_host_port
@@ -91,6 +91,14 @@ def _redis_section(opts: dict[str, Any], ask: bool) -> dict[str, Any]:
         redis["sentinel"] = sentinel
     else:
         redis["url"] = opts["redis_url"]
+    if ask and not opts["username"] and not opts["password_file"]:
+        opts["username"] = click.prompt(
+            "Redis user name (badge-agent acl --printer NAME made it; empty: none)", default="", show_default=False
+        ).strip()
+        if opts["username"]:
+            opts["password"] = click.prompt("Redis password", hide_input=True)
+    if opts["username"]:
+        redis["username"] = opts["username"]
     if opts["password_file"]:
         redis["password_file"] = opts["password_file"]
     return redis
@@ -112,6 +120,7 @@ def _detected(n: int, scanners: Any, timeout: float, mdns: bool) -> dict[str, An
 @click.option("--name", help="This printer's name, e.g. hall-a-1.")
 @click.option("--location", help="Where the printer stands, for staff.")
 @click.option("--redis", "redis_url", help="Redis URL, e.g. redis://10.0.0.2:6379/0.")
+@click.option("--username", help="The agent's Redis user name (badge-agent acl makes one per printer).")
 @click.option("--password-file", type=click.Path(dir_okay=False), help="File holding the Redis password.")
 @click.option(
     "--sentinel", "sentinels", multiple=True, metavar="HOST:PORT", help="A Redis Sentinel, instead of --redis (repeat)."
@@ -180,35 +189,30 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
         "journal": str(journal),
     }
     _journal_dir(journal.parent)
-    # Validated under a temporary name first: a bad value never replaces a working config, even with --force.
+    password_file = _password_file(opts, out, redis)
+    earlier_password = password_file.read_bytes() if password_file is not None and password_file.exists() else None
+    # Checked under a temporary name first, Redis and the printer included: nothing is written in place until every
+    # check passed, so a wrong value (or login) never replaces a working config, and a retry needs no --force.
     draft = out.with_name(out.name + ".new")
-    _write(draft, yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     try:
-        load_config(draft)
-    except ConfigError as exc:
-        draft.unlink()
-        fail(exc.render(), EXIT_CONFIG)
+        if password_file is not None:
+            _write(password_file, opts["password"] + "\n")
+        _write(draft, yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+        try:
+            loaded = load_config(draft)
+        except ConfigError as exc:
+            fail(exc.render(), EXIT_CONFIG)
+        _check(loaded, out, opts["no_test_print"])
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            draft.unlink()
+        if password_file is not None and earlier_password is not None:
+            password_file.write_bytes(earlier_password)
+        elif password_file is not None:
+            password_file.unlink(missing_ok=True)
+        raise
     draft.replace(out)
-    loaded = load_config(out)
-    click.echo(f"wrote {out}")
-    from cli.commands.connect import check_printer, check_redis
-
-    redis_failure = asyncio.run(check_redis(loaded))
-    if redis_failure:
-        fail(f"{out}: {redis_failure}", EXIT_UNAVAILABLE)
-    printer_failure = asyncio.run(check_printer(loaded))
-    if printer_failure:
-        fail(f"{out}: {printer_failure}", EXIT_PRINTER)
-    click.echo("redis and printer answer")
-    if not opts["no_test_print"]:
-        from cli.commands.printing import test_print_badge
-        from drivers import build_driver
-
-        driver_obj = build_driver(loaded.printer.driver, loaded.printer.name)
-        outcome, reason = asyncio.run(test_print_badge(loaded, driver_obj, None, click.echo))
-        click.echo(f"test badge: {outcome.value} ({reason})")
-        if outcome.value != "printed":
-            raise SystemExit(EXIT_PRINTER)
+    click.echo(f"wrote {out}" + (f" and {password_file}" if password_file is not None else ""))
     unit = f"badge-agent@{name}"
     if starts:
         # The unit is Type=notify and reports "started" only once Redis acknowledged the agent's first heartbeat,
@@ -227,6 +231,39 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
         click.echo(f"not started (--no-start); to start it: {first}sudo systemctl enable --now {unit}")
     else:
         click.echo(f"run it: badge-agent run -c {out}")
+
+
+def _check(loaded: AgentConfig, out: Path, no_test_print: bool) -> None:
+    """Redis takes the login, the printer answers, and (unless skipped) a test badge prints: else exit naming why."""
+    from cli.commands.connect import check_printer, check_redis
+
+    redis_failure = asyncio.run(check_redis(loaded))
+    if redis_failure:
+        fail(f"{out}: {redis_failure}; nothing written", EXIT_UNAVAILABLE)
+    printer_failure = asyncio.run(check_printer(loaded))
+    if printer_failure:
+        fail(f"{out}: {printer_failure}; nothing written", EXIT_PRINTER)
+    click.echo("redis and printer answer")
+    if no_test_print:
+        return
+    from cli.commands.printing import test_print_badge
+    from drivers import build_driver
+
+    driver_obj = build_driver(loaded.printer.driver, loaded.printer.name)
+    outcome, reason = asyncio.run(test_print_badge(loaded, driver_obj, None, click.echo))
+    click.echo(f"test badge: {outcome.value} ({reason})")
+    if outcome.value != "printed":
+        fail(f"{out}: the test badge was not confirmed printed; nothing written", EXIT_PRINTER)
+
+
+def _password_file(opts: dict[str, Any], out: Path, redis: dict[str, Any]) -> Path | None:
+    """Where the password typed at the prompt goes, beside the config (written with the config's mode and group),
+    named in the ``redis`` section; None when none was typed."""
+    if not opts.get("password"):
+        return None
+    path = out.with_name(f"{out.stem}.redis-password")
+    redis["password_file"] = str(path)
+    return path
 
 
 def unit_installed() -> bool:

@@ -131,7 +131,8 @@ async def test_setup_prompts_for_sentinel_when_the_answer_is_addresses(
 ) -> None:
     printer, address = brother
     out = tmp_path / "hall-d-2.yaml"
-    answers = [venue, "hall-d-2", "Hall D", sentinel.address, sentinel.master, str(sentinel.password_file)]
+    # The last answer: no Redis user name (the data servers of this test take any client).
+    answers = [venue, "hall-d-2", "Hall D", sentinel.address, sentinel.master, str(sentinel.password_file), ""]
     args = ["setup", "--language", "brother_ql", "--host", address, "--out", str(out)]
     result: Result = await asyncio.to_thread(CliRunner().invoke, main, args, input="\n".join(answers) + "\n")
     assert result.exit_code == 0, result.output

@@ -172,7 +172,7 @@ async def test_interactive_setup_uses_the_language_the_printer_tells_and_asks_wh
 ) -> None:
     _, address = printer
     out = tmp_path / "told.yaml"
-    answers = f"{venue}\nhall-e-1\nHall E\n{redis_server.url}\n{address}\n"
+    answers = f"{venue}\nhall-e-1\nHall E\n{redis_server.url}\n\n{address}\n"  # no Redis user name
     result = await _invoke(["setup", "--out", str(out), "--no-test-print"], answers)
     assert result.exit_code == 0, result.output
     assert f"the printer at {address} speaks brother_ql" in result.output
@@ -184,10 +184,11 @@ async def test_interactive_setup_uses_the_language_the_printer_tells_and_asks_wh
         silent.listen()
         address = f"127.0.0.1:{silent.getsockname()[1]}"
         out = tmp_path / "asked.yaml"
-        answers = f"{venue}\nhall-e-2\nHall E\n{redis_server.url}\n{address}\nescpos\n"
+        answers = f"{venue}\nhall-e-2\nHall E\n{redis_server.url}\n\n{address}\nescpos\n"
         result = await _invoke(["setup", "--out", str(out), "--no-test-print"], answers)
         assert f"Printer language (the printer at {address} did not say)" in result.output, result.output
-        assert yaml.safe_load(out.read_text())["printer"]["driver"]["language"] == "escpos"
+        # The printer never answers, so the checks fail and nothing is written (a retry needs no --force).
+        assert result.exit_code == 74 and "nothing written" in result.output and not out.exists(), result.output
         flags = ["--yes", "--venue", venue, "--name", "hall-e-3", "--location", "E", "--redis", redis_server.url]
         yes = await _invoke(["setup", *flags, "--host", address, "--out", str(tmp_path / "y.yaml")])
         assert yes.exit_code == 2 and "--language: the printer at" in yes.output, yes.output
