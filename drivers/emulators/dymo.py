@@ -166,6 +166,8 @@ class Dymo550Printer(EmulatedPrinter):
                 return _INCOMPLETE
             self._job += buf[i : i + size]
             return size
+        if op == _ESC:
+            return 1  # a resync run, as the 4xx series takes it
         if op not in _ARGS_550:
             return 2
         size = 2 + _ARGS_550[op]

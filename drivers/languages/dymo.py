@@ -52,6 +52,10 @@ class DymoDriver(PolledDriver):
             self.language, badge, self.draw_label(), draw=self.draw, head_dots=self.head_dots, generation=generation
         )
 
+    async def _after_open(self) -> None:
+        if self.generation is None and self.transport.can_read:
+            await self._status()  # its length says 4xx or 550, before the first badge is drawn
+
     def _learn(self, reply: bytes) -> None:
         generation = ds.GEN_550 if len(reply) >= ds.SIZE_550 else ds.GEN_4XX
         if self.generation is None:
