@@ -112,7 +112,7 @@ def test_tspl_bytes_as_tscs_manual_quotes_them() -> None:
     05 Out of paper and head opened. The label commands: "SIZE m mm,n mm", "GAP m mm,n mm", "CLS",
     "BITMAP X,Y,width,height,mode,bitmap data", "PRINT m", each ended by CR LF ("CR,LF (ASCII 13),(ASCII 10) denotes
     end of command line")."""
-    assert ts.STATUS_REQUEST == bytes.fromhex("1B 21 3F")
+    assert bytes.fromhex("1B 21 3F") == ts.STATUS_REQUEST
     table = {
         0x00: DeviceState.READY,
         0x01: DeviceState.HEAD_OPEN,
