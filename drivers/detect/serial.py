@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
+from pathlib import Path
 
 from serial.tools import list_ports
 
 from drivers.base import DriverError
 from drivers.detect.identify import Found, found, identify_transport
 from drivers.transports.serial import SerialTransport
+
+log = logging.getLogger(__name__)
 
 #: The factory settings of Zebra and receipt printers first, then the faster ones crews set.
 BAUD_RATES = (9600, 19200, 38400, 115200)
@@ -21,7 +26,17 @@ def serial_ports() -> list[str]:
     return sorted(p.device for p in list_ports.comports())
 
 
-async def _probe(device: str, rates: tuple[int, ...], timeout: float) -> Found | None:
+def console_ports(active: Path = Path("/sys/class/tty/console/active")) -> set[str]:
+    """The serial ports the kernel writes its console to (a Pi's ttyAMA0/ttyS0 login line): never asked, since a
+    question there is typed at a shell."""
+    try:
+        names = active.read_text(encoding="ascii").split()
+    except OSError:
+        return set()
+    return {f"/dev/{n}" for n in names if not n.startswith("tty") or not n[3:].isdigit()}
+
+
+async def _probe(device: str, rates: tuple[int, ...], timeout: float, tspl: bool = False) -> Found | None:
     for rate in rates:
         link = SerialTransport(device, baudrate=rate, io_timeout=timeout)
         try:
@@ -29,7 +44,7 @@ async def _probe(device: str, rates: tuple[int, ...], timeout: float) -> Found |
         except DriverError:
             return None  # no such port, or no permission (the service user's group; see systemd/)
         try:
-            what = await identify_transport(link, timeout)
+            what = await identify_transport(link, timeout, tspl)
         finally:
             with contextlib.suppress(DriverError):
                 await link.aclose()
@@ -38,7 +53,19 @@ async def _probe(device: str, rates: tuple[int, ...], timeout: float) -> Found |
     return None
 
 
-async def probe_serial(devices: list[str], timeout: float = 0.5, rates: tuple[int, ...] = BAUD_RATES) -> list[Found]:
-    """Each of ``devices`` that answers at one of ``rates``; the ports are asked at the same time."""
-    results = await asyncio.gather(*(_probe(d, rates, timeout) for d in devices))
+async def probe_serial(
+    devices: list[str],
+    timeout: float = 0.5,
+    rates: tuple[int, ...] = BAUD_RATES,
+    named: frozenset[str] = frozenset(),
+    consoles: set[str] | None = None,
+) -> list[Found]:
+    """Each of ``devices`` that answers at one of ``rates``; the ports are asked at the same time. TSPL (``~!T``) is
+    asked only on the ports in ``named`` (the ones the user named); a console port is never asked at all."""
+    consoles = console_ports() if consoles is None else consoles
+    real = {d: os.path.realpath(d) for d in devices}
+    for device in [d for d in devices if real[d] in consoles or d in consoles]:
+        log.warning("%s is the system console: not asked", device)
+    devices = [d for d in devices if real[d] not in consoles and d not in consoles]
+    results = await asyncio.gather(*(_probe(d, rates, timeout, d in named) for d in devices))
     return [r for r in results if r is not None]
