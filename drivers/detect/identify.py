@@ -25,8 +25,8 @@ from typing import Any
 from drivers.base import DriverError
 from drivers.languages import brother_status as bs
 from drivers.languages import dymo_status as ds
-from drivers.languages import tspl_status as ts
 from drivers.languages import escpos_info as ei
+from drivers.languages import tspl_status as ts
 from drivers.languages import zpl_status as zs
 from drivers.languages.escpos_status import DLE_EOT
 from drivers.transports.base import Transport

@@ -14,9 +14,7 @@ from drivers.detect.serial import probe_serial
 from drivers.detect.usb import probe_usb
 
 
-async def _local(
-    devices: list[str], usb: bool, timeout: float, usb_backend: Any, named: frozenset[str]
-) -> list[Found]:
+async def _local(devices: list[str], usb: bool, timeout: float, usb_backend: Any, named: frozenset[str]) -> list[Found]:
     found = await probe_usb(timeout, usb_backend) if usb else []
     return found + await probe_serial(devices, timeout, named=named)
 

@@ -53,6 +53,16 @@ async def _probe(device: str, rates: tuple[int, ...], timeout: float, tspl: bool
     return None
 
 
+def _not_consoles(devices: list[str], consoles: set[str]) -> list[str]:
+    kept = []
+    for device in devices:
+        if device in consoles or os.path.realpath(device) in consoles:  # /dev/serial0 links to the console UART
+            log.warning("%s is the system console: not asked", device)
+        else:
+            kept.append(device)
+    return kept
+
+
 async def probe_serial(
     devices: list[str],
     timeout: float = 0.5,
@@ -62,10 +72,6 @@ async def probe_serial(
 ) -> list[Found]:
     """Each of ``devices`` that answers at one of ``rates``; the ports are asked at the same time. TSPL (``~!T``) is
     asked only on the ports in ``named`` (the ones the user named); a console port is never asked at all."""
-    consoles = console_ports() if consoles is None else consoles
-    real = {d: os.path.realpath(d) for d in devices}
-    for device in [d for d in devices if real[d] in consoles or d in consoles]:
-        log.warning("%s is the system console: not asked", device)
-    devices = [d for d in devices if real[d] not in consoles and d not in consoles]
+    devices = _not_consoles(devices, console_ports() if consoles is None else consoles)
     results = await asyncio.gather(*(_probe(d, rates, timeout, d in named) for d in devices))
     return [r for r in results if r is not None]

@@ -18,11 +18,11 @@ from cli.redis_server import RedisServer
 from drivers import build_language_driver
 from drivers.base import Outcome
 from drivers.config import DriverConfig
-from drivers.label import DEFAULT_LABELS
 from drivers.detect.serial import console_ports, probe_serial
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
+from drivers.label import DEFAULT_LABELS
 from tests.support.drivers import BADGE
 
 
