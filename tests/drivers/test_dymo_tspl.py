@@ -246,3 +246,16 @@ async def test_sim_command_serves_the_new_kinds(tmp_path: Path) -> None:
         await printer.stop()
         assert BADGE.attendee_id in (tmp_path / f"{kind}.jsonl").read_text()
     assert isinstance(EMULATORS["dymo"]("x"), DymoPrinter)
+
+
+def test_status_shows_the_labels_left_where_the_printer_counts_them() -> None:
+    from rich.console import Console
+
+    from cli.commands.status import fleet_table
+    from protocol.fleet import FleetView, PrinterView
+
+    view = FleetView("v", 0, 0, 0, [PrinterView("desk-7", "ready", labels_remaining=39), PrinterView("z", "ready")], {})
+    console = Console(width=200, record=True)
+    console.print(fleet_table(view))
+    text = console.export_text()
+    assert "39 labels left" in text and text.count("labels left") == 1
