@@ -3,15 +3,14 @@
 Run: .venv/bin/python -m bench.duty [--badges N] [--samples S]
 Prints tables and writes bench/results/duty.json.
 
-Dispatch (first, so the first badge of this process is in it): one real agent (Redis, journal, real ZPL / Brother
-QL / ESC/POS driver over TCP) idles on an emulator printing 0.05 s a label; one badge at a time is enqueued and the
-clock stops when the badge's bytes are handed to the socket (the first write larger than a status query), which
-includes drawing the badge. Duty cycle: the same agent with N badges waiting, the emulator printing 0.5 s or 1.5 s a
-label; duty = label time / wall time from the first label's start to the last one's end, gap = idle printer between
-one label coming out and the next going under the head, both from the emulator's own log; where each gap goes is
-stamped on the driver (``bench.gap``). Beside it: a raw spooler streaming labels at once without confirmation
-(what a CUPS raw queue does), the physical limit 1.0, and the ``sim`` driver (no status protocol: the agent's own
-cost).
+Dispatch (first, so the first badge of this process is in it): one real agent (Redis, journal, real ZPL / Brother QL /
+ESC/POS / DYMO LabelWriter / TSPL driver over TCP) idles on an emulator printing 0.05 s a label; one badge at a time is
+enqueued and the clock stops when the badge's bytes are handed to the socket (the first write larger than a status
+query), which includes drawing the badge. Duty cycle: the same agent with N badges waiting, the emulator printing 0.5 s
+or 1.5 s a label; duty = label time / wall time from the first label's start to the last one's end, gap = idle printer
+between one label coming out and the next going under the head, both from the emulator's own log; where each gap goes is
+stamped on the driver (``bench.gap``). Beside it: a raw spooler streaming labels at once without confirmation (what a
+CUPS raw queue does), the physical limit 1.0, and the ``sim`` driver (no status protocol: the agent's own cost).
 """
 
 from __future__ import annotations

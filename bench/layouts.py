@@ -29,7 +29,7 @@ from redis.asyncio import Redis
 from bench.common import ROOT, bench_main, fmt, log_to_file, percentile, redis_server, table, verdict
 from bench.duty import duty_agent
 from bench.footprint import rss_mb, spawn, unit_environment
-from bench.printers import LANGS, emulator, real_driver
+from bench.printers import emulator, real_driver
 from drivers.base import Badge
 from drivers.sim import SimDriver
 from layouts.draw import LayoutDraw
@@ -44,6 +44,8 @@ from tests.support.drivers import LABELS
 
 EXAMPLES = ROOT / "config" / "layouts"
 VARIANT = {"zpl": "speaker-4x6.yaml", "brother_ql": "speaker-62mm.yaml", "escpos": "speaker-72mm.yaml"}
+#: The languages the example layouts have a variant for.
+LANGS = tuple(VARIANT)
 ZEBRA_300 = LABELS["zpl"].__class__(width_mm=101.6, height_mm=152.4, dpi=300)
 
 

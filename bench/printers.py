@@ -23,7 +23,7 @@ from drivers.languages import LANGUAGES
 from drivers.transports import TcpTransport
 from tests.support.drivers import LABELS
 
-LANGS = ("zpl", "brother_ql", "escpos")
+LANGS = ("zpl", "brother_ql", "escpos", "dymo", "tspl")
 
 
 @contextmanager

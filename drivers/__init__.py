@@ -1,5 +1,5 @@
-"""Printer drivers: transports (tcp, usb, serial) and printer languages (zpl, brother_ql, escpos), IPP printers and
-CUPS queues (``ipp``), plus ``sim``."""
+"""Printer drivers: transports (tcp, usb, serial) and printer languages (zpl, brother_ql, escpos, dymo, tspl), IPP
+printers and CUPS queues (``ipp``), plus ``sim``."""
 
 from __future__ import annotations
 
@@ -71,6 +71,19 @@ def build_language_driver(config: DriverConfig, printer_name: str, usb_backend: 
 
         return BrotherDriver(
             transport, printer_name=printer_name, label=config.label, io_timeout=config.io_timeout, model=config.model
+        )
+    if config.language == "dymo":
+        from drivers.languages.dymo import DymoDriver
+
+        if config.template is not None:
+            raise DriverError("'template' is for ZPL printers; dymo badges are always drawn as graphics")
+        return DymoDriver(
+            transport,
+            printer_name=printer_name,
+            label=config.label,
+            io_timeout=config.io_timeout,
+            model=config.model,
+            product_id=config.product_id,
         )
     if config.template is not None:
         raise DriverError(f"'template' is for ZPL printers; {config.language} badges are always drawn as graphics")

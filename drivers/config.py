@@ -14,7 +14,7 @@ from msgspec import Meta
 
 from drivers.label import DEFAULT_LABELS, LabelConfig
 
-Language = Literal["zpl", "escpos", "brother_ql", "ipp", "sim"]
+Language = Literal["zpl", "escpos", "brother_ql", "dymo", "tspl", "ipp", "sim"]
 TransportName = Literal["tcp", "usb", "serial", "sim"]
 
 _TRANSPORT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -46,7 +46,9 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     transport: TransportName | None = None
 
     #: Brother QL model as detect reports it (e.g. QL-700, QL-1100): its head width and whether it takes
-    #: compressed raster come from brother_ql's tables; left out, a QL-820NWB.
+    #: compressed raster come from brother_ql's tables; left out, a QL-820NWB. DYMO: the LabelWriter model
+    #: (e.g. LabelWriter 450, LabelWriter 5XL): its head width and protocol (4xx or 550); left out, the USB product
+    #: id names it, or the printer's status reply tells the protocol.
     model: str | None = None
     # tcp
     host: str | None = None
@@ -98,8 +100,16 @@ class DriverConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
             raise ValueError(
                 "transport 'usb' needs 'vendor_id' and 'product_id' (as lsusb or `badge-agent detect` shows them)"
             )
-        if self.model is not None and self.language != "brother_ql":
-            raise ValueError(f"'model' is for brother_ql printers; a {self.language} printer says its own model")
+        if self.model is not None and self.language not in ("brother_ql", "dymo"):
+            raise ValueError(
+                f"'model' is for brother_ql and dymo printers; a {self.language} printer says its own model"
+            )
+        if self.language == "dymo" and self.transport == "serial":
+            raise ValueError("a DYMO LabelWriter is reached over 'usb' or 'tcp', not 'serial'")
+        if self.language == "dymo" and self.model is not None:
+            from drivers.languages.dymo_status import model_named
+
+            model_named(self.model)
 
     def _check_ipp(self) -> None:
         from urllib.parse import urlsplit

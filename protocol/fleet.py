@@ -24,6 +24,7 @@ class PrinterView:
     beat_age: float | None = None  # seconds since its last heartbeat, None when it has none
     reasons: list[str] = field(default_factory=list)
     device: str = ""
+    labels_remaining: int | None = None  # what the printer counts left on its roll, where it does
 
 
 @dataclass
@@ -101,6 +102,7 @@ async def fleet(redis: Redis, venue: str) -> FleetView:
                 beat_age=(now - beat_ms[name]) / 1000 if name in beat_ms else None,
                 reasons=list(reasons) if isinstance(reasons, list) else [],
                 device=str(health.get("device", "")),
+                labels_remaining=left if isinstance(left := health.get("labels_remaining"), int) else None,
             )
         )
         queued_pinned += int(depth)

@@ -79,4 +79,6 @@ class Snapshot:
             "redis_errors": self.redis_errors,
             "reclaimed": self.reclaimed,
             **({"stock": self.stock} if self.stock else {}),
+            # Where the printer counts what is left on its roll (a DYMO LabelWriter 550 reads the roll's chip).
+            **({"labels_remaining": n} if isinstance(n := self.device.detail.get("labels_remaining"), int) else {}),
         }

@@ -95,6 +95,7 @@ def scan(
             usb_backend=scanners.usb_backend,
             mdns_window=mdns_window,
             mdns_interfaces=scanners.mdns_interfaces,
+            named_serial=frozenset(devices),
         )
     )
 

@@ -104,10 +104,12 @@ def _redis_section(opts: dict[str, Any], ask: bool) -> dict[str, Any]:
     return redis
 
 
-def _detected(n: int, scanners: Any, timeout: float, mdns: bool) -> dict[str, Any]:
+def _detected(n: int, scanners: Any, timeout: float, mdns: bool, serial: str | None = None) -> dict[str, Any]:
     from cli.commands.detect import MDNS_WINDOW, describe, scan
 
-    found = scan(scanners, [], timeout=timeout, mdns_window=MDNS_WINDOW if mdns else 0.0)
+    # A port named with --serial is counted as detect --serial counts it (the only kind asked whether it is TSPL).
+    named = (serial,) if serial else ()
+    found = scan(scanners, [], devices=named, timeout=timeout, mdns_window=MDNS_WINDOW if mdns else 0.0)
     if not 0 < n <= len(found):
         fail(f"--detected {n}: detect found {len(found)} printer(s); run badge-agent detect to list them")
     click.echo(f"printer {n}: {describe(found[n - 1])}")
@@ -131,10 +133,10 @@ def _detected(n: int, scanners: Any, timeout: float, mdns: bool) -> dict[str, An
 )
 @click.option(
     "--language",
-    type=click.Choice(["zpl", "brother_ql", "escpos"]),
+    type=click.Choice(["zpl", "brother_ql", "escpos", "dymo", "tspl"]),
     help="The printer's language (default: what a network printer says it speaks).",
 )
-@click.option("--model", help="Brother QL model (e.g. QL-700), as detect shows it.")
+@click.option("--model", help="Brother QL (e.g. QL-700) or DYMO (e.g. LabelWriter 450) model, as detect shows it.")
 @click.option("--host", help="Network printer HOST[:PORT].")
 @click.option("--usb", help="USB printer VENDOR:PRODUCT as lsusb shows it, e.g. 0a5f:0164.")
 @click.option("--serial", help="Serial printer device, e.g. /dev/ttyUSB0.")
@@ -168,7 +170,8 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
     if opts["detected"]:
         from cli.commands.detect import Scanners
 
-        driver = _detected(opts["detected"], ctx.find_object(Scanners) or Scanners(), 0.5, not opts["no_mdns"])
+        scanners = ctx.find_object(Scanners) or Scanners()
+        driver = _detected(opts["detected"], scanners, 0.5, not opts["no_mdns"], opts["serial"])
     else:
         if ask and not (opts["host"] or opts["usb"] or opts["serial"]):
             opts["host"] = click.prompt("Printer address (HOST[:PORT])")
@@ -279,7 +282,7 @@ def _install_hint() -> str:
 
 def _language(opts: dict[str, Any], ask: bool) -> str:
     """The printer's language: what a network printer says it speaks, else asked (interactive) or refused."""
-    choices = ["zpl", "brother_ql", "escpos"]
+    choices = ["zpl", "brother_ql", "escpos", "dymo", "tspl"]
     where = opts["host"] or opts["usb"] or opts["serial"]
     if opts["host"]:
         from drivers.detect.network import RAW_PORT, probe_hosts

@@ -12,7 +12,7 @@ from core.logs import setup_logging
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["zpl", "brother_ql", "escpos"]))
+@click.argument("kind", type=click.Choice(["zpl", "brother_ql", "escpos", "dymo", "dymo550", "tspl"]))
 @click.option("--transport", type=click.Choice(["tcp", "serial"]), default="tcp", show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=9100, show_default=True, help="TCP port (0 = any free port).")
@@ -34,7 +34,7 @@ def sim(
     print_log: Path | None,
     name: str | None,
 ) -> None:
-    """Emulate a ZPL, Brother QL or ESC/POS printer until Ctrl-C.
+    """Emulate a ZPL, Brother QL, ESC/POS, DYMO LabelWriter 450 (dymo) or 550 (dymo550) or TSPL printer until Ctrl-C.
 
     Faults switch at run time through the control file: echo '{"fault": "media_out"}' > FILE (media_out, head_open,
     ribbon_out, jam, overheat, paused, power_off, no_answer; null clears). Serial prints the pty path to use as

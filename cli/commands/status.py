@@ -88,6 +88,8 @@ def fleet_table(view: FleetView) -> Group:
         state = Text(shown(p.state), style=STATE_STYLE.get(p.state, ""))
         if p.reasons:
             state.append(f" ({shown(', '.join(p.reasons))})", style="dim")
+        if p.labels_remaining is not None:
+            state.append(f" · {p.labels_remaining} labels left", style="dim")
         age = "—" if p.beat_age is None else f"{p.beat_age:.1f} s"
         # Text, not str: rich would read "[...]" in a job id or a location as markup.
         cells = (Text(shown(p.name)), state, Text(shown(p.location)), Text(shown(p.inflight) if p.inflight else "—"))

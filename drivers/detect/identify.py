@@ -7,6 +7,11 @@ ZPL ``~HS`` and ``~HI`` (an ESC/POS printer would print them as text; it was rul
 is known, the printer is asked what that language lets it tell: an ESC/POS printer ``GS I`` (model, firmware,
 serial number) and its paper width, a Zebra ``~HI`` and its serial number (SGD ``device.unique_id``). A Brother's
 status names its model and loaded roll; it reports no firmware or serial number over the print port.
+
+TSPL is asked last and only where the caller allows it (a serial port the user named, a TSC USB device): ``~!T``
+on a printer of another language would come out as text. Its line starts with CR LF, so the questions before it
+(no TSPL command) end as a line the printer ignores. DYMO LabelWriters answer none of these: they are found by
+their USB vendor id and asked ``ESC A 0`` (:func:`identify_dymo`).
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from typing import Any
 
 from drivers.base import DriverError
 from drivers.languages import brother_status as bs
+from drivers.languages import dymo_status as ds
 from drivers.languages import escpos_info as ei
+from drivers.languages import tspl_status as ts
 from drivers.languages import zpl_status as zs
 from drivers.languages.escpos_status import DLE_EOT
 from drivers.transports.base import Transport
@@ -53,6 +60,8 @@ def found(transport: str, address: str, what: dict[str, str], **link: Any) -> Fo
     driver: dict[str, Any] = {"language": what["language"], "transport": transport, **link}
     if what["language"] == "brother_ql" and what.get("model", "").startswith("QL-"):
         driver["model"] = what["model"]
+    if what["language"] == "dymo" and what.get("model", "") in ds.MODELS:
+        driver["model"] = what["model"]
     return Found(transport=transport, address=address, driver=driver, **what)
 
 
@@ -79,7 +88,33 @@ def _escpos(info: ei.PrinterInfo) -> dict[str, str]:
     return what
 
 
-async def identify(ask: Ask, timeout: float) -> dict[str, str] | None:
+async def identify_dymo(ask: Ask, timeout: float, product_id: int | None) -> dict[str, str] | None:
+    """A LabelWriter: its model from the USB product id (else its protocol from the length of its status reply),
+    and from a 550 the roll and the labels left on it; None when it did not answer."""
+    reply = await ask(ds.STATUS_REQUEST, lambda b: len(b) >= ds.SIZE_550, timeout)
+    if not reply:
+        return None
+    model = ds.model_for(product_id)
+    generation = ds.GEN_550 if len(reply) >= ds.SIZE_550 else ds.GEN_4XX
+    name = model.name if model is not None else f"DYMO LabelWriter ({generation})"
+    what = {"language": "dymo", "model": name}
+    if generation == ds.GEN_550:
+        st = ds.parse_550(reply)
+        what["media"] = f"{ds.BAY_STATUS.get(st.bay, 'roll state unknown')}, {st.labels_remaining} labels left"
+    return what
+
+
+async def identify_tspl(ask: Ask, timeout: float) -> dict[str, str] | None:
+    reply = await ask(b"\r\n" + ts.STATUS_REQUEST, lambda b: len(b) >= 1, timeout)
+    if len(reply) != 1:
+        return None
+    model = ts.parse_model(await ask(ts.MODEL_REQUEST, lambda b: b"\r" in b, timeout))
+    if model is None and ts.parse_status(reply[0]).ready:
+        return None  # a ready TSPL printer names itself: a lone byte and silence is something else
+    return {"language": "tspl", "model": model or "TSPL printer", "media": ts.parse_status(reply[0]).describe()}
+
+
+async def identify(ask: Ask, timeout: float, tspl: bool = False) -> dict[str, str] | None:
     """Language, model, firmware and media of the printer behind ``ask``; None when nothing answered.
 
     ``ask(question, complete, timeout)`` writes ``question`` and returns what came back once ``complete`` holds
@@ -98,7 +133,7 @@ async def identify(ask: Ask, timeout: float) -> dict[str, str] | None:
         return {"language": "brother_ql", "model": _brother_model(replies[-1][4]), "media": media}
     reply = await ask(zs.HOST_STATUS, zs.host_status_complete, timeout)
     if not zs.host_status_complete(reply):
-        return None
+        return await identify_tspl(ask, timeout) if tspl else None
     hs = zs.parse_host_status(reply)
     found = {"language": "zpl", "model": "Zebra (ZPL)", "media": f"label length {hs.label_length} dots"}
     info = await ask(_ZPL_INFO, lambda b: b"\x03" in b, timeout)
@@ -134,10 +169,10 @@ async def identify_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWr
     return await identify(ask, timeout)
 
 
-async def identify_transport(link: Transport, timeout: float) -> dict[str, str] | None:
+async def identify_transport(link: Transport, timeout: float, tspl: bool = False) -> dict[str, str] | None:
     """identify() over an opened driver transport (USB bulk endpoints, a serial line); None on silence or a
     broken link."""
     try:
-        return await identify(link.ask, timeout)
+        return await identify(link.ask, timeout, tspl)
     except DriverError:
         return None

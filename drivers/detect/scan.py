@@ -14,9 +14,9 @@ from drivers.detect.serial import probe_serial
 from drivers.detect.usb import probe_usb
 
 
-async def _local(devices: list[str], usb: bool, timeout: float, usb_backend: Any) -> list[Found]:
+async def _local(devices: list[str], usb: bool, timeout: float, usb_backend: Any, named: frozenset[str]) -> list[Found]:
     found = await probe_usb(timeout, usb_backend) if usb else []
-    return found + await probe_serial(devices, timeout)
+    return found + await probe_serial(devices, timeout, named=named)
 
 
 async def detect_all(
@@ -28,16 +28,18 @@ async def detect_all(
     usb_backend: Any = None,
     mdns_window: float = 0.0,
     mdns_interfaces: list[str] | None = None,
+    named_serial: frozenset[str] = frozenset(),
 ) -> list[Found]:
     """USB devices (when ``usb``), the serial ``devices``, the network ``targets`` and, when ``mdns_window`` > 0,
-    every printer announced over mDNS within that many seconds, each that answers as a printer."""
+    every printer announced over mDNS within that many seconds, each that answers as a printer. ``named_serial``:
+    the serial ports the user named, the only ones asked whether they speak TSPL."""
     if mdns_window > 0:
         # The browse window passes while the local ports are asked: it costs no time of its own.
         local, announced = await asyncio.gather(
-            _local(devices, usb, timeout, usb_backend), browse(mdns_window, mdns_interfaces)
+            _local(devices, usb, timeout, usb_backend, named_serial), browse(mdns_window, mdns_interfaces)
         )
     else:
-        local, announced = await _local(devices, usb, timeout, usb_backend), []
+        local, announced = await _local(devices, usb, timeout, usb_backend, named_serial), []
     names: dict[tuple[str, int], Announced] = {(a.host, a.port): a for a in announced}
     network = list(dict.fromkeys([*targets, *names]))
     found = await probe_hosts(network, timeout)

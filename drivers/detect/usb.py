@@ -11,7 +11,8 @@ import usb.core
 import usb.util
 
 from drivers.base import DriverError
-from drivers.detect.identify import Found, found, identify_transport
+from drivers.detect.identify import Found, found, identify_dymo, identify_transport
+from drivers.languages.dymo_status import VENDOR_ID as DYMO_VENDOR
 from drivers.transports.usb import UsbTransport, is_printer
 
 #: Makers of the printers the drivers speak to; some of their devices present a vendor-specific class, not 7.
@@ -23,7 +24,10 @@ PRINTER_VENDORS = {
     0x1504: "Bixolon",
     0x0DD4: "Custom",
     0x0FE6: "ICS (ESC/POS clones)",
+    0x0922: "DYMO",
+    0x1203: "TSC",
 }
+TSC_VENDOR = 0x1203
 
 
 def _serial_of(dev: Any) -> str | None:
@@ -67,7 +71,13 @@ async def _probe(vendor: int, product: int, serial: str | None, timeout: float, 
     except DriverError:
         return None  # in use by another program, or no permission: detect says nothing it cannot check
     try:
-        what = await identify_transport(link, timeout)
+        if vendor == DYMO_VENDOR:
+            try:
+                what = await identify_dymo(link.ask, timeout, product)
+            except DriverError:
+                what = None
+        else:
+            what = await identify_transport(link, timeout, tspl=vendor == TSC_VENDOR)
     finally:
         with contextlib.suppress(DriverError):
             await link.aclose()

@@ -34,7 +34,7 @@ async def serve(
     """Serve one emulated printer until the task is cancelled.
 
     Args:
-        kind: ``zpl``, ``brother_ql`` or ``escpos``.
+        kind: ``zpl``, ``brother_ql``, ``escpos``, ``dymo`` (a LabelWriter 450), ``dymo550`` or ``tspl``.
         transport: ``tcp`` (listen on host:port; 0 picks a free port) or ``serial`` (a pty; its path is logged).
         print_time: seconds per badge.
         control_file: JSON ``{"fault": ...}`` read at run time; faults: see ``drivers.emulators.FAULTS``.

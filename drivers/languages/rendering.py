@@ -59,7 +59,11 @@ def render_for(
     template: str | None = None,
     model: str | None = None,
     draw: Draw | None = None,
+    head_dots: int = 672,
+    generation: str = "4xx",
 ) -> bytes:
+    """The bytes of one badge in ``language``. ``model`` is a Brother's; ``head_dots`` and ``generation`` (4xx or 550)
+    a DYMO LabelWriter's."""
     try:
         if language == "zpl":
             return render_zpl(badge, label, template, draw)
@@ -72,6 +76,15 @@ def render_for(
             return bytes(encode(_image(badge, label, draw), model=model, label=stock))
         if language == "escpos":
             return bytes(_render("drivers.render.escpos", "encode_escpos_raster")(_image(badge, label, draw)))
+        if language == "dymo":
+            name = "encode_dymo_550" if generation == "550" else "encode_dymo_4xx"
+            return bytes(_render("drivers.render.dymo", name)(_image(badge, label, draw), head_dots=head_dots))
+        if language == "tspl":
+            encode = _render("drivers.render.tspl", "encode_tspl")
+            image = _image(badge, label, draw)
+            return bytes(
+                encode(image, width_mm=label.width_mm, height_mm=label.height_mm, gap_mm=label.gap_mm, dpi=label.dpi)
+            )
     except ValueError as exc:
         raise RenderError(f"cannot encode the badge for {language}: {exc}") from exc
     raise RenderError(f"no renderer for language {language!r}")

@@ -255,8 +255,17 @@ def test_usb_without_ids_and_brother_stock_the_model_cannot_take_are_refused(tmp
         "39x90, 39x48, 52x29, 54x29, 60x86, 62x29, 62x100, 102x51, 102x152, 103x164"
     )
     assert driver_problems("{language: zpl, transport: tcp, host: 127.0.0.1, model: QL-700}") == [
-        "printer.driver: 'model' is for brother_ql printers; a zpl printer says its own model"
+        "printer.driver: 'model' is for brother_ql and dymo printers; a zpl printer says its own model"
     ]
+    dymo = "{language: dymo, transport: tcp, host: 127.0.0.1"
+    assert driver_problems(dymo + ", model: LabelWriter 999}")[0].startswith(
+        "printer.driver: unknown DYMO model 'LabelWriter 999'; known: LabelWriter 400,"
+    )
+    assert driver_problems("{language: dymo, transport: serial, device: /dev/ttyUSB0}") == [
+        "printer.driver: a DYMO LabelWriter is reached over 'usb' or 'tcp', not 'serial'"
+    ]
+    config = load_config(write(tmp_path, BASE.replace("{language: sim, transport: sim}", dymo + ", model: 5XL}")))
+    assert (config.printer.driver.model, config.printer.driver.label.width_mm) == ("5XL", 56)
     good = brother + ", model: QL-700, label: {width_mm: 62, height_mm: 100, dpi: 300, die_cut: true}}"
     config = load_config(write(tmp_path, BASE.replace("{language: sim, transport: sim}", good)))
     assert (config.printer.driver.model, config.printer.driver.label.die_cut) == ("QL-700", True)

@@ -9,15 +9,15 @@ import pytest
 from drivers.base import DeviceState, Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.support.drivers import BADGE, LABELS, LINKS
+from tests.support.drivers import BADGE, LABELS, LINKS, language_of
 
 
 @pytest.mark.parametrize("link", LINKS)
-@pytest.mark.parametrize("language", ["zpl", "brother_ql", "escpos"])
+@pytest.mark.parametrize("language", ["zpl", "brother_ql", "escpos", "dymo", "dymo550", "tspl"])
 async def test_badge_prints_and_scans(serve, language: str, link: str) -> None:
     printer = EMULATORS[language]("p1", print_time=0.05)
     transport = await serve(printer, link)
-    driver = LANGUAGES[language](
+    driver = LANGUAGES[language_of(language)](
         transport, printer_name="p1", label=LABELS[language], io_timeout=0.5, poll_interval=0.02
     )
     async with driver:

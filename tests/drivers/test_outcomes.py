@@ -10,16 +10,16 @@ import pytest
 from drivers.base import Outcome
 from drivers.emulators import EMULATORS
 from drivers.languages import LANGUAGES
-from tests.support.drivers import BADGE, LABELS
+from tests.support.drivers import BADGE, LABELS, language_of
 from tests.support.waiting import wait_until
 
-KINDS = ["zpl", "brother_ql", "escpos"]
+KINDS = ["zpl", "brother_ql", "escpos", "dymo", "dymo550", "tspl"]
 
 
 async def _setup(serve, kind: str, link: str = "tcp", print_time: float = 0.3):
     printer = EMULATORS[kind]("p1", print_time=print_time)
     transport = await serve(printer, link)
-    driver = LANGUAGES[kind](transport, label=LABELS[kind], io_timeout=0.3, poll_interval=0.02)
+    driver = LANGUAGES[language_of(kind)](transport, label=LABELS[kind], io_timeout=0.3, poll_interval=0.02)
     await driver.open()
     return printer, driver
 

@@ -17,7 +17,18 @@ LABELS = {
     "zpl": LabelConfig(),
     "brother_ql": LabelConfig(width_mm=62, height_mm=100, dpi=300),
     "escpos": LabelConfig(width_mm=72, height_mm=100, dpi=203),
+    "dymo": LabelConfig(width_mm=56, height_mm=102, dpi=300),
+    "dymo550": LabelConfig(width_mm=56, height_mm=102, dpi=300),
+    "tspl": LabelConfig(width_mm=101.6, height_mm=152.4, dpi=203),
 }
+#: The driver language of each emulator kind (a LabelWriter 550 is ``driver.language: dymo``).
+LANGUAGE = {"dymo550": "dymo"}
+
+
+def language_of(kind: str) -> str:
+    return LANGUAGE.get(kind, kind)
+
+
 BADGE = Badge(job_id="job-1", attendee_id="ATT-0001", name="Ada Lovelace", company="Analytical", role="Speaker")
 
 
