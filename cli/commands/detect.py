@@ -144,6 +144,7 @@ def detect(
     found = scan(
         scanners,
         targets,
+        devices=devices,
         usb=not no_usb,
         mdns_window=0.0 if no_mdns else MDNS_WINDOW,
         timeout=timeout,

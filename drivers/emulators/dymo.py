@@ -12,6 +12,7 @@ stops the label; its data waits and prints when the fault clears, unless the hos
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 from typing import Any
 
 from drivers.emulators.core import EmulatedPrinter, Job
@@ -112,8 +113,8 @@ class DymoPrinter(EmulatedPrinter):
         self._lines += 1
         return size
 
-    def decode(self, job: Job) -> dict[str, Any]:
-        return {"texts": [], **decode_graphics("drivers.render.dymo", "decode_dymo_4xx", job.data)}
+    def decode(self, job: Job, image: Path | None = None) -> dict[str, Any]:
+        return {"texts": [], **decode_graphics("drivers.render.dymo", "decode_dymo_4xx", job.data, image)}
 
 
 class Dymo550Printer(EmulatedPrinter):
@@ -204,5 +205,5 @@ class Dymo550Printer(EmulatedPrinter):
     def on_complete(self, job: Job) -> None:
         self.labels_remaining = max(0, self.labels_remaining - 1)
 
-    def decode(self, job: Job) -> dict[str, Any]:
-        return {"texts": [], **decode_graphics("drivers.render.dymo", "decode_dymo_550", job.data)}
+    def decode(self, job: Job, image: Path | None = None) -> dict[str, Any]:
+        return {"texts": [], **decode_graphics("drivers.render.dymo", "decode_dymo_550", job.data, image)}

@@ -7,6 +7,7 @@ when the fault clears, unless the host reset the printer."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from drivers.emulators.core import EmulatedPrinter, Job
@@ -67,5 +68,5 @@ class TsplPrinter(EmulatedPrinter):
                 self._job = bytearray()
         self._pending = buf[i:]
 
-    def decode(self, job: Job) -> dict[str, Any]:
-        return {"texts": [], **decode_graphics("drivers.render.tspl", "decode_tspl", job.data)}
+    def decode(self, job: Job, image: Path | None = None) -> dict[str, Any]:
+        return {"texts": [], **decode_graphics("drivers.render.tspl", "decode_tspl", job.data, image)}

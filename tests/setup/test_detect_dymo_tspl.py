@@ -85,14 +85,17 @@ async def test_detect_finds_a_labelwriter_by_usb_id_and_tspl_on_a_named_port(
             await printer.stop()
 
 
-async def test_a_console_port_is_never_asked(tmp_path: Path) -> None:
+async def test_a_console_port_is_asked_only_when_named(tmp_path: Path) -> None:
     tspl = EMULATORS["tspl"]("console", print_time=0.05)
     await tspl.start()
     pty = PtyFront(tspl)
     path = await pty.start()
     try:
-        assert await probe_serial([path], 0.2, named=frozenset([path]), consoles={path}) == []
+        assert await probe_serial([path], 0.2, consoles={path}) == []  # listed by the kernel, not named: not asked
         assert tspl.received == b""
+        # Named with --serial, it is the user's choice: asked, TSPL included.
+        (answered,) = await probe_serial([path], 0.2, named=frozenset([path]), consoles={path})
+        assert answered.language == "tspl"
         active = tmp_path / "active"
         active.write_text("tty0 ttyAMA0\n")
         assert console_ports(active) == {"/dev/ttyAMA0"}
