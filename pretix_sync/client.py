@@ -44,8 +44,8 @@ T = TypeVar("T")
 #: pretix's largest page (its API caps page_size at 50).
 PAGE_SIZE = 50
 
-#: The most results one listing may bring, whatever pretix announces: ten times the largest events' tickets. A list
-#: that announces more is refused at its first page, before anything is read.
+#: The most results one listing may bring, whatever pretix announces: far more tickets than any venue prints badges
+#: for. A list that announces more is refused at its first page, before anything is read.
 MAX_RESULTS = 1_000_000
 
 #: A badge layout's background PDF larger than this is refused (a designer's backgrounds are a few hundred KB).
@@ -79,8 +79,8 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 
 
 def _page_key(url: str) -> bytes:
-    """A page's URL as the read remembers it: normalised (``%7E`` and ``~`` alike), and hashed so that a pretix that
-    sends megabyte-long links costs 32 bytes a page."""
+    """A page's URL as the read remembers it: normalised (``%7E`` and ``~`` alike, the port a scheme implies left
+    out), and hashed so that a pretix that sends megabyte-long links costs 32 bytes a page."""
     return hashlib.sha256(str(yarl.URL(url)).encode()).digest()
 
 
@@ -320,9 +320,14 @@ class PretixClient:
         pretix counts again on every page, so a real list never doubles. Never more than ``max_results``.
         """
         if count < 0 or count > self.max_results:
+            said = (
+                f"a count of {count} for {what}"
+                if count < 0
+                else f"{count} {what}, more than the {self.max_results} one listing may hold here"
+            )
             raise PretixMisbehaves(
-                f"pretix at {self.base} announces {count} {what}, more than the {self.max_results} one listing may"
-                " hold here, so nothing was read. pretix fails on its side: try again later; pretix's own log says why"
+                f"pretix at {self.base} announces {said}, so nothing was read. pretix fails on its side: try again"
+                " later; pretix's own log says why"
             )
         most = min(max(2 * count, count + PAGE_SIZE), self.max_results)
         return most, most // PAGE_SIZE + 2
