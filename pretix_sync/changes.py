@@ -12,41 +12,77 @@ becomes a cancelled ticket, with the reason.
 The mark is pretix's own ``last_modified`` (pretix's clock, not ours), read again with an overlap: an order saved in
 a transaction that committed after a later one would otherwise be missed. Orders already read at the same
 ``last_modified`` within the overlap are not read twice.
+
+The records go to the caller in batches as the pages arrive (:meth:`ListChanges.read_into`), so a read of a hundred
+thousand tickets holds one batch of them, not all; the mark moves only once a whole read was handed on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable, Callable, Container, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from pretix_sync.api_types import CheckinList, Order, Position, i18n_text
 from pretix_sync.client import PretixClient
+from pretix_sync.errors import ReadStopped
 from pretix_sync.records import AttendeeRecord, admitted, not_admitted
 
 #: More changed orders than this in one read: one listing of the whole check-in list beats a request per order.
 BULK_AFTER = 25
 
+#: Records handed to the caller at a time (the list's writer writes as many per round trip).
+BATCH = 500
+
+#: Where a read's records go, a batch at a time.
+Write = Callable[[list[AttendeeRecord]], Awaitable[None]]
+
 
 @dataclass
 class Batch:
-    """One read: the records of every position in the orders that changed, and what it cost."""
+    """One read: what it brought, and what it cost. ``records`` holds the records only for :meth:`ListChanges.read`;
+    a read into a writer counts them."""
 
     records: list[AttendeeRecord] = field(default_factory=list)
     orders: int = 0
     requests_seconds: float = 0.0
+    valid: int = 0
+    cancelled: int = 0
+    needs_attention: int = 0
+    #: records handed on, all batches together
+    read: int = 0
 
-    @property
-    def valid(self) -> int:
-        return sum(r.status == "valid" for r in self.records)
 
-    @property
-    def cancelled(self) -> int:
-        return sum(r.status == "cancelled" for r in self.records)
+class _Out:
+    """A read's records on their way to the caller: counted, handed on by :data:`BATCH`, and the read stopped between
+    two batches once ``stop`` is set."""
 
-    @property
-    def needs_attention(self) -> int:
-        return sum(r.needs_attention for r in self.records if r.status == "valid")
+    def __init__(self, write: Write, batch: Batch, stop: asyncio.Event | None) -> None:
+        self._write = write
+        self._batch = batch
+        self._stop = stop
+        self._held: list[AttendeeRecord] = []
+
+    async def add(self, record: AttendeeRecord) -> None:
+        b = self._batch
+        b.read += 1
+        if record.status == "valid":
+            b.valid += 1
+            b.needs_attention += record.needs_attention
+        elif record.status == "cancelled":
+            b.cancelled += 1
+        self._held.append(record)
+        if len(self._held) >= BATCH:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if self._stop is not None and self._stop.is_set():
+            raise ReadStopped("stopped between two batches of records")
+        if self._held:
+            held, self._held = self._held, []
+            await self._write(held)
 
 
 def _parse(stamp: str) -> datetime:
@@ -72,30 +108,49 @@ class ListChanges:
         self._read_at: dict[str, datetime] = {}  # order code -> last_modified already read, within the overlap
 
     async def read(self) -> Batch:
+        """One read, its records kept in ``records`` (the commands use :meth:`read_into`, which holds a batch)."""
+        kept: list[AttendeeRecord] = []
+
+        async def keep(records: list[AttendeeRecord]) -> None:
+            kept.extend(records)
+
+        batch = await self.read_into(keep)
+        batch.records = kept
+        return batch
+
+    async def read_into(self, write: Write, stop: asyncio.Event | None = None) -> Batch:
+        """One read, its records handed to ``write`` by :data:`BATCH` as they arrive. ``stop`` set: the read ends
+        with :class:`ReadStopped` before its next batch, the mark where it was (the next read starts over)."""
         started = time.monotonic()
+        batch = Batch()
+        out = _Out(write, batch, stop)
         checkin_list = await self.client.checkin_list(self.list_id)
         items = await self.client.items()
         products = {i.id: i18n_text(i.name) for i in items}
         admission = {i.id for i in items if i.admission}
 
         if self.watermark is None:
-            batch = await self._first(checkin_list, admission, products)
+            batch.orders = await self._first(checkin_list, admission, products, out)
         else:
             since = _stamp(self.watermark - self.overlap)
             changed = [o async for o in self.client.orders(modified_since=since) if not self._already_read(o)]
-            batch = Batch(orders=len(changed))
+            batch.orders = len(changed)
             if changed:
                 allowed = await self._admitted(changed, whole_list=len(changed) > BULK_AFTER)
-                batch.records = self._records(changed, allowed, checkin_list, admission, products)
+                for record in self._records(changed, allowed, checkin_list, admission, products):
+                    await out.add(record)
+                await out.flush()
                 self._advance(changed)
+        await out.flush()
         batch.requests_seconds = time.monotonic() - started
         return batch
 
-    async def _first(self, checkin_list: CheckinList, admission: set[int], products: dict[int, str]) -> Batch:
+    async def _first(self, checkin_list: CheckinList, admission: set[int], products: dict[int, str], out: _Out) -> int:
         """Everything: the list's tickets in one listing, and the tickets of orders that are not paid (cancelled,
         expired, pending) for the records that say so. The mark is taken first, so what changes during the
-        listing is read again next time. A ticket cancelled on its own in a paid order is not read here (pretix
-        lists those only with their order); it is when its order changes."""
+        listing is read again next time; it is kept only once every record was handed on. A ticket cancelled on
+        its own in a paid order is not read here (pretix lists those only with their order); it is when its
+        order changes."""
         # The newest orders, read before the listing: the mark, and the orders the next read need not read again
         # (the listing shows them as they were then or later; a later change moves their last_modified).
         newest: list[Order] = []
@@ -103,17 +158,24 @@ class ListChanges:
             if newest and _parse(order.last_modified) < _parse(newest[0].last_modified) - self.overlap:
                 break
             newest.append(order)
-        allowed = {p.id: p async for p in self.client.checkin_list_positions(self.list_id)}
-        unpaid = [o for status in ("c", "e", "n") async for o in self.client.orders(status=status)]
-        records = [
-            admitted(p, products, self.questions) for p in allowed.values() if self._on_list(p, checkin_list, admission)
-        ]
-        records += self._records(unpaid, allowed, checkin_list, admission, products, only_refused=True)
+        # Only the ids of what the list admits are kept (for the unpaid orders below); each ticket goes on at once.
+        allowed: set[int] = set()
+        orders: set[str] = set()
+        async for p in self.client.checkin_list_positions(self.list_id):
+            allowed.add(p.id)
+            orders.add(p.order)
+            if self._on_list(p, checkin_list, admission):
+                await out.add(admitted(p, products, self.questions))
+        for status in ("c", "e", "n"):
+            async for order in self.client.orders(status=status):
+                orders.add(order.code)
+                for record in self._refused(order, allowed, checkin_list, admission, products):
+                    await out.add(record)
+        await out.flush()
         if newest:
             self.watermark = _parse(newest[0].last_modified)
             self._read_at = {o.code: _parse(o.last_modified) for o in newest}
-        orders = {p.order for p in allowed.values()} | {o.code for o in unpaid}
-        return Batch(records=records, orders=len(orders))
+        return len(orders)  # the orders read: those of the list's tickets and the unpaid ones
 
     def _records(
         self,
@@ -122,19 +184,28 @@ class ListChanges:
         checkin_list: CheckinList,
         admission: set[int],
         products: dict[int, str],
-        only_refused: bool = False,
-    ) -> list[AttendeeRecord]:
-        records = []
+    ) -> Iterator[AttendeeRecord]:
         for order in orders:
             for position in order.positions:
                 if not self._on_list(position, checkin_list, admission):
                     continue
                 if position.id in allowed:
-                    if not only_refused:
-                        records.append(admitted(allowed[position.id], products, self.questions))
+                    yield admitted(allowed[position.id], products, self.questions)
                 else:
-                    records.append(not_admitted(position, order, products))
-        return records
+                    yield not_admitted(position, order, products)
+
+    def _refused(
+        self,
+        order: Order,
+        allowed: Container[int],
+        checkin_list: CheckinList,
+        admission: set[int],
+        products: dict[int, str],
+    ) -> Iterator[AttendeeRecord]:
+        """The order's tickets on this list that the list does not admit, as cancelled records."""
+        for position in order.positions:
+            if position.id not in allowed and self._on_list(position, checkin_list, admission):
+                yield not_admitted(position, order, products)
 
     def _already_read(self, order: Order) -> bool:
         return self._read_at.get(order.code) == _parse(order.last_modified)
@@ -149,8 +220,9 @@ class ListChanges:
 
     async def _admitted(self, orders: list[Order], whole_list: bool) -> dict[int, Position]:
         """The positions of these orders that the list admits, as pretix answers for its check-in list."""
-        if whole_list:
-            return {p.id: p async for p in self.client.checkin_list_positions(self.list_id)}
+        if whole_list:  # only these orders' positions are kept, not the whole list's
+            codes = {o.code for o in orders}
+            return {p.id: p async for p in self.client.checkin_list_positions(self.list_id) if p.order in codes}
         allowed: dict[int, Position] = {}
         for order in orders:
             async for p in self.client.checkin_list_positions(self.list_id, order=order.code):

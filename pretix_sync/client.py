@@ -7,6 +7,8 @@ pauses; one that pretix refused (4xx) is not.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -15,6 +17,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import msgspec
+import yarl
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from pretix_sync.api_types import (
@@ -27,12 +30,23 @@ from pretix_sync.api_types import (
     PrintLog,
     RedeemResult,
 )
-from pretix_sync.errors import PretixConfigError, PretixError, PretixRefused, PretixUnavailable
+from pretix_sync.errors import (
+    PretixConfigError,
+    PretixError,
+    PretixMisbehaves,
+    PretixRefused,
+    PretixUnavailable,
+    ReadStopped,
+)
 
 T = TypeVar("T")
 
 #: pretix's largest page (its API caps page_size at 50).
 PAGE_SIZE = 50
+
+#: The most results one listing may bring, whatever pretix announces: far more tickets than any venue prints badges
+#: for. A list that announces more is refused at its first page, before anything is read.
+MAX_RESULTS = 1_000_000
 
 #: A badge layout's background PDF larger than this is refused (a designer's backgrounds are a few hundred KB).
 MAX_DOWNLOAD = 20 * 1024 * 1024
@@ -64,6 +78,12 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(parts.scheme)
 
 
+def _page_key(url: str) -> bytes:
+    """A page's URL as the read remembers it: normalised (``%7E`` and ``~`` alike, the port a scheme implies left
+    out), and hashed so that a pretix that sends megabyte-long links costs 32 bytes a page."""
+    return hashlib.sha256(str(yarl.URL(url)).encode()).digest()
+
+
 class PretixClient:
     """One event's API, as one API token sees it.
 
@@ -74,6 +94,9 @@ class PretixClient:
         token: a team API token.
         attempts: tries of a request that fails on the way before giving up.
         timeout: seconds one request may take.
+        max_results: the most results one listing may bring (:data:`MAX_RESULTS`).
+        stop: once set, a listing stops before its next page (:class:`ReadStopped`); the request under way is the
+            caller's to cancel.
     """
 
     def __init__(
@@ -86,6 +109,8 @@ class PretixClient:
         attempts: int = 4,
         timeout: float = 30.0,
         max_pause: float = 5.0,
+        max_results: int = MAX_RESULTS,
+        stop: asyncio.Event | None = None,
     ) -> None:
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -97,6 +122,8 @@ class PretixClient:
         self._attempts = attempts
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._max_pause = max_pause
+        self.max_results = max_results
+        self.stop = stop
         self._session: aiohttp.ClientSession | None = None
         #: Seconds spent waiting for pretix's answers (request sent -> answer read), all requests added up.
         self.waited = 0.0
@@ -239,20 +266,71 @@ class PretixClient:
     async def _pages(
         self, path: str, into: type[T], what: str, params: dict[str, str] | None = None
     ) -> AsyncIterator[T]:
-        """Every result of a paged list, following pretix's ``next`` links (which must stay on pretix)."""
+        """Every result of a paged list, following pretix's ``next`` links (which must stay on pretix).
+
+        A pretix that fails on its side cannot keep the read going for ever: a ``next`` link to a page already read
+        ends it, and so do more results or pages than the ``count`` its first page announced allows
+        (:meth:`_bounds`). Before each page the read stops if ``stop`` is set."""
         url: str | None = self.base + path
         query: dict[str, str] | None = {"page_size": str(PAGE_SIZE), **(params or {})}
+        seen = {_page_key(str(yarl.URL(self.base + path).update_query(query)))}
+        count = results = pages = 0
+        most_results = most_pages = 0
         while url is not None:
+            if self.stop is not None and self.stop.is_set():
+                raise ReadStopped(f"stopped while reading {what}")
             _, data = await self._request("GET", url, what=what, params=query)
             page = self._decode(data, Page[into], what)  # type: ignore[valid-type]
+            del data  # a page's bytes go before its results are handed on
+            pages += 1
+            if pages == 1:
+                count = page.count
+                most_results, most_pages = self._bounds(count, what)
+            results += len(page.results)
+            if results > most_results or pages > most_pages:
+                raise PretixMisbehaves(
+                    f"pretix at {self.base} keeps sending {what}: {results} result(s) in {pages} page(s) after its"
+                    f" first page announced {count}, more than the {most_results} result(s) in {most_pages} page(s) a"
+                    " list of that count may bring, so the read stopped. pretix fails on its side: try again later;"
+                    " pretix's own log says why"
+                )
             for result in page.results:
                 yield result
-            if page.next is not None and _origin(page.next) != _origin(self.base):
+            if page.next is None:
+                return
+            if _origin(page.next) != _origin(self.base):
                 raise PretixConfigError(
                     f"pretix at {self.base} links the next page of {what} to {page.next}: set pretix's own url"
                     " (its pretix.cfg [pretix] url) to the address used in --pretix"
                 )
+            key = _page_key(page.next)
+            if key in seen:
+                raise PretixMisbehaves(
+                    f"pretix at {self.base} links page {pages} of {what} to a page already read"
+                    f" ({page.next[:200]}): a loop, so the read stopped. pretix fails on its side: try again later;"
+                    " pretix's own log says why"
+                )
+            seen.add(key)
             url, query = page.next, None  # the next link carries the query
+
+    def _bounds(self, count: int, what: str) -> tuple[int, int]:
+        """The most results and pages a listing whose first page announced ``count`` may bring.
+
+        Twice the count, at least one page more than it: orders placed while the list is read add to it, but
+        pretix counts again on every page, so a real list never doubles. Never more than ``max_results``.
+        """
+        if count < 0 or count > self.max_results:
+            said = (
+                f"a count of {count} for {what}"
+                if count < 0
+                else f"{count} {what}, more than the {self.max_results} one listing may hold here"
+            )
+            raise PretixMisbehaves(
+                f"pretix at {self.base} announces {said}, so nothing was read. pretix fails on its side: try again"
+                " later; pretix's own log says why"
+            )
+        most = min(max(2 * count, count + PAGE_SIZE), self.max_results)
+        return most, most // PAGE_SIZE + 2
 
     # -- reads -------------------------------------------------------------------------------------------------------
 

@@ -26,6 +26,16 @@ class PretixUnavailable(PretixError):
     exit_code = EXIT_UNAVAILABLE
 
 
+class PretixMisbehaves(PretixUnavailable):
+    """pretix answered, but not as pretix does: a next page that leads back to one already read, more results than
+    it announced, more than one listing may hold. Nothing to fix in the settings: pretix (or what answers at its
+    address) fails on its side, as with a 5xx."""
+
+
+class ReadStopped(Exception):
+    """The read was asked to stop (SIGTERM, Ctrl-C) and stopped between two pages or two batches: a clean stop."""
+
+
 class PretixRefused(PretixError):
     """pretix understood the request and said no (a 400 with its reason): the request, not the settings."""
 

@@ -7,10 +7,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -18,11 +19,12 @@ import click
 
 from core.errors import EXIT_CONFIG
 from core.logs import shown
-from pretix_sync.changes import ListChanges
-from pretix_sync.errors import PretixUnavailable
+from pretix_sync.changes import Batch, ListChanges
+from pretix_sync.errors import PretixMisbehaves, PretixUnavailable, ReadStopped
 from pretix_sync.records import AttendeeRecord
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def say(text: str) -> None:
@@ -109,35 +111,71 @@ class Written(Protocol):
     def line(self) -> str: ...
 
 
-class RecordSink(Protocol):
-    """Where a read's records go: the venue's list (pretix_sync/listing.py) or JSON lines
-    (cli/commands/pretix_read.py)."""
+W = TypeVar("W", bound=Written)
 
-    async def write(self, records: Sequence[AttendeeRecord]) -> Written: ...
+
+class RecordSink(Protocol[W]):
+    """Where a read's records go: the venue's list (pretix_sync/listing.py) or JSON lines
+    (cli/commands/pretix_read.py). A read hands them on in batches, each added to the same ``written``."""
+
+    async def write(self, records: Sequence[AttendeeRecord], written: W | None = None) -> W: ...
+
+
+async def until_stopped(work: Coroutine[Any, Any, T], stop: asyncio.Event) -> T | None:
+    """``work``'s result, or None once ``stop`` is set: then it is cancelled wherever it is (a request to pretix
+    under way, a write), so a stop never waits for a slow or silent pretix."""
+    task = asyncio.ensure_future(work)
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:  # also when the caller is cancelled: the work never outlives it
+        stopping.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ReadStopped):
+                await task
+    if stop.is_set():
+        if not task.cancelled():
+            task.exception()  # taken, whatever it is: a stop is a clean end
+        return None
+    return task.result()
 
 
 async def follow_list(
-    changes: ListChanges, writer: RecordSink, follow: bool, interval: float, stop: asyncio.Event
+    changes: ListChanges, writer: RecordSink[Any], follow: bool, interval: float, stop: asyncio.Event
 ) -> None:
     """One read of the check-in list's changes into ``writer``, or (``follow``) one every ``interval`` seconds until
-    ``stop``; an outage after the first read is said once and waited out."""
+    ``stop``; an outage after the first read is said once and waited out. ``stop`` ends a read wherever it is: what
+    it wrote stays, and the next sync reads it again (the mark moves only after a whole read)."""
     first = True
     away_since: float | None = None
-    while True:
+    while not stop.is_set():
+        written: Any = None
+
+        async def write(records: list[AttendeeRecord]) -> None:
+            nonlocal written
+            written = await writer.write(records, written)
+
         try:
-            batch = await changes.read()
+            batch: Batch | None = await until_stopped(changes.read_into(write, stop), stop)
         except PretixUnavailable as exc:
             if first or not follow:
                 raise
             if away_since is None:  # said once per outage, not every few seconds
                 away_since = time.monotonic()
-                say(f"pretix unreachable, trying again every {interval:g} s: {exc}")
+                what = "failing on its side" if isinstance(exc, PretixMisbehaves) else "unreachable"
+                say(f"pretix {what}, trying again every {interval:g} s: {exc}")
         else:
+            if batch is None:
+                if first:
+                    say("stopped during the first read: what it wrote stays; the next sync reads everything again")
+                return
             if away_since is not None:
                 say(f"pretix answers again after {time.monotonic() - away_since:.0f} s")
                 away_since = None
-            written = await writer.write(batch.records)
-            if first or batch.records:
+            if written is None:
+                written = await writer.write([], None)
+            if first or batch.read:
                 what = "first read" if first else "changes"
                 say(
                     f"pretix {what}: {batch.orders} orders, {batch.valid} valid, {batch.cancelled} cancelled,"
@@ -146,8 +184,5 @@ async def follow_list(
             first = False
         if not follow:
             return
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)
-            return
-        except TimeoutError:
-            pass

@@ -107,8 +107,9 @@ class ListWriter:
         self.record = PrintedRecord(store.redis, store.keys.venue)
         self._report = report or (lambda text: None)
 
-    async def write(self, records: Sequence[AttendeeRecord]) -> Written:
-        written = Written()
+    async def write(self, records: Sequence[AttendeeRecord], written: Written | None = None) -> Written:
+        """Writes the records, counted into ``written`` (a read's batches add up in one)."""
+        written = written if written is not None else Written()
         for start in range(0, len(records), BATCH):
             await self._write(records[start : start + BATCH], written)
         return written

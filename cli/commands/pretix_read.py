@@ -3,8 +3,9 @@
 Each record is written as one JSON line (the ticket code, pretix's job id, name, company, role, fields, status and
 why, needs_attention); a line on stderr says what each read brought. Writing the records into the venue's attendee
 list is ``badge-agent attendees sync`` (cli/commands/pretix_sync.py); this command shows what pretix holds. Exit 78 for
-settings to fix (the URL, the token, the event or list), 69 when pretix cannot be reached or fails on its side
-(with ``--follow``: only at the first read; later it waits for pretix and carries on).
+settings to fix (the URL, the token, the event or list), 69 when pretix cannot be reached or fails on its side,
+pages that loop or never end included (with ``--follow``: only at the first read; later it waits for pretix and
+carries on). SIGTERM or Ctrl-C ends it within 5 s wherever it is, with 0.
 """
 
 from __future__ import annotations
@@ -33,16 +34,18 @@ class JsonLines:
     def __init__(self, out: TextIO) -> None:
         self.out = out
 
-    async def write(self, records: Sequence[AttendeeRecord]) -> Wrote:
+    async def write(self, records: Sequence[AttendeeRecord], written: Wrote | None = None) -> Wrote:
         for record in records:
             self.out.write(safe_json(record.as_row()) + "\n")
         self.out.flush()
-        return Wrote(len(records))
+        written = written if written is not None else Wrote()
+        written.lines += len(records)
+        return written
 
 
-@dataclass(frozen=True)
+@dataclass
 class Wrote:
-    lines: int
+    lines: int = 0
 
     def line(self) -> str:
         return f"wrote {self.lines} JSON line(s)"
@@ -83,7 +86,7 @@ def sync(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        async with PretixClient(url, organizer, slug, read_token(token_file)) as client:
+        async with PretixClient(url, organizer, slug, read_token(token_file), stop=stop) as client:
             await follow_list(
                 ListChanges(client, list_id, questions=questions), JsonLines(output), follow, interval, stop
             )

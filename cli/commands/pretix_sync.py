@@ -3,8 +3,9 @@ tell pretix about every confirmed print of its attendees.
 
 One read, or with ``--follow`` a read every ``--interval`` seconds (what changed since the last one), written into
 the list (pretix_sync/listing.py); beside it, with ``--follow``, the outbox's sender (pretix_sync/outbox.py).
-Exit 78 for settings to fix (the URL, the token, the event or list), 69 when pretix or Redis cannot be reached (with
-``--follow``: pretix only at the first read; later it waits for pretix and carries on).
+Exit 78 for settings to fix (the URL, the token, the event or list), 69 when pretix or Redis cannot be reached or
+pretix fails on its side, pages that loop or never end included (with ``--follow``: pretix only at the first read;
+later it waits for pretix and carries on). SIGTERM or Ctrl-C ends it within 5 s wherever it is, with 0.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ async def _sync(
     redis = target.client()
     try:
         store = AttendeeStore(redis, target.venue)
-        async with PretixClient(url, organizer, event, token) as client:
+        async with PretixClient(url, organizer, event, token, stop=stop) as client:
             changes = ListChanges(client, list_id, questions=questions)
             reading = follow_list(changes, ListWriter(store, say), follow, interval, stop)
             if not follow:
@@ -53,15 +54,18 @@ async def _sync(
                 return
             sender = Sender(Outbox(redis, target.venue, store.scripts), client, list_id, report=say)
             tasks = [asyncio.create_task(reading), asyncio.create_task(sender.run(stop))]
+            # A stop cancels a send under way too: an entry leaves the outbox only once pretix answered, and sent
+            # again it makes no second check-in (its nonce) or print log (looked up first).
+            stopping = asyncio.create_task(stop.wait())
             try:
-                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                done, _ = await asyncio.wait([*tasks, stopping], return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     task.result()  # a failure of either ends the sync with its message
             finally:
                 stop.set()
-                for task in tasks:
+                for task in (*tasks, stopping):
                     task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await asyncio.gather(*tasks, stopping, return_exceptions=True)
     finally:
         await redis.aclose()
 
