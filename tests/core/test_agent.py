@@ -185,7 +185,8 @@ async def test_a_printer_that_is_off_burns_no_attempts_and_kills_no_job(
     control = SimControl(tmp_path / "desk-1.control.json")
     ids = await enqueue_many(store, 2)
     async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01, jobs__max_attempts=1):
-        await wait_until(lambda: state_is(redis, k, ids[0], b"printed"))
+        # Both printed before the power goes: a badge cut short mid-print did reach the printer, and is not this test.
+        await wait_until(lambda: eq(printed_count(redis, venue), 2))
         control.set_fault("power_off")
         more = await enqueue_many(store, 3, "later")
         await asyncio.sleep(1.0)  # the behaviour under test: many probe intervals with the power off burn nothing

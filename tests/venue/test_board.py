@@ -160,6 +160,7 @@ async def test_board_in_chromium_shows_the_fleet_and_a_printer_going_down(
     await make_maybe_duplicate(store, "dup-7", "ghost", "Hall Z, desk 9")
     driver = await asyncio.to_thread(start_chromium, tmp_path / "chromium-profile")
     try:
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
 
         async with (
@@ -215,7 +216,11 @@ async def test_board_in_chromium_shows_the_fleet_and_a_printer_going_down(
                     lambda d: card(d, "desk-2").get_attribute("data-state") == "device_down",
                 )
                 assert time.monotonic() - declared <= 3.5
-                down_card = await asyncio.to_thread(lambda: card(driver, "desk-2").text)
+                # Read again should the page redraw the card between finding it and reading it (a later push).
+                down_card = await asyncio.to_thread(
+                    WebDriverWait(driver, 3, ignored_exceptions=[StaleElementReferenceException]).until,
+                    lambda d: card(d, "desk-2").text,
+                )
                 assert "printer down" in down_card and "out of labels" in down_card
                 assert await asyncio.to_thread(driver.execute_script, "return window.__sameDocument;") == 42
                 await asyncio.to_thread(driver.save_screenshot, str(tmp_path / "board.png"))
