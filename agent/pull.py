@@ -280,9 +280,11 @@ class PullLoop:
         await self.journal.append(job_id, begun.epoch, "printed", durable=True)
         self.ahead.printed(seconds)
         layout = self.layouts.used(job_id) if self.layouts is not None else None
+        # Whose word the print is on: the printer's own status, or a print server's that cannot read it.
+        by = self.printer.driver.confirmed_by
         if may_take_next and self.blocked() is None:
             (kind, where), taken = await self.store.confirm_then_take(
-                self.me, self.location, job_id, begun.epoch, layout
+                self.me, self.location, job_id, begun.epoch, layout, by
             )
             if taken is None:
                 self.lookahead = Lookahead.EMPTY
@@ -291,7 +293,7 @@ class PullLoop:
             else:
                 self.lookahead = TakenAhead(taken.job_id)
         else:
-            kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch, layout)
+            kind, where = await self.store.confirm(self.me, self.location, job_id, begun.epoch, layout, by)
         # The "closed" record only spares recovery a confirm (a no-op for a confirmed badge): a crash before it is
         # written leaves a "printed" record that recovery confirms again, harmlessly.
         await self.journal.append(job_id, begun.epoch, "closed")

@@ -149,6 +149,7 @@ class Agent:
             reclaimed=self.sweep.reclaimed,
             budgets=self.loop_budgets,
             stock=self.layouts.stock if self.layouts is not None else "",
+            confirmed_by=self.driver.confirmed_by,
         )
 
     # -- lifecycle -----------------------------------------------------------------------------------------------

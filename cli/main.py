@@ -138,9 +138,12 @@ def check_config(path: str, connect: bool) -> None:
     if config.journal is None:
         click.echo("warning: no journal file set: a crash mid-print leaves that badge 'maybe printed'", err=True)
     if connect:
-        from cli.commands.connect import check_printer, check_redis
+        from cli.commands.connect import check_printer, check_redis, confirmed_by_line
 
-        redis_failure, printer_failure = asyncio.run(check_redis(config)), asyncio.run(check_printer(config))
+        redis_failure = asyncio.run(check_redis(config))
+        printer_failure, confirmed_by = asyncio.run(check_printer(config))
+        if confirmed_by:
+            click.echo(confirmed_by_line(confirmed_by))
         for failure in (redis_failure, printer_failure):
             if failure:
                 click.echo(f"{path}: {failure}", err=True)

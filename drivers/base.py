@@ -119,6 +119,11 @@ class Driver(abc.ABC):
     #: by evidence, and each driver documents its policy.
     status_capable: bool = True
 
+    #: Whose word a ``printed`` outcome is on: ``device`` (the printer's own status, as every native driver reads
+    #: it) or ``spooler`` (a print server that hands the bytes on and cannot read the printer: a CUPS queue with a
+    #: ``usb://``, ``socket://`` or ``file:`` backend). Written on each confirmed print and shown by ``status``.
+    confirmed_by: str = "device"
+
     #: A short human description for logs and ``check-config`` ("ZPL over TCP 10.0.0.5:9100").
     description: str = ""
 

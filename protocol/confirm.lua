@@ -1,19 +1,23 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
 -- flags: allow-oom
 -- KEYS inflight:<me> job:<id> done:<id> events pool stats printed:consumers printed printers [q:<waits> pinned]
--- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version> <waits>]
+-- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version> <waits>] [<confirmed_by>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
 -- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
 -- While any consumer reads the printed record (printed:consumers), the print gets an entry there in this same step,
 -- so no consumer can miss a confirmed print (the events stream is capped; the record keeps an entry until every
 -- consumer took it): kind "badge" for the job's first confirmed print, "reprint" for a later round's.
 -- <waits>: the printer whose queue the job waits in, when the caller was told (below); "" for none (as <layout>).
+-- <confirmed_by>: whose word the print is on, "device" (the printer's own status) or "spooler" (a print server that
+-- cannot read the printer); written into the printed event, the job and the printed record's entry. Absent or "":
+-- not said (an older agent, or a journal replay), and nothing is written.
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
 -- A job this printer no longer holds may wait in a printer's queue since (a reclaim handed a zone's badge to another
 -- printer of its zone): that copy is void once this one is confirmed, and its queue's key must be among KEYS, so the
 -- answer is then {"waits", printer}, nothing changed, and the caller calls again naming it.
 local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
 local waits = ARGV[8] or ''
+local confirmed_by = ARGV[9] or ''
 -- A second copy came out: flag the job for staff, count it, and say where the first one is.
 local function duplicate(first_printer, reason)
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
@@ -78,6 +82,9 @@ end
 local maybe = redis.call('HGET', KEYS[2], 'maybe_printed_where') or ''
 redis.call('HSET', KEYS[2], 'state', 'printed', 'printer', me, 'printed_ms', now, 'printed_at', loc,
   'printed_epoch', ARGV[4])
+if confirmed_by ~= '' then
+  redis.call('HSET', KEYS[2], 'confirmed_by', confirmed_by)
+end
 redis.call('HINCRBY', KEYS[6], 'printed', 1)
 if maybe ~= '' then
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1)
@@ -85,16 +92,20 @@ if maybe ~= '' then
   event(KEYS[4], ARGV[5], 'event', 'maybe_duplicate', 'job_id', id, 'printer', me, 'location', loc,
     'reason', 'an earlier attempt may also have printed: look at ' .. maybe)
 end
+local printed = {'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4]}
 if ARGV[6] and ARGV[6] ~= '' then
-  event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4],
-    'layout', ARGV[6], 'layout_version', ARGV[7])
-else
-  event(KEYS[4], ARGV[5], 'event', 'printed', 'job_id', id, 'printer', me, 'location', loc, 'epoch', ARGV[4])
+  table.insert(printed, 'layout'); table.insert(printed, ARGV[6])
+  table.insert(printed, 'layout_version'); table.insert(printed, ARGV[7])
 end
+if confirmed_by ~= '' then
+  table.insert(printed, 'confirmed_by'); table.insert(printed, confirmed_by)
+end
+event(KEYS[4], ARGV[5], unpack(printed))
 if redis.call('HLEN', KEYS[7]) > 0 then
   -- A reprint round (reprint.lua) keeps the earlier rounds' confirmed prints in printed_epochs.
   local first = (redis.call('HGET', KEYS[2], 'printed_epochs') or '') == ''
   redis.call('XADD', KEYS[8], '*', 'kind', first and 'badge' or 'reprint', 'job_id', id, 'epoch', ARGV[4],
-    'printer', me, 'location', loc, 'printed_ms', now, 'layout', ARGV[6] or '', 'layout_version', ARGV[7] or '')
+    'printer', me, 'location', loc, 'printed_ms', now, 'layout', ARGV[6] or '', 'layout_version', ARGV[7] or '',
+    'confirmed_by', confirmed_by)
 end
 return {'printed', maybe}

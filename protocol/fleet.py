@@ -25,6 +25,7 @@ class PrinterView:
     reasons: list[str] = field(default_factory=list)
     device: str = ""
     labels_remaining: int | None = None  # what the printer counts left on its roll, where it does
+    confirmed_by: str = ""  # "device" or "spooler": whose word its prints are on; "" from an agent that does not say
 
 
 @dataclass
@@ -103,6 +104,7 @@ async def fleet(redis: Redis, venue: str) -> FleetView:
                 reasons=list(reasons) if isinstance(reasons, list) else [],
                 device=str(health.get("device", "")),
                 labels_remaining=left if isinstance(left := health.get("labels_remaining"), int) else None,
+                confirmed_by=str(health.get("confirmed_by") or ""),
             )
         )
         queued_pinned += int(depth)

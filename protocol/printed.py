@@ -4,7 +4,8 @@
 printed, while any consumer is registered in ``P printed:consumers``: no confirmed print can be missed by a consumer,
 whatever happens to the process that reads it, and the events stream's cap does not matter. An entry holds the
 ``kind`` (``badge`` for a job's first confirmed print, ``reprint`` for a later round's), the job, the print's epoch,
-the printer, where it stands, the server time and the layout it was drawn with.
+the printer, where it stands, the server time, the layout it was drawn with and whose word the print is on
+(``confirmed_by``: ``device`` or ``spooler``).
 
 Each consumer (a feature's reader of the prints, such as a ticketing system's outbox) registers itself with ``join``
 before the prints it wants can happen, reads the entries after its cursor (``after``), and moves its cursor past what
@@ -37,6 +38,8 @@ class PrintedEntry(NamedTuple):
     printed_ms: int
     layout: str
     layout_version: str
+    #: Whose word the print is on: ``device`` or ``spooler`` (confirm.lua); "" where the agent did not say.
+    confirmed_by: str = ""
 
     @classmethod
     def parse(cls, entry_id: Any, raw: dict[Any, Any]) -> PrintedEntry:
@@ -55,6 +58,7 @@ class PrintedEntry(NamedTuple):
             printed_ms,
             values.get("layout", ""),
             values.get("layout_version", ""),
+            values.get("confirmed_by", ""),
         )
 
 

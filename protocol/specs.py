@@ -196,11 +196,15 @@ class Confirm(Spec[Confirmed]):
         maxlen: int,
         layout: tuple[str, int] | None = None,
         waits: PrinterKeys | None = None,
+        confirmed_by: str | None = None,
     ) -> ScriptCall[Confirmed]:
         drawn: list[Any] = []
-        if layout is not None or waits is not None:
+        if layout is not None or waits is not None or confirmed_by is not None:
             drawn = [enc(layout[0]), str(layout[1]).encode()] if layout is not None else [b"", b""]
             drawn.append(waits.name if waits is not None else b"")
+        if confirmed_by is not None:
+            # Whose word the print is on ("device" or "spooler"): the last, optional ARGV.
+            drawn.append(enc(confirmed_by))
         # The queue a job no longer held waits in (the script's "waits" answer named it): voided with the confirm.
         queue = [waits.queue, k.pinned] if waits is not None else []
         return (

@@ -50,6 +50,8 @@ class Snapshot:
     #: The longest each loop may go between two iterations and still be called alive (agent/liveness.py).
     budgets: Mapping[str, float] = field(default_factory=dict)
     stock: str = ""  # the label stock loaded ("101.6x152.4", mm): which variant of a badge layout it prints
+    #: Whose word a print is on: ``device`` (the printer's own status) or ``spooler`` (drivers/base.py).
+    confirmed_by: str = "device"
 
     @property
     def state(self) -> AgentState:
@@ -78,6 +80,7 @@ class Snapshot:
             "version": self.version,
             "redis_errors": self.redis_errors,
             "reclaimed": self.reclaimed,
+            "confirmed_by": self.confirmed_by,
             **({"stock": self.stock} if self.stock else {}),
             # Where the printer counts what is left on its roll (a DYMO LabelWriter 550 reads the roll's chip).
             **({"labels_remaining": n} if isinstance(n := self.device.detail.get("labels_remaining"), int) else {}),

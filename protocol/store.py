@@ -214,22 +214,31 @@ class Store:
         epoch: int,
         layout: tuple[str, int] | None = None,
         waits: str | None = None,
+        confirmed_by: str | None = None,
     ) -> ScriptCall[replies.Confirmed]:
         k = self.encoded_keys
         queue = k.printer(waits) if waits else None
         return specs.CONFIRM.call(
-            k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen, layout, queue
+            k, k.printer(me), enc(job_id), _enc_name(location), epoch, self.events_maxlen, layout, queue, confirmed_by
         )
 
     async def confirm(
-        self, me: str, location: str, job_id: str, epoch: int, layout: tuple[str, int] | None = None
+        self,
+        me: str,
+        location: str,
+        job_id: str,
+        epoch: int,
+        layout: tuple[str, int] | None = None,
+        confirmed_by: str | None = None,
     ) -> replies.Confirmed:
         """Record a badge the printer proved printed. Returns ("printed", maybe_where) or ("duplicate", first).
 
         ``layout``: the badge layout and version it was drawn with, for the printed event (None: built-in design).
+        ``confirmed_by``: whose word the print is on (``device`` or ``spooler``, the driver's ``confirmed_by``),
+        written on the job, the printed event and the printed record; None: not said.
         """
-        confirmed = await self.scripts.run(self._confirm_call(me, location, job_id, epoch, layout))
-        return await self._confirm_waiting(me, location, job_id, epoch, layout, confirmed)
+        confirmed = await self.scripts.run(self._confirm_call(me, location, job_id, epoch, layout, None, confirmed_by))
+        return await self._confirm_waiting(me, location, job_id, epoch, layout, confirmed, confirmed_by)
 
     async def _confirm_waiting(
         self,
@@ -239,6 +248,7 @@ class Store:
         epoch: int,
         layout: tuple[str, int] | None,
         confirmed: replies.Confirmed,
+        confirmed_by: str | None = None,
     ) -> replies.Confirmed:
         """A late confirm of a job that waits in a printer's queue since (a reclaim handed a zone's badge on): the
         script named that printer; confirm again with its queue, which the print voids. Rare: never on the hot path
@@ -246,12 +256,18 @@ class Store:
         for _ in range(HAND_ON_TRIES):
             if confirmed.kind is not replies.ConfirmKind.WAITS:
                 return confirmed
-            call = self._confirm_call(me, location, job_id, epoch, layout, confirmed.where)
+            call = self._confirm_call(me, location, job_id, epoch, layout, confirmed.where, confirmed_by)
             confirmed = await self.scripts.run(call)
         raise QueueKeptChanging(f"confirm of {job_id}: the queue it waits in kept changing")
 
     async def confirm_then_take(
-        self, me: str, location: str, job_id: str, epoch: int, layout: tuple[str, int] | None = None
+        self,
+        me: str,
+        location: str,
+        job_id: str,
+        epoch: int,
+        layout: tuple[str, int] | None = None,
+        confirmed_by: str | None = None,
     ) -> tuple[replies.Confirmed, replies.Taken | None]:
         """``confirm`` this badge and ``take`` the next job in one round trip (two atomic steps, in this order).
 
@@ -260,13 +276,14 @@ class Store:
         """
         k = self.encoded_keys
         confirmed, taken = await self.scripts.run_pair(
-            self._confirm_call(me, location, job_id, epoch, layout), specs.TAKE.call(k, k.printer(me))
+            self._confirm_call(me, location, job_id, epoch, layout, None, confirmed_by),
+            specs.TAKE.call(k, k.printer(me)),
         )
         if taken is not None and taken == (replies.Source.HELD, job_id):
             # The confirm had to run again (the library was loaded meanwhile) after take, which saw this job still held.
             taken = None
         # A "waits" answer changed nothing, so the take after it stands.
-        return await self._confirm_waiting(me, location, job_id, epoch, layout, confirmed), taken
+        return await self._confirm_waiting(me, location, job_id, epoch, layout, confirmed, confirmed_by), taken
 
     async def release(
         self, me: str, location: str, job_id: str, outcome: ReleaseOutcome, reason: str, max_attempts: int

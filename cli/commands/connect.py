@@ -100,19 +100,31 @@ def _nothing_listens(text: str) -> bool:
     return "connect call failed" in low or "connection refused" in low
 
 
-async def check_printer(config: AgentConfig) -> str | None:
-    """None when the printer answers a status request ready; else what it said (or that it stayed silent)."""
+#: What each ``confirmed_by`` means, for the line ``check-config --connect`` and ``setup`` print.
+CONFIRMED_BY_WORDS = {
+    "device": "the printer's own status",
+    "spooler": "the print server's word only: it hands the badge on and cannot read the printer",
+}
+
+
+def confirmed_by_line(confirmed_by: str) -> str:
+    return f"prints confirmed by: {confirmed_by} ({CONFIRMED_BY_WORDS.get(confirmed_by, '?')})"
+
+
+async def check_printer(config: AgentConfig) -> tuple[str | None, str]:
+    """(None when the printer answers a status request ready, else what it said or that it stayed silent; whose word
+    its prints are on, ``device`` or ``spooler``, as the driver learned it from the printer)."""
     try:
         driver = build_driver(config.printer.driver, config.printer.name)
         await driver.open()
     except (DriverError, ValueError, OSError) as exc:
-        return f"printer unreachable: {exc}"
+        return f"printer unreachable: {exc}", ""
     try:
         status = await driver.probe()
     except DriverError as exc:
-        return f"printer unreachable: {exc}"
+        return f"printer unreachable: {exc}", ""
     finally:
         await driver.aclose()
     if status.ready:
-        return None
-    return f"printer {status.describe()}"
+        return None, driver.confirmed_by
+    return f"printer {status.describe()}", driver.confirmed_by

@@ -238,15 +238,16 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
 
 def _check(loaded: AgentConfig, out: Path, no_test_print: bool) -> None:
     """Redis takes the login, the printer answers, and (unless skipped) a test badge prints: else exit naming why."""
-    from cli.commands.connect import check_printer, check_redis
+    from cli.commands.connect import check_printer, check_redis, confirmed_by_line
 
     redis_failure = asyncio.run(check_redis(loaded))
     if redis_failure:
         fail(f"{out}: {redis_failure}; nothing written", EXIT_UNAVAILABLE)
-    printer_failure = asyncio.run(check_printer(loaded))
+    printer_failure, confirmed_by = asyncio.run(check_printer(loaded))
     if printer_failure:
         fail(f"{out}: {printer_failure}; nothing written", EXIT_PRINTER)
     click.echo("redis and printer answer")
+    click.echo(confirmed_by_line(confirmed_by))
     if no_test_print:
         return
     from cli.commands.printing import test_print_badge

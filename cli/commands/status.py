@@ -90,6 +90,11 @@ def fleet_table(view: FleetView) -> Group:
             state.append(f" ({shown(', '.join(p.reasons))})", style="dim")
         if p.labels_remaining is not None:
             state.append(f" · {p.labels_remaining} labels left", style="dim")
+        if p.confirmed_by == "spooler":
+            # Its prints are on a print server's word, not the printer's: staff should know to look.
+            state.append(" · confirmed by the spooler", style="yellow")
+        elif p.confirmed_by:
+            state.append(f" · confirmed by the {shown(p.confirmed_by)}", style="dim")
         age = "—" if p.beat_age is None else f"{p.beat_age:.1f} s"
         # Text, not str: rich would read "[...]" in a job id or a location as markup.
         cells = (Text(shown(p.name)), state, Text(shown(p.location)), Text(shown(p.inflight) if p.inflight else "—"))

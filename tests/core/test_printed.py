@@ -3,12 +3,21 @@ it, each consumer reads what it has not taken, and an entry is gone once every c
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
+from pathlib import Path
+
 from redis.asyncio import Redis
 
+from cli.redis_server import RedisServer
+from protocol.fleet import tail_events
 from protocol.keys import Keys
 from protocol.printed import START, PrintedRecord
 from protocol.store import Store
-from tests.support.agents import add, print_it
+from tests.support.agents import add, print_it, running_agent, state_is
+from tests.support.processes import cli
+from tests.support.waiting import wait_until
 
 
 async def _printed(store: Store, me: str, attendee: str) -> str:
@@ -67,3 +76,29 @@ async def test_a_cursor_written_by_hand_counts_as_the_start(redis: Redis, venue:
     (entry,) = await record.after("crm", 10)
     await redis.hset(Keys(venue).printed_consumers, "crm", "yesterday")
     assert await record.took("crm", entry.id) and await redis.xlen(Keys(venue).printed) == 0
+
+
+async def test_a_print_says_whose_word_it_is_on_in_the_event_the_job_the_record_and_the_cli(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    # A simulated printer reads its own state, as every native driver does: its prints are on the device's word.
+    store, record, k = Store(redis, venue), PrintedRecord(redis, venue), Keys(venue)
+    await record.join("crm")
+    job_id = await add(store, "a1")
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+        await wait_until(lambda: state_is(redis, k, job_id, b"printed"))
+        await wait_until(lambda: redis.exists(k.health("desk-1")))
+        health = json.loads(await redis.get(k.health("desk-1")))
+        assert health["confirmed_by"] == "device"
+        # In a thread: the agent's heartbeat runs on this event loop meanwhile.
+        status = await asyncio.to_thread(cli, redis_server, venue, "status", "--json")
+        assert json.loads(status.stdout)["printers"][0]["confirmed_by"] == "device"
+        table = (await asyncio.to_thread(cli, redis_server, venue, "status")).stdout
+        assert "confirmed by the device" in table, table
+    assert await redis.hget(k.job(job_id), "confirmed_by") == b"device"
+    (entry,) = await record.after("crm", 10)
+    assert entry.confirmed_by == "device"
+    printed = [e for e in await tail_events(redis, venue, 100) if e.get("event") == "printed"]
+    assert [e.get("confirmed_by") for e in printed] == ["device"]
+    job = cli(redis_server, venue, "job", job_id).stdout
+    assert re.search(r"confirmed_by\s+device", job) and "confirmed_by=device" in job

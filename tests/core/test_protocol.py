@@ -339,6 +339,9 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1),
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1, ("<layout>", 3)),
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1, None, k.printer("<waits>")),
+            specs.CONFIRM.call(
+                k, me, job, b"<location>", 7, 1, ("<layout>", 3), k.printer("<waits>"), "<confirmed_by>"
+            ),
         ],
         "release": [specs.RELEASE.call(k, me, job, b"<location>", "failed", b"<reason>", 3, 1, 1)],
         "reflag": [specs.REFLAG.call(k, me, job, b"<location>", 7, 1)],

@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from redis.asyncio import Redis
 
+from cli.redis_server import RedisServer
 from drivers.base import Badge, DeviceState, Outcome
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient, IppError, format_fingerprint, peer_fingerprint
 from drivers.ipp.driver import IppDriver
+from protocol.keys import Keys
+from protocol.store import Store
 from tests.support import ipp
+from tests.support.agents import add, running_agent, state_is, write_agent_config
+from tests.support.processes import badge_agent
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.ipp
@@ -319,8 +326,29 @@ async def test_cups_file_queue_is_confirmed_by_the_spooler(cups: ipp.Cups) -> No
         status = await driver.probe()
         assert status.ready, status
         assert driver.confirmed_by == "spooler" and status.detail["confirmed_by"] == "spooler"
+        result = await print_one(driver, timeout=60)
+        assert result.outcome is Outcome.PRINTED, result  # type: ignore[attr-defined]
+        assert "confirmed by the spooler" in result.reason  # type: ignore[attr-defined]
     finally:
         await driver.aclose()
+
+
+async def test_an_agent_on_a_cups_file_queue_says_its_prints_are_the_spoolers_word(
+    tmp_path: Path, cups: ipp.Cups, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    uri = cups.add_queue("tofile", f"file://{cups.directory / 'out' / 'badges.out'}")
+    driver = {"language": "ipp", "uri": uri}
+    config = write_agent_config(tmp_path / "desk-1.yaml", venue, redis_server.url, "desk-1", printer__driver=driver)
+    said = await asyncio.to_thread(badge_agent, "check-config", "--connect", str(config))
+    assert said.returncode == 0, said.stderr
+    assert "prints confirmed by: spooler" in said.stdout
+    store, k = Store(redis, venue), Keys(venue)
+    job_id = await add(store, "a1")
+    async with running_agent(tmp_path, venue, redis_server.url, printer__driver=driver):
+        await wait_until(lambda: state_is(redis, k, job_id, b"printed"), 60)
+        await wait_until(lambda: redis.exists(k.health("desk-1")))
+        assert json.loads(await redis.get(k.health("desk-1")))["confirmed_by"] == "spooler"
+    assert await redis.hget(k.job(job_id), "confirmed_by") == b"spooler"
 
 
 async def test_cups_queue_that_does_not_exist(cups: ipp.Cups) -> None:
