@@ -14,6 +14,7 @@ import click
 
 from core.logs import shown
 from drivers.detect.identify import Found
+from drivers.detect.ipp import IPP_PORT
 from drivers.detect.network import RAW_PORT, hosts_of, own_subnets
 from drivers.detect.scan import detect_all
 from drivers.detect.serial import serial_ports
@@ -35,6 +36,10 @@ class Scanners:
     subnets: Callable[[], list[str]] = own_subnets
     #: The addresses mDNS browses on; None is every interface.
     mdns_interfaces: list[str] | None = None
+    #: The port each network host is asked IPP on (a printer's or a CUPS server's); None: not asked.
+    ipp_port: int | None = IPP_PORT
+    #: The local CUPS server whose queues are listed (``HOST:PORT``); None: not asked.
+    cups: str | None = f"localhost:{IPP_PORT}"
 
 
 @dataclass
@@ -96,6 +101,8 @@ def scan(
             mdns_window=mdns_window,
             mdns_interfaces=scanners.mdns_interfaces,
             named_serial=frozenset(devices),
+            ipp_port=scanners.ipp_port,
+            cups=scanners.cups,
         )
     )
 
@@ -136,7 +143,8 @@ def detect(
     --no-serial; an on-board serial port (ttyS*, ttyAMA*) or the kernel's console only when named with --serial.
     Without --host or --network, the machine's own /24 is asked on port 9100. Exits 68 when nothing answered.
     Printers announcing themselves over mDNS (_pdl-datastream, _printer, _ipp) within 1 s are asked too, on the
-    raw port they announce (or 9100), unless --no-mdns.
+    raw port they announce (or 9100), unless --no-mdns. IPP printers and CUPS queues are listed too: each host asked
+    on port 631, the ones announced as _ipp/_ipps, and the local CUPS server's queues (localhost:631).
     """
     scanners = ctx.find_object(Scanners) or Scanners()
     targets = [_target(h) for h in hosts]
@@ -150,7 +158,7 @@ def detect(
         timeout=timeout,
         asked=asked,
     )
-    report = _asked_lines(asked, hosts, no_usb, no_serial, no_mdns)
+    report = _asked_lines(asked, hosts, no_usb, no_serial, no_mdns, scanners)
     if as_json:
         click.echo(json.dumps([f.as_dict() for f in found], indent=2))
         if not found:
@@ -167,7 +175,9 @@ def detect(
         raise SystemExit(EXIT_NOTHING_FOUND)
 
 
-def _asked_lines(asked: Asked, hosts: tuple[str, ...], no_usb: bool, no_serial: bool, no_mdns: bool) -> list[str]:
+def _asked_lines(
+    asked: Asked, hosts: tuple[str, ...], no_usb: bool, no_serial: bool, no_mdns: bool, scanners: Scanners
+) -> list[str]:
     """Which serial ports and networks were asked (on-board serial ports and consoles only when named)."""
     none = "none (--no-serial)" if no_serial else "none (no USB-serial adapter; name a port with --serial DEVICE)"
     ports = ", ".join(asked.ports) or none
@@ -176,6 +186,10 @@ def _asked_lines(asked: Asked, hosts: tuple[str, ...], no_usb: bool, no_serial: 
         f"serial ports asked: {ports}",
         f"networks asked: {', '.join(nets) or 'none (no address of its own)'}" + ("" if no_mdns else "; mDNS"),
     ]
+    ipp = [f"port {scanners.ipp_port} of the hosts asked"] if scanners.ipp_port is not None else []
+    ipp += [] if no_mdns else ["_ipp/_ipps announcements"]
+    ipp += [f"the CUPS server at {scanners.cups}"] if scanners.cups else []
+    lines.append(f"IPP asked: {', '.join(ipp) or 'none'}")
     if no_usb:
         lines.append("USB: not asked (--no-usb)")
     return lines
@@ -203,7 +217,13 @@ def describe(f: Found) -> str:
     Everything but the language is what a device or an mDNS announcement said: escaped (``\\x1b``) and cut, so a
     hostile printer can neither drive the terminal (a title, colours, a cleared screen) nor forge a line.
     """
-    told = (_labelled("firmware", f.firmware), _labelled("serial", f.serial_number), shown(f.media))
+    told = (
+        _labelled("firmware", f.firmware),
+        _labelled("serial", f.serial_number),
+        shown(f.media),
+        _labelled("state", f.state),
+        _labelled("confirmed by the", f.confirmed_by),
+    )
     extra = ", ".join(x for x in told if x)
     line = f"{f.transport} {shown(f.address)}  {f.language}  {shown(f.model)}" + (f"  ({extra})" if extra else "")
     return line + (f'  mDNS "{shown(f.announced)}"' if f.announced else "")

@@ -254,11 +254,13 @@ async def print_test_badge(config: AgentConfig, driver: Any, timeout: float | No
     """The test badge through the real driver (this process drives the printer)."""
     badge = test_badge(config)
     try:
-        data = driver.render(badge)
-    except RenderError as exc:
-        return Outcome.FAILED, f"cannot draw the badge: {exc}"
-    try:
+        # Opened before the badge is drawn: an IPP printer says at open which format and media it takes, and a
+        # badge drawn before that would be refused (drawn for the config's label in PNG).
         await driver.open()
+        try:
+            data = driver.render(badge)
+        except RenderError as exc:
+            return Outcome.FAILED, f"cannot draw the badge: {exc}"
         result = await driver.print(data, badge, timeout or config.printer.driver.print_timeout)
     except DriverError as exc:
         return Outcome.FAILED, f"printer unreachable: {exc}"

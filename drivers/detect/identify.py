@@ -49,6 +49,11 @@ class Found:
     media: str = ""
     #: The name the printer announces itself under over mDNS (e.g. "Zebra ZT410"), when it was found that way.
     announced: str = ""
+    #: An IPP printer's state as it reports it ("idle", "stopped (media-empty)"); "" for the other languages.
+    state: str = ""
+    #: Whose word its prints would be on (``device``; ``spooler`` for a CUPS queue that cannot read its printer);
+    #: "" where detect does not say (every native language confirms by the device).
+    confirmed_by: str = ""
     driver: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:

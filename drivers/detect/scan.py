@@ -1,5 +1,6 @@
 """Every printer detect reaches, in the one order both ``badge-agent detect`` and ``setup --detected N`` count in:
-USB, then serial ports, then network hosts (the ones asked for, then the ones that announced themselves)."""
+USB, then serial ports, then network hosts (the ones asked for, then the ones that announced themselves), then IPP
+printers and CUPS queues (port 631 of the hosts asked, the ones announced, the local CUPS server's queues)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import dataclasses
 from typing import Any
 
 from drivers.detect.identify import Found
-from drivers.detect.mdns import Announced, browse
+from drivers.detect.ipp import IPP_PORT, probe_ipp
+from drivers.detect.mdns import Announced, browse_all
 from drivers.detect.network import probe_hosts
 from drivers.detect.serial import probe_serial
 from drivers.detect.usb import probe_usb
@@ -29,21 +31,32 @@ async def detect_all(
     mdns_window: float = 0.0,
     mdns_interfaces: list[str] | None = None,
     named_serial: frozenset[str] = frozenset(),
+    ipp_port: int | None = IPP_PORT,
+    cups: str | None = None,
 ) -> list[Found]:
     """USB devices (when ``usb``), the serial ``devices``, the network ``targets`` and, when ``mdns_window`` > 0,
     every printer announced over mDNS within that many seconds, each that answers as a printer. ``named_serial``:
-    the serial ports the user named, the only ones asked whether they speak TSPL."""
+    the serial ports the user named, the only ones asked whether they speak TSPL. ``ipp_port``: the port each
+    network host is asked IPP on (None: not asked); ``cups``: the local CUPS server (``HOST:PORT``) whose queues are
+    listed, None for none."""
     if mdns_window > 0:
         # The browse window passes while the local ports are asked: it costs no time of its own.
-        local, announced = await asyncio.gather(
-            _local(devices, usb, timeout, usb_backend, named_serial), browse(mdns_window, mdns_interfaces)
+        local, browsed = await asyncio.gather(
+            _local(devices, usb, timeout, usb_backend, named_serial), browse_all(mdns_window, mdns_interfaces)
         )
+        announced, announced_ipp = browsed
     else:
-        local, announced = await _local(devices, usb, timeout, usb_backend, named_serial), []
+        local, announced, announced_ipp = await _local(devices, usb, timeout, usb_backend, named_serial), [], []
     names: dict[tuple[str, int], Announced] = {(a.host, a.port): a for a in announced}
     network = list(dict.fromkeys([*targets, *names]))
-    found = await probe_hosts(network, timeout)
+    hosts = [host for host, _ in targets] if ipp_port is not None else []
+    found, ipp = await asyncio.gather(
+        probe_hosts(network, timeout),
+        probe_ipp(
+            hosts, timeout, port=ipp_port or IPP_PORT, announced=[(a.uri, a.name) for a in announced_ipp], cups=cups
+        ),
+    )
     for n, f in enumerate(found):
         if (hit := names.get((f.driver["host"], f.driver["port"]))) is not None:
             found[n] = dataclasses.replace(f, announced=hit.name)
-    return local + found
+    return local + found + ipp
