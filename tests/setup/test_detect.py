@@ -183,6 +183,7 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
             "1. usb 0a5f:0164 serial EMU0001  zpl  ZT410-203dpi  "
             "(firmware V75.20.01Z, serial 52J162300042, label length 1218 dots)\n"
             "serial ports asked: none (--no-serial)\nnetworks asked: 127.0.0.1:9\n"
+            "IPP asked: port 631 of the hosts asked, the CUPS server at localhost:631\n"
         ), usb.output
         assert zebra.log == [] and brother.log == [] and zebra.printed() == brother.printed() == []
     finally:
@@ -226,7 +227,9 @@ async def test_detect_text_output_escapes_what_a_hostile_printer_reports() -> No
         await zebra.stop()
     assert text.exit_code == 0, text.output
     shown = [
-        line for line in text.output.splitlines() if not line.startswith(("serial ports asked", "networks", "USB"))
+        line
+        for line in text.output.splitlines()
+        if not line.startswith(("serial ports asked", "networks", "IPP asked", "USB"))
     ]
     assert len(shown) == 1 and text.output.startswith("1. tcp "), repr(text.output)
     assert not any(ch in text.output for ch in "\x1b\x07\r\x9b"), repr(text.output)
