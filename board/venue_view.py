@@ -1,7 +1,8 @@
 """The venue as people see it: the fleet (protocol/fleet.py) with what each feature adds to it.
 
-The board, ``badge-agent status`` and the demo's live table show the attendee list's counts and the pretix outbox
-beside the printers; the protocol's own view names neither, so they are added here, a layer above both.
+The board, ``badge-agent status`` and the demo's live table show the attendee list's counts, the pretix outbox and
+the webhooks' backlog beside the printers; the protocol's own view names none of them, so they are added here, a
+layer above them.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from protocol.fleet import FleetView, fleet
 
 
 async def venue_view(redis: Redis, venue: str) -> FleetView:
-    """The fleet, with the sections ``attendees`` (None without a list) and ``pretix`` (None without a sync)."""
+    """The fleet, with the sections ``attendees`` (None without a list), ``pretix`` (None without a sync) and
+    ``webhooks`` (None without a webhook)."""
     # Imported here: a venue without a list or a pretix sync, and ``status`` on a Pi, do not pay for them at start.
     from attendees.store import list_counts
     from pretix_sync.outbox import outbox_status
+    from webhooks.sender import webhooks_status
 
     view = await fleet(redis, venue)
     view.sections["attendees"] = await list_counts(redis, venue)
     view.sections["pretix"] = await outbox_status(redis, venue)
+    view.sections["webhooks"] = await webhooks_status(redis, venue)
     return view

@@ -40,6 +40,7 @@ from pretix_sync.keys import PretixKeys
 from protocol.keys import PRINTER_RE, VENUE_RE, Keys
 from protocol.library import Library, default_library
 from protocol.scripts import LOAD_COMMAND
+from webhooks.keys import WebhookKeys
 
 _CALL = re.compile(r"redis\.p?call\(\s*['\"]([A-Za-z]+)['\"]")
 
@@ -52,7 +53,7 @@ BASE = ("ping", "info", "time", "cluster|slots", "command")
 #: ``status``, ``job``, ``events``: reads only.
 READS = (
     "hget", "hgetall", "hkeys", "hmget", "get", "exists", "llen", "lrange", "lindex",
-    "zrange", "zscore", "xrange", "xrevrange", "xread", "xlen", "scard", "smembers",
+    "zrange", "zscore", "zcard", "xrange", "xrevrange", "xread", "xlen", "scard", "smembers",
 )  # fmt: skip
 #: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
 #: reads ranges of its terms and its postings (attendees/store.py) itself.
@@ -65,7 +66,7 @@ AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "
 #: A key's Redis type -> the commands that write it (and cannot change its type). DEL only deletes.
 TYPE_WRITES: dict[str, frozenset[str]] = {
     "hash": frozenset({"hset", "hsetnx", "hincrby", "hdel"}),
-    "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove"}),
+    "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove", "ltrim"}),
     "zset": frozenset({"zadd", "zrem"}),
     "set": frozenset({"sadd", "srem"}),
     "stream": frozenset({"xadd", "xdel", "xtrim"}),
@@ -102,6 +103,13 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "pretix_jobs": (lambda k: PretixKeys(k.venue).jobs, "hash"),
     "pretix_outbox": (lambda k: PretixKeys(k.venue).outbox, "stream"),
     "pretix_sender": (lambda k: PretixKeys(k.venue).sender, "string"),
+    # the webhooks' sender (webhooks/keys.py): pending deliveries and their order, those given up, its cursor in
+    # the events stream, its lease
+    "webhooks_pending": (lambda k: WebhookKeys(k.venue).pending("*"), "hash"),
+    "webhooks_queue": (lambda k: WebhookKeys(k.venue).queue("*"), "zset"),
+    "webhooks_gaveup": (lambda k: WebhookKeys(k.venue).gaveup("*"), "list"),
+    "webhooks_cursor": (lambda k: WebhookKeys(k.venue).events_cursor, "string"),
+    "webhooks_sender": (lambda k: WebhookKeys(k.venue).sender, "string"),
 }
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
@@ -206,6 +214,26 @@ ROLES: dict[str, Role] = {
             # the record is added to by confirm (agents) and only trimmed here, past what every consumer took;
             # its consumers' cursors only set; events only added to
             only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx")), ("events", ("xadd",))),
+        ),
+        Role(
+            "webhooks",
+            "webhooks run: reads the printed record and dead letters, queues and sends the venue's webhooks",
+            # the cursor past what it took from the printed record (which trims what every consumer took)
+            functions=("printed_took",),
+            writes=(
+                "printed",
+                "printed_consumers",
+                "webhooks_pending",
+                "webhooks_queue",
+                "webhooks_gaveup",
+                "webhooks_cursor",
+                "webhooks_sender",
+            ),
+            # joining the record; the deliveries queued, retried and removed; those given up (capped); the cursor in
+            # the events stream; the lease (SET ... GET, DEL at a clean stop). The webhooks themselves (``P
+            # webhooks``) are an admin's (``webhooks add``): never written by this user.
+            direct=("hsetnx", "hset", "hdel", "zadd", "zrem", "lpush", "ltrim", "set", "del"),
+            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx"))),
         ),
     )
 }

@@ -117,6 +117,14 @@ def fleet_table(view: FleetView) -> Group:
         waiting = pretix["waiting"]
         style = "bold yellow" if waiting and not sender else ""
         parts.append(Text(shown(f"pretix: {waiting} confirmed print(s) wait to be sent ({by})", 2000), style=style))
+    hooks = view.sections.get("webhooks")
+    if hooks is not None:
+        sender = hooks["sender"]
+        by = f"sent by {sender}" if sender else "no webhooks run is sending them"
+        waiting = hooks["waiting"]
+        gave_up = f", {hooks['gave_up']} given up" if hooks["gave_up"] else ""
+        style = "bold yellow" if (waiting and not sender) or hooks["gave_up"] else ""
+        parts.append(Text(shown(f"webhooks: {waiting} delivery(ies) wait ({by}){gave_up}", 2000), style=style))
     if staff.to_find:
         parts.append(
             Text(

@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "layouts": 3,
     "attendees": 3,
     "pretix_sync": 3,
+    "webhooks": 3,
     "agent": 4,
     "intake": 4,
     "board": 4,
