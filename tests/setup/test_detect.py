@@ -155,7 +155,14 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
     front = PtyFront(brother)
     path = await front.start()
     backend = EmulatedUsbBackend(zebra, asyncio.get_running_loop())
-    scan = Scanners(usb_backend=backend, serial_ports=lambda: [path], subnets=list, mdns_interfaces=["127.0.0.1"])
+    scan = Scanners(
+        usb_backend=backend,
+        serial_ports=lambda: [path],
+        subnets=list,
+        mdns_interfaces=["127.0.0.1"],
+        ipp_port=None,
+        cups=None,
+    )
     args = ["detect", "--host", "127.0.0.1:9", "--timeout", "0.2", "--no-mdns"]
     try:
         # The command runs its own event loop; the emulators answer on this one.

@@ -36,7 +36,14 @@ async def test_detect_finds_a_labelwriter_by_usb_id_and_tspl_on_a_named_port(
     pty = PtyFront(tspl)
     path = await pty.start()
     backend = EmulatedUsbBackend(dymo, asyncio.get_running_loop(), vendor_id=0x0922, product_id=0x0020)
-    scan = Scanners(usb_backend=backend, serial_ports=lambda: [path], subnets=list, mdns_interfaces=["127.0.0.1"])
+    scan = Scanners(
+        usb_backend=backend,
+        serial_ports=lambda: [path],
+        subnets=list,
+        mdns_interfaces=["127.0.0.1"],
+        ipp_port=None,
+        cups=None,
+    )
     args = ["detect", "--host", "127.0.0.1:9", "--timeout", "0.3", "--no-mdns", "--json"]
     try:
         unnamed: Result = await asyncio.to_thread(CliRunner().invoke, main, args, obj=scan)
