@@ -190,7 +190,7 @@ async def test_detect_cli_lists_usb_and_serial_printers() -> None:
             "1. usb 0a5f:0164 serial EMU0001  zpl  ZT410-203dpi  "
             "(firmware V75.20.01Z, serial 52J162300042, label length 1218 dots)\n"
             "serial ports asked: none (--no-serial)\nnetworks asked: 127.0.0.1:9\n"
-            "IPP asked: port 631 of the hosts asked, the CUPS server at localhost:631\n"
+            "IPP asked: none\n"
         ), usb.output
         assert zebra.log == [] and brother.log == [] and zebra.printed() == brother.printed() == []
     finally:
