@@ -24,7 +24,7 @@ REPRINTS = "reprints"
 INTENDED = "(intended)"
 # Two different things are cancelled at a venue, and a bare "cancelled 0" beside a cancelled ticket reads as a
 # mistake: jobs withdrawn before printing (``badge-agent cancel``, the stats hash) and tickets the attendee list
-# marks cancelled (pretix or an import). Each is named for what it counts.
+# marks cancelled (by its ticketing system or an import). Each is named for what it counts.
 CANCELLED = "jobs cancelled"
 TICKETS_CANCELLED = "tickets cancelled"
 MAY_EXIST_TWICE = "may exist twice"

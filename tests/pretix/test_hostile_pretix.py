@@ -157,27 +157,32 @@ def token(tmp_path: Path) -> Path:
     return path
 
 
-def resident_mb(pid: int) -> float:
+def resident_mb(pid: int, field: str = "VmRSS") -> float:
+    """``VmRSS`` (resident now) or ``VmHWM`` (its peak since the process's exec) of a live process, in MB."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return 0.0
-    kb = next((line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")), "0")
+    kb = next((line.split()[1] for line in status.splitlines() if line.startswith(f"{field}:")), "0")
     return int(kb) / 1024
 
 
 def run_measured(argv: list[str], log: Path, deadline: float) -> tuple[int, float]:
-    """Runs a command to its end: its exit status and peak resident size in MB (the kernel's count for that process
-    alone). Killed, failing the test, past ``deadline`` seconds or twice the memory allowed: a sync without bounds
-    must not take the test machine down with it."""
+    """Runs a command to its end: its exit status and peak resident size in MB (the kernel's high-water mark of that
+    process since its exec, ``VmHWM``, read while it runs: ``ru_maxrss`` would also count the test process's own
+    size at the fork, hundreds of MB late in a full run). Killed, failing the test, past ``deadline`` seconds or twice
+    the memory allowed: a sync without bounds must not take the test machine down with it."""
     with log.open("wb") as err:
         process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
     started = time.monotonic()
+    peak = 0.0
     while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        peak = max(peak, resident_mb(process.pid, "VmHWM"))
+        pid, status, _ = os.wait4(process.pid, os.WNOHANG)
         if pid:
             process.returncode = os.waitstatus_to_exitcode(status)
-            return process.returncode, usage.ru_maxrss / 1024
+            assert peak > 10, f"the process's size was never read ({peak:.1f} MB)"  # a Python process is 30+ MB
+            return process.returncode, peak
         rss = resident_mb(process.pid)
         if rss > 2 * MAX_RESIDENT_MB or time.monotonic() - started > deadline:
             process.kill()
