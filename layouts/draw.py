@@ -213,7 +213,9 @@ class Prepared:
         try:
             if isinstance(e, QrElement):
                 side = min(box.w, box.h)
-                symbol = qr_mask(text, side, min_module)
+                fields = template.fields
+                what = f"its data ({', '.join('{' + f + '}' for f in fields)})" if fields else "its data"
+                symbol = qr_mask(text, side, min_module, what)
                 content = Image.new("L", (box.w, box.h), 0)
                 content.paste(symbol, ((box.w - symbol.width) // 2, (box.h - symbol.height) // 2))
             elif isinstance(e, BarcodeElement):

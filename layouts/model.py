@@ -248,13 +248,12 @@ def _constant_code_problems(e: QrElement | BarcodeElement, data: str, placed: Pl
             w, h = h, w
         try:
             if isinstance(e, QrElement):
-                qr_mask(data, min(w, h), code_min_module(e, dpmm))
+                qr_mask(data, min(w, h), code_min_module(e, dpmm), "its data")
             else:
                 barcode_mask(data, w, 1, code_min_module(e, dpmm))
         except RenderError as exc:
             what = "QR code" if isinstance(e, QrElement) else "barcode"
-            reason = str(exc).replace("attendee_id", "its data")
-            return [f"data: the {what} {data[:40]!r} cannot be printed at {dpi} dpi: {reason}"]
+            return [f"data: the {what} {data[:40]!r} cannot be printed at {dpi} dpi: {exc}"]
     return []
 
 

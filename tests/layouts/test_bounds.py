@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,12 @@ def test_a_png_of_too_many_pixels_is_still_refused_by_its_header(
     (tmp_path / "logo.png").write_bytes(bytes(data))
     (problem,) = refused(write_layout, logo_doc("logo.png"))
     assert f"logo.png {said}" in problem, problem
+
+
+def test_a_qr_code_of_a_field_too_long_for_its_box_blames_that_field_not_the_attendee_id() -> None:
+    prepared = unchecked({"type": "qr", "data": "{seat}", "x": 30, "y": 100, "w": 20, "h": 20})
+    badge = replace(SPEAKER, fields={**SPEAKER.fields, "seat": "S" * 1500})
+    with pytest.raises(RenderError) as caught:
+        prepared.draw(badge)
+    assert str(caught.value).startswith("stored: elements[1] (qr): its data ({seat}) is too long"), caught.value
+    assert "attendee_id" not in str(caught.value)
