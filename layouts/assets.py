@@ -166,12 +166,15 @@ def rasters(data: bytes, kind: Literal["svg", "pdf"], sizes: Sequence[tuple[int,
         )
     except subprocess.TimeoutExpired:
         raise ValueError(f"takes over {RASTER_SECONDS} s to draw (filters, or too much drawn): simplify it") from None
+    said = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
     if done.returncode == 2:
-        raise ValueError(done.stderr.decode("utf-8", "replace").strip().splitlines()[-1])
-    if done.returncode != 0:
-        if done.returncode in (-9, -24, 137, 152):  # SIGKILL or SIGXCPU: past the CPU time
-            raise ValueError(f"takes over {RASTER_SECONDS} s of CPU to draw: simplify it")
+        raise ValueError(said)
+    if done.returncode in (-9, -24):  # SIGXCPU, then SIGKILL: past the CPU time
+        raise ValueError(f"takes over {RASTER_SECONDS} s of CPU to draw: simplify it")
+    if done.returncode in (3, -6) or b"memory allocation" in done.stderr:  # MemoryError, or a native abort on one
         raise ValueError(f"needs more than {RASTER_MEGABYTES} MB to draw: simplify it")
+    if done.returncode != 0:
+        raise ValueError(f"cannot be drawn (the renderer ended with status {done.returncode}: {said})")
     images, out = [], done.stdout
     for _ in sizes:
         length = int.from_bytes(out[:8], "big")
