@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from core.logs import kv
-from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult
+from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
 
 log = logging.getLogger("agent")
 
@@ -20,9 +20,22 @@ BACKSTOP = 5.0  # seconds past the driver's own print timeout before the agent g
 
 
 async def render(driver: Driver, badge: Badge) -> bytes:
-    if driver.render_is_cheap:
-        return driver.render(badge)
-    return await asyncio.to_thread(driver.render, badge)  # drawing a badge is CPU work: off the loop
+    """The badge drawn for the printer.
+
+    Raises:
+        RenderError: it cannot be drawn, for whatever reason. Anything drawing raises (Pillow's DecompressionBombError
+            or MemoryError, a ValueError from a font) comes from this badge and its layout, not from the agent: as a
+            RenderError the job is dead-lettered once with the reason, where an uncaught one would end the agent and
+            hand the same badge to a peer after the next, again and again.
+    """
+    try:
+        if driver.render_is_cheap:
+            return driver.render(badge)
+        return await asyncio.to_thread(driver.render, badge)  # drawing a badge is CPU work: off the loop
+    except RenderError:
+        raise
+    except Exception as exc:
+        raise RenderError(f"the badge cannot be drawn: {type(exc).__name__}: {exc}") from exc
 
 
 async def print_badge(driver: Driver, data: bytes, badge: Badge, timeout: float) -> PrintResult:

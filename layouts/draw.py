@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from PIL import Image, ImageDraw
@@ -26,6 +27,7 @@ from drivers.render.qr import qr_mask
 from drivers.render.textblock import Block, Sizes, fit
 from layouts import assets
 from layouts.code128 import barcode_mask
+from layouts.errors import LayoutError
 from layouts.model import (
     BarcodeElement,
     BoxElement,
@@ -34,8 +36,10 @@ from layouts.model import (
     Placed,
     QrElement,
     TextElement,
+    code_min_module,
     job_values,
 )
+from layouts.model import describe as model_describe
 
 log = logging.getLogger("layouts")
 
@@ -45,6 +49,13 @@ _MM_PER_INCH = 25.4
 BLOCKS_BYTES = 512 * 1024
 _PERSONAL = frozenset(["name", "attendee_id", "job_id"])
 _POINTS_PER_INCH = 72.0
+#: The longest one badge's drawing may take. A layout that asks more (a stored one `layout set` never checked, or
+#: a job's fields that fill a template past reason) would hold the printer and stop the agent's watchdog: past this
+#: the drawing stops itself, between elements and between the renderings of a fit, and the job is dead-lettered.
+DRAW_SECONDS = 5.0
+#: The longest text one element draws, once its template is filled: a badge's line is a name or a company, and
+#: shaping a text costs time in its length before a single rendering can be checked.
+MAX_DRAWN_CHARS = 2000
 #: Clockwise turns as Pillow's (counter-clockwise) transposes.
 _TURN = {
     90: Image.Transpose.ROTATE_270,
@@ -122,9 +133,22 @@ class Prepared:
         values = job_values(badge)
         empty: set[str] = set()
         canvas = self.base.copy()
+        deadline = time.monotonic() + DRAW_SECONDS
         for placed in self.layout.elements:
+            where = f"{self.layout.source}: elements[{placed.index}] ({placed.element.type})"
+            check = _deadline_check(deadline, where)
+            check()
             if placed.applies_to(values):
-                self._element(canvas, placed, values, empty, library)
+                try:
+                    self._element(canvas, placed, values, empty, library, check)
+                except RenderError as exc:
+                    if str(exc).startswith(self.layout.source):
+                        raise
+                    raise RenderError(f"{where}: {exc}") from exc
+                except (ValueError, OSError, MemoryError, Image.DecompressionBombError) as exc:
+                    # Pillow and the fonts refuse what they cannot draw with these; it is this badge's fault,
+                    # never the agent's: a RenderError dead-letters the job with the reason.
+                    raise RenderError(f"{where}: cannot be drawn: {type(exc).__name__}: {exc}") from exc
         drawn = Drawn(canvas.convert("1", dither=Image.Dither.NONE), tuple(sorted(empty)))
         if drawn.empty_fields:
             log.warning(
@@ -134,7 +158,13 @@ class Prepared:
         return drawn
 
     def _element(
-        self, canvas: Image.Image, placed: Placed, values: Mapping[str, str], empty: set[str], library: FontLibrary
+        self,
+        canvas: Image.Image,
+        placed: Placed,
+        values: Mapping[str, str],
+        empty: set[str],
+        library: FontLibrary,
+        check: Callable[[], None],
     ) -> None:
         e, box = placed.element, self.boxes[placed.index]
         where = f"{self.layout.source}: elements[{placed.index}] ({e.type})"
@@ -155,8 +185,10 @@ class Prepared:
             if placed.holds_name:
                 raise RenderError(f"{where}: the name is empty: a badge is never printed without one")
             return  # a template that comes out empty leaves its element out
+        if len(text) > MAX_DRAWN_CHARS:
+            raise RenderError(f"{where}: its text is {len(text)} characters; at most {MAX_DRAWN_CHARS} are drawn")
         if isinstance(e, TextElement):
-            block = self._text(e, placed, text, box, library, where)
+            block = self._text(e, placed, text, box, library, where, check)
             if block is None:
                 return
             content = Image.new("L", (box.w, box.h), 0)
@@ -175,11 +207,15 @@ class Prepared:
             content.paste(block.mask, (x, y))
             canvas.paste(_ink_colour(e.color), (box.x, box.y), _turn(content, box.rotate))
             return
-        min_module = max(2, round(0.375 * self.dpmm)) if isinstance(e, QrElement) else max(1, round(0.25 * self.dpmm))
+        if not isinstance(e, QrElement | BarcodeElement):
+            return
+        min_module = code_min_module(e, self.dpmm)
         try:
             if isinstance(e, QrElement):
                 side = min(box.w, box.h)
-                symbol = qr_mask(text, side, min_module)
+                fields = template.fields
+                what = f"its data ({', '.join('{' + f + '}' for f in fields)})" if fields else "its data"
+                symbol = qr_mask(text, side, min_module, what)
                 content = Image.new("L", (box.w, box.h), 0)
                 content.paste(symbol, ((box.w - symbol.width) // 2, (box.h - symbol.height) // 2))
             elif isinstance(e, BarcodeElement):
@@ -191,15 +227,22 @@ class Prepared:
         canvas.paste(0, (box.x, box.y), _turn(content, box.rotate))
 
     def _text(
-        self, e: TextElement, placed: Placed, text: str, box: _Box, library: FontLibrary, where: str
+        self,
+        e: TextElement,
+        placed: Placed,
+        text: str,
+        box: _Box,
+        library: FontLibrary,
+        where: str,
+        check: Callable[[], None],
     ) -> Block | None:
         if placed.template is not None and _PERSONAL.intersection(placed.template.fields):
-            return self._fit_text(e, placed, text, box, library, where)
+            return self._fit_text(e, placed, text, box, library, where, check)
         key = (placed.index, text, id(library))
         with self._blocks_lock:
             if key in self._blocks:
                 return self._blocks[key]
-        block = self._fit_text(e, placed, text, box, library, where)
+        block = self._fit_text(e, placed, text, box, library, where, check)
         size = block.width * block.height if block is not None else 0
         with self._blocks_lock:
             while self._blocks and self._blocks_bytes + size > BLOCKS_BYTES:
@@ -211,7 +254,14 @@ class Prepared:
         return block
 
     def _fit_text(
-        self, e: TextElement, placed: Placed, text: str, box: _Box, library: FontLibrary, where: str
+        self,
+        e: TextElement,
+        placed: Placed,
+        text: str,
+        box: _Box,
+        library: FontLibrary,
+        where: str,
+        check: Callable[[], None],
     ) -> Block | None:
         field = placed.template.fields[0] if placed.template and placed.template.fields else "text"
         paragraph = runs.itemize(field, text, library, e.bold)  # RenderError names the field and code points
@@ -226,7 +276,7 @@ class Prepared:
         w, h = box.w, box.h
         if e.pill is not None:  # room for the pill's padding
             w, h = w - round(0.9 * largest), round(h / 1.5)
-        block = fit(paragraph, w, h, sizes, library, e.bold, e.max_lines == 2)
+        block = fit(paragraph, w, h, sizes, library, e.bold, e.max_lines == 2, check)
         if block is None and placed.holds_name:
             raise RenderError(f"{where}: name {text!r} cannot be fitted in {e.w:g} x {e.h:g} mm")
         return block
@@ -253,24 +303,58 @@ def background_dots(layout: Layout, dpmm: float) -> tuple[int, int]:
 def prerender(layout: Layout) -> Layout:
     """The layout with its SVG images and PDF background also drawn, as PNGs, for every printer resolution.
 
-    Done once, when a layout is stored (``layout set``), so agents only decode PNGs (assets.PRINTER_DPIS).
+    Done once, when a layout is read for `layout set` or `layout preview`, so agents only decode PNGs
+    (assets.PRINTER_DPIS). Each file is drawn in one bounded process (assets.rasters).
+
+    Raises:
+        LayoutError: a file cannot be drawn within the bounds; each problem names the file and the element.
     """
     files = dict(layout.assets)
+    wanted: dict[str, tuple[str, list[tuple[int, int]]]] = {}  # file -> (where it is used, the sizes it needs)
     for dpi in assets.PRINTER_DPIS:
         dpmm = dpi / _MM_PER_INCH
-        wanted: list[tuple[str, int, int]] = []
         if layout.background is not None and assets.kind_of(files[layout.background]) == "pdf":
-            wanted.append((layout.background, *background_dots(layout, dpmm)))
+            entry = wanted.setdefault(layout.background, (f"{layout.source}: background", []))
+            entry[1].append(background_dots(layout, dpmm))
         for placed in layout.elements:
             element = placed.element
             if isinstance(element, ImageElement) and assets.kind_of(files[element.src]) == "svg":
                 box = box_in_dots(placed, dpmm)
-                wanted.append((element.src, box.w, box.h))
-        for name, w, h in wanted:
-            key = assets.prerendered_name(name, w, h)
-            if key not in files:
-                files[key] = assets.to_png(assets.raster(layout.assets[name], w, h))
+                entry = wanted.setdefault(element.src, (f"{layout.source}: {describe(placed.index, layout)}", []))
+                entry[1].append((box.w, box.h))
+    problems = []
+    for name, (where, sizes) in wanted.items():
+        needed = [size for size in dict.fromkeys(sizes) if assets.prerendered_name(name, *size) not in files]
+        if not needed:
+            continue
+        kind = assets.kind_of(files[name])
+        try:
+            drawn = assets.rasters(layout.assets[name], "svg" if kind == "svg" else "pdf", needed)
+        except ValueError as exc:
+            problems.append(f"{where}: {name} cannot be drawn: {exc}")
+            continue
+        for (w, h), image in zip(needed, drawn, strict=True):
+            files[assets.prerendered_name(name, w, h)] = assets.to_png(image)
+    if problems:
+        raise LayoutError(problems)
     return replace(layout, assets=files)
+
+
+def describe(index: int, layout: Layout) -> str:
+    """``elements[3] (image 'logo.svg')``, as the layout's checks name an element."""
+    elements = layout.document.get("elements")
+    raw = elements[index] if isinstance(elements, list) and index < len(elements) else None
+    return model_describe(index, raw)
+
+
+def _deadline_check(deadline: float, where: str) -> Callable[[], None]:
+    """A check that stops a badge's drawing once it has run past ``deadline`` (a drawing thread cannot be killed)."""
+
+    def check() -> None:
+        if time.monotonic() > deadline:
+            raise RenderError(f"{where}: the badge took over {DRAW_SECONDS:g} s to draw; its layout asks too much")
+
+    return check
 
 
 def _ink_colour(colour: str) -> int:

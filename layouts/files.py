@@ -100,4 +100,12 @@ def load_layout(path: Path) -> Layout:
         raise LayoutError(exc.problems + problems) from None
     if problems:
         raise LayoutError(problems)
-    return layout
+    return _drawn(layout)
+
+
+def _drawn(layout: Layout) -> Layout:
+    """The layout with its SVGs and PDF drawn for every printer resolution (layouts/draw.py ``prerender``): a file
+    that cannot be drawn within the bounds is refused now, naming the element, not when it is stored."""
+    from layouts.draw import prerender  # Pillow and the fonts: loaded only where layouts are drawn
+
+    return prerender(layout)

@@ -26,6 +26,15 @@ Colour = Literal["black", "white"]
 EDGE_SLACK_MM = 0.5
 #: Built-in names (protocol/jobs.py BUILT_IN) and the event's own fields may be used in templates.
 NAME_FIELD = "name"
+#: What `layout set` lets a layout ask, so that drawing one badge stays a matter of milliseconds on a Pi. A badge
+#: has a dozen elements and lines of a few dozen characters; these are far beyond any design and far below what
+#: would hold a printer (layouts/draw.py also bounds the drawing itself, for layouts stored by other means).
+MAX_ELEMENTS = 100
+MAX_TEXT_CHARS = 500
+#: The label drawn at the highest printer resolution (600 dpi): an A4 sheet is 35 megapixels.
+MAX_LABEL_PIXELS = 40_000_000
+HIGHEST_DPI = 600
+_MM_PER_INCH = 25.4
 
 
 class Size(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -151,8 +160,14 @@ def describe(index: int, raw: object) -> str:
     return f"elements[{index}] ({kind}{f' {str(hint)[:40]!r}' if isinstance(hint, str) else ''})"
 
 
-def parse_layout(data: object, source: str, assets: Mapping[str, bytes] | None = None) -> Layout:
+def parse_layout(
+    data: object, source: str, assets: Mapping[str, bytes] | None = None, *, strict: bool = True
+) -> Layout:
     """Check a parsed YAML/JSON layout. ``source`` names it in every problem; images are checked by the caller.
+
+    ``strict`` (`layout set`, `layout preview`) also holds the layout to the bounds above and refuses a constant QR
+    code or barcode that cannot be encoded; a layout read back from the venue's Redis is not refused for them (an
+    older version may have stored it): its drawing is bounded instead (layouts/draw.py).
 
     Raises:
         LayoutError: every problem, each naming ``source`` and the element.
@@ -163,17 +178,83 @@ def parse_layout(data: object, source: str, assets: Mapping[str, bytes] | None =
     except Invalid as exc:
         raise LayoutError([f"{source}: {p}" for p in exc.problems]) from None
     placed: list[Placed] = []
+    if strict:
+        problems.extend(_size_problems(top, source))
     for index, raw in enumerate(top.elements):
         where = f"{source}: {describe(index, raw)}"
         item = _element(index, raw, top.size, where, problems)
         if item is not None:
             placed.append(item)
+            if strict:
+                problems.extend(f"{where}: {p}" for p in _bound_problems(item))
     if not problems and not any(p.holds_name for p in placed):
         problems.append(f"{source}: no text element shows {{{NAME_FIELD}}}: every badge must carry the name")
     if problems:
         raise LayoutError(problems)
     document = dict(data) if isinstance(data, Mapping) else {}
     return Layout(source, top.size, tuple(placed), top.background, top.background_mode, dict(assets or {}), document)
+
+
+def _size_problems(top: _Top, source: str) -> list[str]:
+    problems = []
+    if len(top.elements) > MAX_ELEMENTS:
+        problems.append(f"{source}: elements: {len(top.elements)} elements; a layout has at most {MAX_ELEMENTS}")
+    dpmm = HIGHEST_DPI / _MM_PER_INCH
+    pixels = round(top.size.width_mm * dpmm) * round(top.size.height_mm * dpmm)
+    if pixels > MAX_LABEL_PIXELS:
+        problems.append(
+            f"{source}: size: {top.size.width_mm:g} x {top.size.height_mm:g} mm is {pixels / 1e6:.0f} megapixels at "
+            f"{HIGHEST_DPI} dpi; a label is at most {MAX_LABEL_PIXELS // 1_000_000} megapixels (an A4 sheet)"
+        )
+    return problems
+
+
+def code_min_module(element: QrElement | BarcodeElement, dpmm: float) -> int:
+    """The narrowest module (dots) a QR code or barcode is printed with: what a door scanner still reads."""
+    return max(2, round(0.375 * dpmm)) if isinstance(element, QrElement) else max(1, round(0.25 * dpmm))
+
+
+def _bound_problems(placed: Placed) -> list[str]:
+    """What in one checked element is over `layout set`'s bounds, or a constant code that cannot be encoded."""
+    e, template = placed.element, placed.template
+    text = e.text if isinstance(e, TextElement) else getattr(e, "data", None)
+    if text is not None and len(text) > MAX_TEXT_CHARS:
+        field_name = "text" if isinstance(e, TextElement) else "data"
+        return [f"{field_name}: {len(text)} characters; at most {MAX_TEXT_CHARS}"]
+    if not isinstance(e, QrElement | BarcodeElement) or template is None:
+        return []
+    literal = "".join(part for part, _ in template.parts)
+    if isinstance(e, BarcodeElement):
+        bad = next((c for c in literal if not 32 <= ord(c) <= 126), None)
+        if bad is not None:
+            return [f"data: {bad!r} cannot be carried by a Code 128 barcode (printable ASCII only)"]
+    if template.fields:
+        return []  # what the job's fields make is checked per badge (a render error names the element)
+    return _constant_code_problems(e, literal, placed)
+
+
+def _constant_code_problems(e: QrElement | BarcodeElement, data: str, placed: Placed) -> list[str]:
+    """A QR code or barcode whose data is constant is encoded now, at each printer resolution, so a layout that
+    could never print one is refused here rather than dead-lettering every badge."""
+    from drivers.base import RenderError  # the encoders are loaded only for layouts with a constant code
+    from drivers.render.qr import qr_mask
+    from layouts.code128 import barcode_mask
+
+    for dpi in (203, 300, HIGHEST_DPI):
+        dpmm = dpi / _MM_PER_INCH
+        w = max(1, round((e.x + e.w) * dpmm) - round(e.x * dpmm))
+        h = max(1, round((e.y + e.h) * dpmm) - round(e.y * dpmm))
+        if e.rotate in (90, 270):
+            w, h = h, w
+        try:
+            if isinstance(e, QrElement):
+                qr_mask(data, min(w, h), code_min_module(e, dpmm), "its data")
+            else:
+                barcode_mask(data, w, 1, code_min_module(e, dpmm))
+        except RenderError as exc:
+            what = "QR code" if isinstance(e, QrElement) else "barcode"
+            return [f"data: the {what} {data[:40]!r} cannot be printed at {dpi} dpi: {exc}"]
+    return []
 
 
 def _element(index: int, raw: object, size: Size, where: str, problems: list[str]) -> Placed | None:

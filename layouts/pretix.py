@@ -257,4 +257,6 @@ def load_pretix(path: Path, background: Path | None = None, size_mm: tuple[float
         found = {}
     if problems:
         raise LayoutError(problems)
-    return parse_layout(document, source, found)
+    from layouts.draw import prerender  # each file drawn once now: one that cannot be is refused here
+
+    return prerender(parse_layout(document, source, found))

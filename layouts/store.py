@@ -54,7 +54,7 @@ def decode_variant(raw: bytes | str, name: str, version: int) -> Layout:
         document = stored["document"]
     except (ValueError, KeyError, TypeError) as exc:
         raise LayoutError([f"{where}: the stored variant cannot be read ({exc})"]) from None
-    return parse_layout(document, where, files)
+    return parse_layout(document, where, files, strict=False)
 
 
 def _parse_meta(name: str, raw: bytes | str) -> Stored:

@@ -7,16 +7,28 @@ ink is inside the box (overhanging swashes, stacked marks and accents included),
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
 
+from drivers.base import RenderError
 from drivers.render import fonts
 from drivers.render.fonts import FontLibrary
 from drivers.render.runs import Paragraph, Run, ellipsis_paragraph
 
 LEADING = 1.18  # baseline to baseline, in ems, for a two-line name
 _MAX_BREAK_CANDIDATES = 9
+#: The largest canvas one block of text is drawn on: more than a 600 dpi A4 label, so no text that can fit a box is
+#: refused, while a text of a hundred thousand characters at 400 pt is refused before Pillow allocates gigabytes.
+MAX_BLOCK_PIXELS = 40_000_000
+#: Renderings one fit tries while shrinking: each step shrinks by the measured overflow, so a fit takes two or three;
+#: more only means the ink never settles, and drawing must stay bounded.
+MAX_FIT_STEPS = 12
+
+
+def _no_check() -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -55,12 +67,21 @@ def advance(runs: list[Run], size: int) -> float:
 
 
 def draw_lines(lines: list[list[Run]], size: int) -> Image.Image | None:
-    """The lines, each centred, as an ink mask cropped to its ink; None when nothing is visible."""
+    """The lines, each centred, as an ink mask cropped to its ink; None when nothing is visible.
+
+    Raises:
+        RenderError: the text would need a canvas of more than ``MAX_BLOCK_PIXELS``.
+    """
     widths = [advance(line, size) for line in lines]
     pad = size  # room for ink outside the advance box (swashes, overhangs)
     lead = round(size * LEADING)
     top = round(size * 1.6)  # stacked marks (Thai, Vietnamese, Arabic) reach well above the ascender
-    canvas = Image.new("L", (math.ceil(max(widths, default=0)) + 2 * pad, top + lead * (len(lines) - 1) + size), 0)
+    canvas_w, canvas_h = math.ceil(max(widths, default=0)) + 2 * pad, top + lead * (len(lines) - 1) + size
+    if canvas_w * canvas_h > MAX_BLOCK_PIXELS:
+        raise RenderError(
+            f"text too large to draw: {canvas_w} x {canvas_h} pixels at {size} px; at most {MAX_BLOCK_PIXELS} pixels"
+        )
+    canvas = Image.new("L", (canvas_w, canvas_h), 0)
     draw = ImageDraw.Draw(canvas)
     for number, (line, width) in enumerate(zip(lines, widths, strict=True)):
         x = pad + (max(widths) - width) / 2
@@ -77,9 +98,14 @@ def draw_lines(lines: list[list[Run]], size: int) -> Image.Image | None:
     return canvas.crop(box) if box else None
 
 
-def _render_fit(lines: list[list[Run]], size: int, box_w: int, box_h: int, smallest: int) -> Block | None:
+def _render_fit(
+    lines: list[list[Run]], size: int, box_w: int, box_h: int, smallest: int, check: Callable[[], None]
+) -> Block | None:
     """Render at ``size``, shrinking until the ink fits; None when even ``smallest`` does not fit."""
-    while size >= smallest:
+    for _ in range(MAX_FIT_STEPS):
+        if size < smallest:
+            break
+        check()
         mask = draw_lines(lines, size)
         if mask is None:
             return None
@@ -105,10 +131,11 @@ def _break_points(paragraph: Paragraph) -> list[tuple[int, int]]:
     return sorted(points, key=lambda p: abs(p[0] - middle))[:_MAX_BREAK_CANDIDATES]
 
 
-def _two_lines(paragraph: Paragraph, size: int) -> list[list[Run]] | None:
+def _two_lines(paragraph: Paragraph, size: int, check: Callable[[], None]) -> list[list[Run]] | None:
     best: tuple[float, list[list[Run]]] | None = None
     n = len(paragraph.clusters)
     for end, start in _break_points(paragraph):
+        check()
         lines = [paragraph.line(0, end), paragraph.line(start, n)]
         widest = max(advance(line, size) for line in lines)
         if best is None or widest < best[0]:
@@ -117,34 +144,50 @@ def _two_lines(paragraph: Paragraph, size: int) -> list[list[Run]] | None:
 
 
 def fit(
-    paragraph: Paragraph, box_w: int, box_h: int, sizes: Sizes, library: FontLibrary, bold: bool, wrap: bool
+    paragraph: Paragraph,
+    box_w: int,
+    box_h: int,
+    sizes: Sizes,
+    library: FontLibrary,
+    bold: bool,
+    wrap: bool,
+    check: Callable[[], None] = _no_check,
 ) -> Block | None:
     """The largest rendering of ``paragraph`` inside ``box_w`` x ``box_h``; None if the box is too small for any.
 
     One line down to ``sizes.wrap_below``; then (if ``wrap``) two lines, when that is larger; below
-    ``sizes.smallest`` the last line is cut with an ellipsis.
+    ``sizes.smallest`` the last line is cut with an ellipsis. ``check`` is called before each rendering (a caller's
+    time bound: it raises to stop).
     """
     n = len(paragraph.clusters)
     one = [paragraph.line(0, n)]
     one_size = _guess(one, sizes.largest, box_w, box_h)
     if one_size >= sizes.wrap_below or not wrap or n < 2:
-        block = _render_fit(one, max(one_size, sizes.smallest), box_w, box_h, sizes.smallest)
+        block = _render_fit(one, max(one_size, sizes.smallest), box_w, box_h, sizes.smallest, check)
         if block is not None:
             return block
-    elif (two := _two_lines(paragraph, sizes.largest)) is not None:
+    elif (two := _two_lines(paragraph, sizes.largest, check)) is not None:
         two_size = _guess(two, sizes.largest, box_w, box_h)
         if two_size > one_size:
-            block = _render_fit(two, max(two_size, sizes.smallest), box_w, box_h, sizes.smallest)
+            block = _render_fit(two, max(two_size, sizes.smallest), box_w, box_h, sizes.smallest, check)
             if block is not None:
                 return block
-        block = _render_fit(one, max(one_size, sizes.smallest), box_w, box_h, sizes.smallest)
+        block = _render_fit(one, max(one_size, sizes.smallest), box_w, box_h, sizes.smallest, check)
         if block is not None:
             return block
-    return _ellipsized(paragraph, box_w, box_h, sizes.smallest, library, bold, wrap)
+    check()
+    return _ellipsized(paragraph, box_w, box_h, sizes.smallest, library, bold, wrap, check)
 
 
 def _ellipsized(
-    paragraph: Paragraph, box_w: int, box_h: int, size: int, library: FontLibrary, bold: bool, wrap: bool
+    paragraph: Paragraph,
+    box_w: int,
+    box_h: int,
+    size: int,
+    library: FontLibrary,
+    bold: bool,
+    wrap: bool,
+    check: Callable[[], None],
 ) -> Block | None:
     """At the smallest size, keep as many clusters as fit (binary search) and end with an ellipsis."""
     n = len(paragraph.clusters)
@@ -153,6 +196,7 @@ def _ellipsized(
         # Fill line one as far as it goes, breaking at a space when there is one.
         points = sorted(_break_points_all(paragraph), reverse=True)
         for end, start in points:
+            check()
             if advance(paragraph.line(0, end), size) <= box_w * 0.97:
                 first_end, second_start = end, start
                 break
@@ -162,6 +206,7 @@ def _ellipsized(
     low, high, best = second_start, n, None
     while low <= high:
         keep = (low + high) // 2
+        check()
         cut = ellipsis_paragraph(paragraph, keep, library, bold)
         if first_end:
             start = min(second_start, len(cut.clusters) - 1)  # a dropped trailing space shortens the cut
