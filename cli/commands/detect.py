@@ -13,11 +13,11 @@ from typing import Any
 import click
 
 from core.logs import shown
-from drivers.detect.identify import Found
-from drivers.detect.ipp import IPP_PORT
-from drivers.detect.network import RAW_PORT, hosts_of, own_subnets
-from drivers.detect.scan import detect_all
-from drivers.detect.serial import serial_ports
+from detect.identify import Found
+from detect.ipp import IPP_PORT
+from detect.network import RAW_PORT, hosts_of, own_subnets
+from detect.scan import detect_all
+from detect.serial import serial_ports
 
 #: Seconds detect listens for mDNS announcements (they pass while USB and serial ports are asked).
 MDNS_WINDOW = 1.0

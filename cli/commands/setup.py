@@ -286,7 +286,7 @@ def _language(opts: dict[str, Any], ask: bool) -> str:
     choices = ["zpl", "brother_ql", "escpos", "dymo", "tspl"]
     where = opts["host"] or opts["usb"] or opts["serial"]
     if opts["host"]:
-        from drivers.detect.network import RAW_PORT, probe_hosts
+        from detect.network import RAW_PORT, probe_hosts
 
         host, _, port = opts["host"].partition(":")
         answered = asyncio.run(probe_hosts([(host, int(port) if port.isdigit() else RAW_PORT)], timeout=1.0))

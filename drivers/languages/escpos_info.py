@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 #: ``ask(question, complete, timeout)``: write the question, return what came back once ``complete`` held or the
-#: timeout passed (drivers/detect/identify.py and the driver build one over their link).
+#: timeout passed (detect/identify.py and the driver build one over their link).
 Ask = Callable[[bytes, Callable[[bytes], bool], float], Awaitable[bytes]]
 
 FIRMWARE, MAKER, MODEL, SERIAL = 65, 66, 67, 68

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: processes share only what lies below them.
 LAYERS: dict[str, int] = {
     "drivers": 1,
+    "detect": 1,
     "core": 2,
     "protocol": 2,
     "layouts": 3,

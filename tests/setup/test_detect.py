@@ -12,10 +12,10 @@ from click.testing import CliRunner, Result
 
 from cli.commands.detect import EXIT_NOTHING_FOUND, Scanners
 from cli.main import main
-from drivers.detect import probe_hosts
-from drivers.detect.network import hosts_of
-from drivers.detect.serial import probe_serial
-from drivers.detect.usb import probe_usb
+from detect import probe_hosts
+from detect.network import hosts_of
+from detect.serial import probe_serial
+from detect.usb import probe_usb
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend

@@ -15,10 +15,10 @@ from agent.config import load_config
 from cli.commands.detect import Scanners
 from cli.main import main
 from cli.redis_server import RedisServer
+from detect.serial import console_ports, probe_serial
 from drivers import build_language_driver
 from drivers.base import Outcome
 from drivers.config import DriverConfig
-from drivers.detect.serial import console_ports, probe_serial
 from drivers.emulators import EMULATORS
 from drivers.emulators.fronts import PtyFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend

@@ -16,8 +16,8 @@ from agent.config import load_config
 from cli.commands.detect import Scanners
 from cli.main import main
 from cli.redis_server import RedisServer
-from drivers.detect.ipp import probe_ipp
-from drivers.detect.mdns import IPPS_SERVICE, _ipp_uri
+from detect.ipp import probe_ipp
+from detect.mdns import IPPS_SERVICE, _ipp_uri
 from drivers.ipp.client import format_fingerprint, peer_fingerprint
 from tests.support import ipp
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from drivers.detect.serial import kernel_consoles, serial_ports
+from detect.serial import kernel_consoles, serial_ports
 from tests.support.netns import run_in_netns
 
 

@@ -15,7 +15,7 @@ from zeroconf.asyncio import AsyncZeroconf
 
 from cli.commands.detect import Scanners
 from cli.main import main
-from drivers.detect.mdns import browse
+from detect.mdns import browse
 from drivers.emulators import EMULATORS, EmulatedPrinter
 from drivers.emulators.fronts import TcpFront
 from tests.support.mdns import RESPONDER_PAUSE, announce, responder, service_info

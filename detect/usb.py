@@ -10,8 +10,8 @@ from typing import Any
 import usb.core
 import usb.util
 
+from detect.identify import Found, found, identify_dymo, identify_transport
 from drivers.base import DriverError
-from drivers.detect.identify import Found, found, identify_dymo, identify_transport
 from drivers.languages.dymo_status import VENDOR_ID as DYMO_VENDOR
 from drivers.transports.usb import UsbTransport, is_printer
 

@@ -8,12 +8,12 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from drivers.detect.identify import Found
-from drivers.detect.ipp import IPP_PORT, probe_ipp
-from drivers.detect.mdns import Announced, browse_all
-from drivers.detect.network import probe_hosts
-from drivers.detect.serial import probe_serial
-from drivers.detect.usb import probe_usb
+from detect.identify import Found
+from detect.ipp import IPP_PORT, probe_ipp
+from detect.mdns import Announced, browse_all
+from detect.network import probe_hosts
+from detect.serial import probe_serial
+from detect.usb import probe_usb
 
 
 async def _local(devices: list[str], usb: bool, timeout: float, usb_backend: Any, named: frozenset[str]) -> list[Found]:

@@ -14,8 +14,8 @@ import os
 import re
 from pathlib import Path
 
+from detect.identify import Found, found, identify_transport
 from drivers.base import DriverError
-from drivers.detect.identify import Found, found, identify_transport
 from drivers.transports.serial import SerialTransport
 
 log = logging.getLogger(__name__)

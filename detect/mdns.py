@@ -5,7 +5,7 @@ port, usually 9100) and most also ``_printer._tcp`` (LPD) and ``_ipp._tcp`` (IPP
 port is not a raw port, so those hosts are asked on 9100 like any other. ``_ipp._tcp`` and ``_ipps._tcp`` are also
 IPP printers in their own right (IPP Everywhere, AirPrint, a shared CUPS queue): :func:`browse_all` gives each as
 the printer URI its announcement names (address, port and the TXT record's ``rp``, the resource path), for
-drivers/detect/ipp.py to ask. A short browse window is enough: a printer answers the browse query within a few
+detect/ipp.py to ask. A short browse window is enough: a printer answers the browse query within a few
 hundred milliseconds.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from zeroconf import DNSQuestionType, InterfaceChoice, IPVersion, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from drivers.detect.network import RAW_PORT
+from detect.network import RAW_PORT
 
 log = logging.getLogger(__name__)
 

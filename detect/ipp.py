@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from drivers.detect.identify import Found
+from detect.identify import Found
 from drivers.ipp import status as ipp_status
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient, IppError, format_fingerprint, peer_fingerprint

@@ -7,7 +7,7 @@ import contextlib
 import ipaddress
 import socket
 
-from drivers.detect.identify import Found, found, identify_stream
+from detect.identify import Found, found, identify_stream
 
 RAW_PORT = 9100
 
