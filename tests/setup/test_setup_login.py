@@ -5,32 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import stat
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner, Result
 from redis.asyncio import Redis
 
 from agent.config import load_config
 from cli.main import main
 from drivers.emulators.brother import BrotherPrinter
-from drivers.emulators.fronts import TcpFront
 from tests.support.processes import create_user
 from tests.support.topology import Node
-
-
-@pytest.fixture
-async def brother() -> AsyncIterator[tuple[BrotherPrinter, str]]:
-    printer = BrotherPrinter("p1", print_time=0.05)
-    await printer.start()
-    front = TcpFront(printer)
-    host, port = await front.start()
-    try:
-        yield printer, f"{host}:{port}"
-    finally:
-        await front.stop()
-        await printer.stop()
 
 
 async def _setup(args: list[str], answers: list[str]) -> Result:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,6 @@ from agent.config import load_config
 from cli.main import main
 from cli.redis_server import free_port
 from drivers.emulators.brother import BrotherPrinter
-from drivers.emulators.fronts import TcpFront
 from tests.support.topology import Node
 
 #: A real redis-sentinel: the slow lane (scripts/test --fast leaves it out).
@@ -50,20 +49,6 @@ def sentinel(tmp_path: Path) -> Iterator[OneSentinel]:
     yield setup
     setup.sentinel.stop()
     setup.server.stop()
-
-
-@pytest.fixture
-async def brother() -> AsyncIterator[tuple[BrotherPrinter, str]]:
-    """A Brother QL emulator on loopback TCP, and its HOST:PORT for --host."""
-    printer = BrotherPrinter("p1", print_time=0.05)
-    await printer.start()
-    front = TcpFront(printer)
-    host, port = await front.start()
-    try:
-        yield printer, f"{host}:{port}"
-    finally:
-        await front.stop()
-        await printer.stop()
 
 
 async def _cli(*args: str) -> tuple[int, str]:

@@ -12,7 +12,6 @@ import os
 import shutil
 import socket
 import stat
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from cli.commands import setup as setup_code
 from cli.main import main
 from cli.redis_server import RedisServer
 from drivers.emulators.brother import BrotherPrinter
-from drivers.emulators.fronts import TcpFront
 
 UNIT_FILE = Path(__file__).resolve().parents[2] / "systemd" / "badge-agent@.service"
 
@@ -49,19 +47,6 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Machine:
     return here
 
 
-@pytest.fixture
-async def printer() -> AsyncIterator[tuple[BrotherPrinter, str]]:
-    emulator = BrotherPrinter("p1", print_time=0.05)
-    await emulator.start()
-    front = TcpFront(emulator)
-    host, port = await front.start()
-    try:
-        yield emulator, f"{host}:{port}"
-    finally:
-        await front.stop()
-        await emulator.stop()
-
-
 def _args(venue: str, redis_url: str, address: str, name: str = "hall-d-1") -> list[str]:
     args = ["setup", "--yes", "--venue", venue, "--name", name, "--location", "Hall D", "--redis", redis_url]
     return [*args, "--language", "brother_ql", "--model", "QL-820NWB", "--host", address]
@@ -73,9 +58,9 @@ async def _invoke(args: list[str], text: str | None = None) -> Result:
 
 
 async def test_setup_without_the_unit_says_what_to_install_before_writing_or_printing(
-    machine: Machine, printer: tuple[BrotherPrinter, str], redis_server: RedisServer, venue: str
+    machine: Machine, brother: tuple[BrotherPrinter, str], redis_server: RedisServer, venue: str
 ) -> None:
-    emulator, address = printer
+    emulator, address = brother
     result = await _invoke(_args(venue, redis_server.url, address))
     assert result.exit_code == 71, result.output
     assert "the systemd unit badge-agent@.service is not installed" in result.output
@@ -85,9 +70,9 @@ async def test_setup_without_the_unit_says_what_to_install_before_writing_or_pri
 
 
 async def test_no_start_writes_a_config_whose_journal_directory_exists_and_says_how_to_start(
-    machine: Machine, printer: tuple[BrotherPrinter, str], redis_server: RedisServer, venue: str
+    machine: Machine, brother: tuple[BrotherPrinter, str], redis_server: RedisServer, venue: str
 ) -> None:
-    emulator, address = printer
+    emulator, address = brother
     result = await _invoke([*_args(venue, redis_server.url, address), "--no-start"])
     assert result.exit_code == 0, result.output
     assert "test badge: printed" in result.output and len(emulator.printed()) == 1
@@ -112,14 +97,14 @@ async def test_no_start_writes_a_config_whose_journal_directory_exists_and_says_
 
 async def test_a_service_that_cannot_start_exits_71_pointing_at_its_status(
     machine: Machine,
-    printer: tuple[BrotherPrinter, str],
+    brother: tuple[BrotherPrinter, str],
     redis_server: RedisServer,
     venue: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     shutil.copy(UNIT_FILE, machine.unit_dir)
     monkeypatch.setattr(setup_code, "SYSTEMCTL", "false")  # a real command that fails, as systemctl would
-    _, address = printer
+    _, address = brother
     result = await _invoke(_args(venue, redis_server.url, address))
     assert result.exit_code == 71, result.output
     assert "badge-agent@hall-d-1 did not start" in result.output
@@ -141,12 +126,12 @@ async def test_a_printer_that_does_not_answer_exits_74_not_the_redis_code(
 
 async def test_the_healthz_port_skips_one_another_process_holds(
     machine: Machine,
-    printer: tuple[BrotherPrinter, str],
+    brother: tuple[BrotherPrinter, str],
     redis_server: RedisServer,
     venue: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _, address = printer
+    _, address = brother
     with socket.socket() as other:
         other.bind(("127.0.0.1", 0))
         other.listen()
@@ -168,9 +153,9 @@ async def test_the_healthz_port_skips_one_another_process_holds(
 # Slow (about 13 s): setup waits out a printer that listens but never answers before it asks for the language.
 @pytest.mark.slow
 async def test_interactive_setup_uses_the_language_the_printer_tells_and_asks_when_it_does_not(
-    tmp_path: Path, printer: tuple[BrotherPrinter, str], redis_server: RedisServer, venue: str
+    tmp_path: Path, brother: tuple[BrotherPrinter, str], redis_server: RedisServer, venue: str
 ) -> None:
-    _, address = printer
+    _, address = brother
     out = tmp_path / "told.yaml"
     answers = f"{venue}\nhall-e-1\nHall E\n{redis_server.url}\n\n{address}\n"  # no Redis user name
     result = await _invoke(["setup", "--out", str(out), "--no-test-print"], answers)
