@@ -84,7 +84,13 @@ def main() -> None:
     parser.add_argument("--before-python", help="its interpreter (default: BEFORE/.venv/bin/python)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each side, alternating (default 3)")
     parser.add_argument("--benches", default="duty,latency,footprint")
+    parser.add_argument("--duty-badges", type=int, help="badges per duty run (bench.duty --badges)")
+    parser.add_argument("--dispatch-samples", type=int, help="dispatch samples per language (bench.duty --samples)")
     args = parser.parse_args()
+    if args.duty_badges:
+        BENCH_ARGS["duty"][1] = str(args.duty_badges)
+    if args.dispatch_samples:
+        BENCH_ARGS["duty"][3] = str(args.dispatch_samples)
     before = args.before.resolve()
     before_python = args.before_python or str(before / ".venv" / "bin" / "python")
     sides = {"before": (before, before_python), "after": (ROOT, sys.executable)}
