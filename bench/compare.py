@@ -33,6 +33,7 @@ BENCH_ARGS: dict[str, list[str]] = {
     "duty": ["--badges", "30", "--samples", "20"],
     "latency": ["--samples", "60", "--repeats", "1"],
     "footprint": ["--agents", "1", "--idle", "15", "--badges", "30"],
+    "hot_path": ["--badges", "2000", "--repeats", "3", "--monitor-badges", "50"],
 }
 
 
@@ -53,7 +54,15 @@ def _footprint(result: dict[str, Any]) -> dict[str, float]:
     return {f"RSS MB: {name}": row["rss_mb"]["median"] for name, row in rows}
 
 
+def _hot_path(result: dict[str, Any]) -> dict[str, float]:
+    return {
+        "hot path: agent / bare loop, rate ratio within a repeat": result["ratio_agent_vs_bare"]["median"],
+        "hot path: agent / saq, rate ratio within a repeat": result["ratio_agent_vs_saq"]["median"],
+    }
+
+
 FIGURES: dict[str, Callable[[dict[str, Any]], dict[str, float]]] = {
+    "hot_path": _hot_path,
     "duty": _duty,
     "latency": _latency,
     "footprint": _footprint,
