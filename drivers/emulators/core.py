@@ -253,5 +253,29 @@ class EmulatedPrinter(abc.ABC):
         return [e for e in self.log if e["complete"] is complete]
 
 
+#: What ``CommandStream._command`` answers when the command at the offset is not whole yet.
+INCOMPLETE = -1
+
+
+class CommandStream(EmulatedPrinter):
+    """A printer language read as a stream of commands: bytes that end mid-command wait for the next chunk."""
+
+    _pending: bytes
+
+    def feed(self, data: bytes) -> None:
+        buf = self._pending + data
+        i = 0
+        while i < len(buf):
+            size = self._command(buf, i)
+            if size == INCOMPLETE:
+                break
+            i += size
+        self._pending = buf[i:]
+
+    @abc.abstractmethod
+    def _command(self, buf: bytes, i: int) -> int:
+        """Act on the command at ``i``; return its length, or INCOMPLETE when more bytes are needed."""
+
+
 def _drop(_: bytes) -> None:
     """Where replies go when nobody listens."""

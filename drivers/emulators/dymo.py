@@ -15,7 +15,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from drivers.emulators.core import EmulatedPrinter, Job
+from drivers.emulators.core import INCOMPLETE, CommandStream, Job
 from drivers.emulators.decode import decode_graphics
 from drivers.languages import dymo_status as ds
 
@@ -32,21 +32,20 @@ _ARGS_550: dict[int, int] = {
     ord("s"): 4,
     ord("M"): 8,
 }
-_INCOMPLETE = -1
 
 
 def _etb_size(buf: bytes, i: int, dots: int) -> int:
-    """Bytes of the ``ETB`` line's runs starting at ``i``, or _INCOMPLETE."""
+    """Bytes of the ``ETB`` line's runs starting at ``i``, or INCOMPLETE."""
     j, seen = i, 0
     while seen < dots:
         if j >= len(buf):
-            return _INCOMPLETE
+            return INCOMPLETE
         seen += (buf[j] & 0x7F) + 1
         j += 1
     return j - i
 
 
-class DymoPrinter(EmulatedPrinter):
+class DymoPrinter(CommandStream):
     kind = "dymo"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -63,29 +62,19 @@ class DymoPrinter(EmulatedPrinter):
     def top_of_form(self) -> bool:
         return not self.buffer and self.printing is None
 
-    def feed(self, data: bytes) -> None:
-        buf = self._pending + data
-        i = 0
-        while i < len(buf):
-            size = self._command(buf, i)
-            if size == _INCOMPLETE:
-                break
-            i += size
-        self._pending = buf[i:]
-
     def _command(self, buf: bytes, i: int) -> int:
         byte = buf[i]
         if byte == _SYN:
             if len(buf) - i < 1 + self._per_line:
-                return _INCOMPLETE
+                return INCOMPLETE
             return self._line(buf, i, 1 + self._per_line)
         if byte == _ETB:
             size = _etb_size(buf, i + 1, self._per_line * 8)
-            return _INCOMPLETE if size == _INCOMPLETE else self._line(buf, i, 1 + size)
+            return INCOMPLETE if size == INCOMPLETE else self._line(buf, i, 1 + size)
         if byte != _ESC:
             return 1  # "Any other characters are ignored"
         if len(buf) - i < 2:
-            return _INCOMPLETE
+            return INCOMPLETE
         op = buf[i + 1]
         if op == _ESC:
             return 1  # the resync run
@@ -93,7 +82,7 @@ class DymoPrinter(EmulatedPrinter):
             return 2  # a command this model does not know: skipped, as the printer does
         size = 2 + _ARGS_4XX[op]
         if len(buf) - i < size:
-            return _INCOMPLETE
+            return INCOMPLETE
         if op == ord("A"):
             self.send(bytes([ds.format_4xx(self.fault if self.blocked else None, self.top_of_form)]))
             return size
@@ -117,7 +106,7 @@ class DymoPrinter(EmulatedPrinter):
         return {"texts": [], **decode_graphics("drivers.render.dymo", "decode_dymo_4xx", job.data, image)}
 
 
-class Dymo550Printer(EmulatedPrinter):
+class Dymo550Printer(CommandStream):
     kind = "dymo550"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -141,30 +130,20 @@ class Dymo550Printer(EmulatedPrinter):
     def _current(self) -> Job | None:
         return self.printing or (self.buffer[0] if self.buffer else None)
 
-    def feed(self, data: bytes) -> None:
-        buf = self._pending + data
-        i = 0
-        while i < len(buf):
-            size = self._command(buf, i)
-            if size == _INCOMPLETE:
-                break
-            i += size
-        self._pending = buf[i:]
-
     def _command(self, buf: bytes, i: int) -> int:
         if buf[i] != _ESC:
             self._job.append(buf[i])  # label data outside ESC D is not expected; kept for the decoder to judge
             return 1
         if len(buf) - i < 2:
-            return _INCOMPLETE
+            return INCOMPLETE
         op = buf[i + 1]
         if op == ord("D"):
             if len(buf) - i < 12:
-                return _INCOMPLETE
+                return INCOMPLETE
             lines, dots = struct.unpack("<II", buf[i + 4 : i + 12])
             size = 12 + int(lines) * int(dots) // 8
             if len(buf) - i < size:
-                return _INCOMPLETE
+                return INCOMPLETE
             self._job += buf[i : i + size]
             return size
         if op == _ESC:
@@ -173,7 +152,7 @@ class Dymo550Printer(EmulatedPrinter):
             return 2
         size = 2 + _ARGS_550[op]
         if len(buf) - i < size:
-            return _INCOMPLETE
+            return INCOMPLETE
         if op == ord("A"):
             job = self._current()
             fault = self.fault if self.blocked else None

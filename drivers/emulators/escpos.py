@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from drivers.emulators.core import EmulatedPrinter, Job
+from drivers.emulators.core import INCOMPLETE, CommandStream, Job
 from drivers.emulators.decode import decode_graphics
 from drivers.languages import escpos_info as ei
 from drivers.languages import escpos_status as es
@@ -20,10 +20,9 @@ _ESC_ARGS |= {ord("p"): 3, ord("c"): 2}
 _GS_ARGS = {**dict.fromkeys(b"!BHafhwrb/", 1), **dict.fromkeys(b"LWP", 2)}
 #: GS I n, n = 1..3: one-byte IDs (a TM-T88VI's model ID, type ID: autocutter, no multi-byte fonts; ROM version).
 _ONE_BYTE_IDS = {1: 0x20, 2: 0x02, 3: 0x30, 49: 0x20, 50: 0x02, 51: 0x30}
-_INCOMPLETE = -1
 
 
-class EscposPrinter(EmulatedPrinter):
+class EscposPrinter(CommandStream):
     kind = "escpos"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -43,23 +42,13 @@ class EscposPrinter(EmulatedPrinter):
         self._pending = b""
         self._job = bytearray()
 
-    def feed(self, data: bytes) -> None:
-        buf = self._pending + data
-        i = 0
-        while i < len(buf):
-            size = self._command(buf, i)
-            if size == _INCOMPLETE:
-                break
-            i += size
-        self._pending = buf[i:]
-
     def _command(self, buf: bytes, i: int) -> int:
-        """Act on the command at ``i``; return its length, or _INCOMPLETE when more bytes are needed."""
+        """Act on the command at ``i``; return its length, or INCOMPLETE when more bytes are needed."""
         left = len(buf) - i
         byte = buf[i]
         if byte == 0x10:  # DLE: real-time, never buffered
             if left < 3:
-                return _INCOMPLETE
+                return INCOMPLETE
             n = buf[i + 1]
             if n == 0x04:  # DLE EOT n
                 if buf[i + 2] in (1, 2, 3, 4):
@@ -69,7 +58,7 @@ class EscposPrinter(EmulatedPrinter):
                 fn = buf[i + 2]
                 size = {1: 5, 2: 5, 7: 4, 8: 10}.get(fn, 3)
                 if left < size:
-                    return _INCOMPLETE
+                    return INCOMPLETE
                 if fn == 8 and buf[i + 3 : i + 10] == es.CLEAR_BUFFERS[3:]:
                     self.clear_buffer()
                     self.send(es.CLEAR_RESPONSE)
@@ -83,14 +72,14 @@ class EscposPrinter(EmulatedPrinter):
             return self._data(buf, i, 1)
         if byte == 0x1D:  # GS
             if left < 2:
-                return _INCOMPLETE
+                return INCOMPLETE
             op = buf[i + 1]
             if op == 0x28:  # GS ( x pL pH ...
                 if left < 5:
-                    return _INCOMPLETE
+                    return INCOMPLETE
                 size = 5 + buf[i + 3] + (buf[i + 4] << 8)
                 if left < size:
-                    return _INCOMPLETE
+                    return INCOMPLETE
                 if buf[i + 2] == 0x48 and buf[i + 5] == 0x30:  # GS ( H fn=48: process ID
                     self._answer_in_turn(b"\x37\x22" + buf[i + 7 : i + 11] + b"\x00")
                     return size
@@ -101,7 +90,7 @@ class EscposPrinter(EmulatedPrinter):
                 return self._data(buf, i, size)
             if op == 0x49:  # GS I n: transmit printer ID
                 if left < 3:
-                    return _INCOMPLETE
+                    return INCOMPLETE
                 n = buf[i + 2]
                 if self.info is not None and n in self.info:
                     self._answer_in_turn(ei.format_info(self.info[n]))
@@ -110,32 +99,32 @@ class EscposPrinter(EmulatedPrinter):
                 return 3
             if op == 0x76:  # GS v 0 m xL xH yL yH data
                 if left < 8:
-                    return _INCOMPLETE
+                    return INCOMPLETE
                 size = 8 + (buf[i + 4] + (buf[i + 5] << 8)) * (buf[i + 6] + (buf[i + 7] << 8))
-                return _INCOMPLETE if left < size else self._data(buf, i, size)
+                return INCOMPLETE if left < size else self._data(buf, i, size)
             if op == 0x56:  # GS V m [n]: cut, the end of a badge
                 if left < 3:
-                    return _INCOMPLETE
+                    return INCOMPLETE
                 size = 4 if buf[i + 2] >= 65 else 3
                 if left < size:
-                    return _INCOMPLETE
+                    return INCOMPLETE
                 self._data(buf, i, size)
                 self._close_job()
                 return size
             if op == 0x61:  # GS a n: Automatic Status Back
                 if left < 3:
-                    return _INCOMPLETE
+                    return INCOMPLETE
                 self.asb = buf[i + 2] != 0
                 if self.asb:
                     self.send(es.format_asb(self.fault))
                 return 3
             size = 2 + _GS_ARGS.get(op, 0)
-            return _INCOMPLETE if left < size else self._data(buf, i, size)
+            return INCOMPLETE if left < size else self._data(buf, i, size)
         if byte == 0x1B:  # ESC
             if left < 2:
-                return _INCOMPLETE
+                return INCOMPLETE
             size = 2 + _ESC_ARGS.get(buf[i + 1], 0)
-            return _INCOMPLETE if left < size else self._data(buf, i, size)
+            return INCOMPLETE if left < size else self._data(buf, i, size)
         return self._data(buf, i, 1)
 
     def _data(self, buf: bytes, i: int, size: int) -> int:
