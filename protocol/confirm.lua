@@ -21,7 +21,7 @@ local confirmed_by = ARGV[9] or ''
 -- A second copy came out: flag the job for staff, count it, and say where the first one is.
 local function duplicate(first_printer, reason)
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
-  redis.call('HINCRBY', KEYS[6], 'duplicate_print', 1)
+  bump(KEYS[6], 'duplicate_print', 1, KEYS[4], ARGV[5])
   event(KEYS[4], ARGV[5], 'event', 'duplicate_print', 'job_id', id, 'printer', me, 'location', loc, 'first_printer', first_printer,
     'reason', reason, 'epoch', ARGV[4])
   return {'duplicate', first_printer}
@@ -38,7 +38,16 @@ if not owned then
 end
 -- A print begun before the job's latest reprint round (reprint.lua): confirmed again (a journal replay after a
 -- failover) it changes nothing; never confirmed before, it is an extra copy of an earlier round.
-local round = tonumber(redis.call('HGET', KEYS[2], 'round_epoch') or '0')
+-- A round_epoch that is not a whole number (HSET by hand or by a role user) counts as none: the paper came out, so the
+-- print is recorded all the same, and the field named in an integrity_fault event.
+local round_raw = redis.call('HGET', KEYS[2], 'round_epoch')
+local round = int_of(round_raw, 0)
+if not round then
+  round = 0
+  bump(KEYS[6], 'integrity_fault', 1, KEYS[4], ARGV[5])
+  event(KEYS[4], ARGV[5], 'event', 'integrity_fault', 'job_id', id, 'printer', me, 'field', 'round_epoch',
+    'reason', bad_value(KEYS[2], 'round_epoch', round_raw, 'a whole number') .. '; counted as no reprint round')
+end
 if tonumber(ARGV[4]) <= round then
   if string.find(',' .. (redis.call('HGET', KEYS[2], 'printed_epochs') or '') .. ',', ',' .. ARGV[4] .. ',', 1, true) then
     return {'printed', ''}
@@ -85,10 +94,19 @@ redis.call('HSET', KEYS[2], 'state', 'printed', 'printer', me, 'printed_ms', now
 if confirmed_by ~= '' then
   redis.call('HSET', KEYS[2], 'confirmed_by', confirmed_by)
 end
-redis.call('HINCRBY', KEYS[6], 'printed', 1)
+-- The printed record's entry next to the job's: what its consumers (a ticketing system's check-in) must never miss comes before
+-- the counters.
+if redis.call('HLEN', KEYS[7]) > 0 then
+  -- A reprint round (reprint.lua) keeps the earlier rounds' confirmed prints in printed_epochs.
+  local first = (redis.call('HGET', KEYS[2], 'printed_epochs') or '') == ''
+  redis.call('XADD', KEYS[8], '*', 'kind', first and 'badge' or 'reprint', 'job_id', id, 'epoch', ARGV[4],
+    'printer', me, 'location', loc, 'printed_ms', now, 'layout', ARGV[6] or '', 'layout_version', ARGV[7] or '',
+    'confirmed_by', confirmed_by)
+end
+bump(KEYS[6], 'printed', 1, KEYS[4], ARGV[5])
 if maybe ~= '' then
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1)
-  redis.call('HINCRBY', KEYS[6], 'maybe_duplicate', 1)
+  bump(KEYS[6], 'maybe_duplicate', 1, KEYS[4], ARGV[5])
   event(KEYS[4], ARGV[5], 'event', 'maybe_duplicate', 'job_id', id, 'printer', me, 'location', loc,
     'reason', 'an earlier attempt may also have printed: look at ' .. maybe)
 end
@@ -101,11 +119,4 @@ if confirmed_by ~= '' then
   table.insert(printed, 'confirmed_by'); table.insert(printed, confirmed_by)
 end
 event(KEYS[4], ARGV[5], unpack(printed))
-if redis.call('HLEN', KEYS[7]) > 0 then
-  -- A reprint round (reprint.lua) keeps the earlier rounds' confirmed prints in printed_epochs.
-  local first = (redis.call('HGET', KEYS[2], 'printed_epochs') or '') == ''
-  redis.call('XADD', KEYS[8], '*', 'kind', first and 'badge' or 'reprint', 'job_id', id, 'epoch', ARGV[4],
-    'printer', me, 'location', loc, 'printed_ms', now, 'layout', ARGV[6] or '', 'layout_version', ARGV[7] or '',
-    'confirmed_by', confirmed_by)
-end
 return {'printed', maybe}

@@ -57,9 +57,9 @@ if held ~= '' then
     -- A job for the dead printer alone was ended (cancelled) by hand_on, not handed on: it stays so.
     if state and to then
       redis.call('HSET', KEYS[10], 'state', 'queued', 'printer', '')
-      redis.call('HINCRBY', KEYS[10], 'reclaims', 1)
+      bump(KEYS[10], 'reclaims', 1, KEYS[6], ARGV[5])
     end
-    redis.call('HINCRBY', KEYS[7], 'reclaimed', 1)
+    bump(KEYS[7], 'reclaimed', 1, KEYS[6], ARGV[5])
     event(KEYS[6], ARGV[5], 'event', 'reclaimed', 'job_id', held, 'printer', victim, 'location', location, 'by', by,
       'maybe_printed', maybe, 'to', to or '', 'reason', 'agent of ' .. where .. ' stopped beating')
   end
