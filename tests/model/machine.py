@@ -272,6 +272,21 @@ class ProtocolModel(RuleBasedStateMachine):
             self._note(f"cancel ({cancelled.kind})")
         self._settle_all()
 
+    @rule(
+        job=st.sampled_from(JOB_IDS),
+        field=st.sampled_from(("attempts", "epoch", "reclaims")),
+        value=st.sampled_from(("many", "1.5", "")),
+    )
+    def corrupt(self, job: str, field: str, value: str) -> None:
+        """A role user (a kiosk's HSET) writes a value the scripts cannot count with into a job not taken yet: the
+        printer that takes it dead-letters it with the field named and goes on, and every invariant still holds."""
+        key = self.keys.job(job)
+        if self._run(self.admin.hget(key, "state")) != b"queued":
+            return
+        self._run(self.admin.hset(key, field, value))
+        self._note(f"corrupt {field}")
+        self._settle_all()
+
     @rule(data=st.data(), drain=st.booleans())
     def operator(self, data: st.DataObject, drain: bool) -> None:
         """An operator drains a printer (it begins nothing new; its pinned jobs go to the pool), or resumes it."""
