@@ -1,8 +1,9 @@
 """The intake's attendee routes (docs/intake.md, "Attendee list"): look up, search, badge, walk-in, correct.
 
-A ticket code is a credential: a kiosk token may look up one full code and never search or list; every lookup is
-rate-limited per token (``limits.lookup_rate``); no handler here logs a code (the request log names the route, not
-the path). Registered on the intake's app by ``add_routes``.
+A ticket code is a credential: a kiosk token may look up one full code and never search or list; a viewer token
+sees no attendee; a desk sees the code masked and acts on an attendee by its handle (``AttendeeStore.handle``);
+only staff see codes. Every lookup is rate-limited per token (``limits.lookup_rate``); no handler here logs a code
+(the request log names the route, not the path). Registered on the intake's app by ``add_routes``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from aiohttp import web
 from attendees.keys import CODE_RE
 from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
-from attendees.views import describe, kiosk_view
+from attendees.views import describe, desk_view, kiosk_view
 from core.errors import JobError
 from intake.context import INTAKE, Intake, authorize, json_body
 from intake.jsonreply import json_response
@@ -35,8 +36,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("badge_agent.intake.attendees")
 
-LOOKUP = ("kiosk", "desk", "staff", "viewer")
-SEARCH = ("desk", "staff", "viewer")
+# A viewer (the board, a screen in the hall) sees no attendee: a search answers names, e-mails and order codes.
+LOOKUP = ("kiosk", "desk", "staff")
+SEARCH = ("desk", "staff")
 BADGE = ("kiosk", "desk", "staff")
 WALK_IN = ("desk", "staff")
 CORRECT = ("staff",)
@@ -79,17 +81,24 @@ def _authorize_lookup(request: web.Request, roles: tuple[str, ...]) -> Token:
     return token
 
 
-def _code(request: web.Request) -> str:
+async def _code(request: web.Request) -> str:
+    """The ticket code the path names: by the attendee's handle (what desks and kiosks are given), or by the code
+    itself (a ticket scanned or typed). A code that looks like a handle but is none is taken as a code."""
     code = request.match_info["code"]
     if not CODE_RE.fullmatch(code):
         raise field_error(422, "code", "a ticket code is 1-128 printable characters without spaces")
-    return code
+    return await request.app[ATTENDEES].code_of(code) or code
 
 
 async def _view(request: web.Request, token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]:
+    """The attendee as the token's role may see it (docs/intake.md, "Attendee list"): staff all and the handle, a
+    desk the code and e-mail masked and the handle, a kiosk the little of ``kiosk_view``."""
+    handle = await request.app[ATTENDEES].handle(attendee)
+    if token.role == "staff":
+        return {**describe(attendee, state), "handle": handle}
     if token.role != "kiosk":
-        return describe(attendee, state)
-    body = kiosk_view(attendee, state)
+        return desk_view(attendee, state, handle)
+    body = kiosk_view(attendee, state, handle)
     if state.state == "queued":
         # Waiting, and no printer it may go to can print (all out of labels, paused, down): the kiosk sends the
         # attendee to the help desk instead of saying "next in line" for ever.
@@ -106,7 +115,7 @@ async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]
 
 async def lookup(request: web.Request) -> web.Response:
     token = _authorize_lookup(request, LOOKUP)
-    attendee, state = await _found(request, _code(request))
+    attendee, state = await _found(request, await _code(request))
     body = await _view(request, token, attendee, state)
     if attendee.status == "cancelled":
         body["message"] = CANCELLED
@@ -114,14 +123,14 @@ async def lookup(request: web.Request) -> web.Response:
 
 
 async def search(request: web.Request) -> web.Response:
-    _authorize_lookup(request, SEARCH)
+    token = _authorize_lookup(request, SEARCH)
     query = request.query.get("q", "")
     if len(query) > MAX_QUERY:
         raise field_error(422, "q", f"at most {MAX_QUERY} characters")
     store = request.app[ATTENDEES]
     found = await store.search(query)
     states = await store.badge_states(found)
-    return json_response({"attendees": [describe(a, s) for a, s in zip(found, states, strict=True)]})
+    return json_response({"attendees": [await _view(request, token, a, s) for a, s in zip(found, states, strict=True)]})
 
 
 async def _printer(request: web.Request, token: Token) -> str | None:
@@ -231,7 +240,7 @@ async def _print(request: web.Request, token: Token, code: str, printer: str | N
 async def badge(request: web.Request) -> web.Response:
     """Print this attendee's badge from the list: created once; any later request answers with that badge."""
     token = _authorize_lookup(request, BADGE)
-    code = _code(request)
+    code = await _code(request)
     try:
         printer = await _printer(request, token)
         return await _print(request, token, code, printer)
@@ -277,7 +286,7 @@ async def walk_in(request: web.Request) -> web.Response:
         raise Problem(409, "this code is on the list already: look it up instead", code_taken=True)
     if body.get("print", True) is False:
         attendee, state = await _found(request, code)
-        return json_response(describe(attendee, state), status=201)
+        return json_response(await _view(request, token, attendee, state), status=201)
     printer = body.get("printer")
     if printer is not None and not isinstance(printer, str):
         raise field_error(422, "printer", "must be a printer name")
@@ -290,7 +299,7 @@ async def correct(request: web.Request) -> web.Response:
     prints it."""
     token = authorize(request, CORRECT)
     store = request.app[ATTENDEES]
-    code = _code(request)
+    code = await _code(request)
     body = await json_body(request)
     if not isinstance(body, dict) or not body:
         raise Problem(422, "the body must be a JSON object: name, company, fields or status")
@@ -320,7 +329,7 @@ async def correct(request: web.Request) -> web.Response:
         await store.set_status(code, status, f"token:{token.name}")
     attendee, state = await _found(request, code)
     log.info("attendee corrected by token %s: %s", token.name, ", ".join(sorted(body)))
-    return json_response(describe(attendee, state))
+    return json_response(await _view(request, token, attendee, state))
 
 
 #: What each role may do on the desk page (the page shows a button only for what its token may do).
