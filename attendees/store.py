@@ -432,11 +432,13 @@ class AttendeeStore:
         printer: str | None = None,
         at_desk: bool = True,
         zone: Zoned | None = None,
+        owned: bool = False,
     ) -> tuple[specs.Badged, Attendee | None]:
         """Create this attendee's badge job unless it exists: ("queued"), ("exists", state), ("cancelled"),
         ("unknown"). Exactly one job, however many desks and kiosks ask at once. Not ``at_desk`` (a kiosk): an
         attendee flagged for the help desk (``attention``) whose badge does not exist yet answers ("attention").
-        ``zone``: the zone of the token that asks and its printers, recorded on the job (``Job.zoned``)."""
+        ``zone``: the zone of the token that asks and its printers, recorded on the job (``Job.zoned``); ``owned``:
+        ``created_by`` is an intake token, whose set of jobs (its outstanding count) a new badge joins."""
         k = self.venue.encoded_keys
         for _ in range(STALE_RETRIES):
             attendee = await self.get(code)
@@ -461,6 +463,7 @@ class AttendeeStore:
                     self.venue.events_maxlen,
                     created_by,
                     zone_args(job.zoned),
+                    k.owned(enc(created_by)) if owned else None,
                 )
             )
             if reply.kind is not specs.BadgeKind.STALE:

@@ -8,6 +8,7 @@ only staff see codes. Every lookup is rate-limited per token (``limits.lookup_ra
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Sequence
@@ -51,12 +52,15 @@ ATTENTION = "Please go to the help desk: staff will print your badge there."
 
 ATTENDEES = web.AppKey("attendees", AttendeeStore)
 LOOKUPS = web.AppKey("attendee_lookups", RateLimit)
+#: Failed lookups (codes not on the list), per token and per client address: ``token:<name>``, ``address:<ip>``.
+MISSES = web.AppKey("attendee_misses", RateLimit)
 
 
 def add_routes(app: web.Application, intake: Intake) -> None:
     app[ATTENDEES] = AttendeeStore(intake.redis, intake.config.venue, intake.store)
     limits = intake.config.limits
     app[LOOKUPS] = RateLimit(limits.lookup_rate, limits.lookup_burst)
+    app[MISSES] = RateLimit(limits.miss_rate, limits.miss_burst)
     app.router.add_get("/v1/attendees", search, allow_head=False)
     app.router.add_post("/v1/attendees", walk_in)
     app.router.add_get("/v1/attendees/{code}", lookup, allow_head=False)
@@ -113,9 +117,37 @@ async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]
     return found
 
 
+def _miss_buckets(request: web.Request, token: Token) -> tuple[str, str]:
+    return f"token:{token.name}", f"address:{request.remote or '?'}"
+
+
+async def _looked_up(request: web.Request, token: Token, code: str) -> tuple[Attendee, BadgeState]:
+    """``_found``, counting a code not on the list against the token's and the client address's failed lookups: past
+    either's bucket (``limits.miss_rate``, ``miss_burst``) every lookup is refused until it refills, so codes cannot
+    be tried fast with many tokens from one machine, nor with one token from many."""
+    misses = request.app[MISSES]
+    buckets = _miss_buckets(request, token)
+    wait = max(misses.wait(bucket) for bucket in buckets)
+    if wait:
+        rate = request.app[INTAKE].config.limits.miss_rate
+        raise Problem(
+            429,
+            f"too many codes not on the list from this token or address (at most {rate:g}/s): wait, or go to the "
+            "help desk",
+            headers={"Retry-After": str(wait)},
+            retry_after=wait,
+        )
+    found = await request.app[ATTENDEES].found(code)
+    if found is None:
+        for bucket in buckets:
+            misses.take(bucket)
+        raise Problem(404, UNKNOWN)
+    return found
+
+
 async def lookup(request: web.Request) -> web.Response:
     token = _authorize_lookup(request, LOOKUP)
-    attendee, state = await _found(request, await _code(request))
+    attendee, state = await _looked_up(request, token, await _code(request))
     body = await _view(request, token, attendee, state)
     if attendee.status == "cancelled":
         body["message"] = CANCELLED
@@ -220,10 +252,22 @@ async def zone_printer(request: web.Request, token: Token) -> tuple[str | None, 
 
 async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
     store = request.app[ATTENDEES]
+    intake = request.app[INTAKE]
+    _, before = await _looked_up(request, token, code)
     chosen, zone = await zone_printer(request, token)
     # created_by: the token, as POST /v1/jobs records it. A pin the desk asked for wins over the zone's choice; the
-    # badge still carries the zone.
-    reply, _ = await store.badge(code, token.name, printer or chosen, at_desk=token.role != "kiosk", zone=zone)
+    # badge still carries the zone. A badge made now counts against the token's cap of outstanding jobs, as a job it
+    # creates does (room held while it is made; the badge joins the token's set in the same step); a badge that
+    # exists makes nothing, so a second scan is answered at the cap too.
+    room = (
+        intake.outstanding.room_in_turn(token.name, token.max_outstanding)
+        if before.state == "none"
+        else contextlib.nullcontext()
+    )
+    async with room:
+        reply, _ = await store.badge(
+            code, token.name, printer or chosen, at_desk=token.role != "kiosk", zone=zone, owned=True
+        )
     if reply.kind is BadgeKind.UNKNOWN:
         raise Problem(404, UNKNOWN)
     if reply.kind is BadgeKind.CANCELLED:
@@ -383,7 +427,12 @@ async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple
         return None
     chosen, zone = await zone_printer(request, token)
     reply, attendee = await store.badge(
-        job.attendee_id, token.name, job.printer or chosen, at_desk=token.role != "kiosk", zone=job.zoned or zone
+        job.attendee_id,
+        token.name,
+        job.printer or chosen,
+        at_desk=token.role != "kiosk",
+        zone=job.zoned or zone,
+        owned=True,  # within the room POST /v1/jobs holds for it
     )
     if reply.kind is BadgeKind.CANCELLED:
         raise Problem(409, CANCELLED, status_of_ticket="cancelled")

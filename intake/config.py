@@ -50,6 +50,12 @@ class LimitsConfig(Strict, kw_only=True):
     #: a ticket code is a credential, and codes must not be tried fast.
     lookup_rate: Annotated[float, Meta(gt=0, le=10_000)] = 5.0
     lookup_burst: Annotated[int, Meta(ge=1, le=10_000)] = 30
+    #: Failed attendee lookups (a code not on the list) per second each token, and each client address, may make
+    #: (a bucket of ``miss_burst`` each); past it every lookup and badge request of that token or address answers
+    #: 429 until the bucket refills: many kiosk tokens on one machine cannot try codes together. Behind a proxy
+    #: the address is the proxy's, shared by every client behind it.
+    miss_rate: Annotated[float, Meta(gt=0, le=10_000)] = 0.5
+    miss_burst: Annotated[int, Meta(ge=1, le=10_000)] = 20
 
 
 class KioskConfig(Strict, kw_only=True):
