@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from aiohttp import web
 
 from attendees.keys import CODE_RE
@@ -413,6 +414,27 @@ async def refuse_unlisted(request: web.Request, token: Token) -> None:
             "this venue checks in from its attendee list: scan the ticket (POST /v1/attendees/{code}/badge)",
             role=token.role,
         )
+
+
+def kiosk_walk_in(job: Job, walk_in_type: str) -> Job:
+    """A job a kiosk types (no list, or ``kiosk.allow_unlisted``): a name and company, and the venue's walk-in type
+    (``kiosk.walk_in_type``) as its ticket type; a role, a layout or a field it sets answers 403 naming it (a
+    ticket type equal to the walk-in type aside). Venues give badge types room access (a Speaker's, a STAFF role):
+    a kiosk prints only what the list says, or a walk-in's badge. A listed code's badge is the list's anyway."""
+    asked = [("role", job.role)] if job.role else []
+    if job.layout is not None:
+        asked.append(("layout", job.layout))
+    asked += [(f"fields.{k}", v) for k, v in job.fields.items() if not (k == "ticket_type" and v == walk_in_type)]
+    if asked:
+        field, _ = asked[0]
+        raise Problem(
+            403,
+            f"a kiosk token cannot set {field}: a badge typed at a kiosk carries a name and company, and the venue's "
+            "walk-in ticket type (kiosk.walk_in_type); a listed ticket's badge says what the list says",
+            field=field,
+            role="kiosk",
+        )
+    return msgspec.structs.replace(job, fields={"ticket_type": walk_in_type} if walk_in_type else {})
 
 
 async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple[bool, str] | None:
