@@ -13,7 +13,13 @@ CODE = {
     "description": "the ticket code, or the attendee's handle (an answer's handle or badge_id)",
     "schema": {"type": "string", "pattern": "^[!-~]{1,128}$"},
 }
-LOOKUP_429 = {"429": {**AUTH["429"], "description": "over the token's rate, or its attendee lookups' rate"}}
+LOOKUP_429 = {
+    "429": {
+        **AUTH["429"],
+        "description": "over the token's rate, its attendee lookups' rate, or the failed lookups (codes not on the "
+        "list) of the token or the client address; for a badge, the token's outstanding jobs at its cap",
+    }
+}
 
 
 def schemas() -> dict[str, Any]:
