@@ -108,13 +108,15 @@ class BadgeSpec(Spec[Any]):
         maxlen: int,
         created_by: str,
         zone: tuple[bytes, bytes] | None = None,
+        owned: bytes | None = None,
     ) -> ScriptCall[Badged]:
-        """``zone``: the zone of the token that asks and its printers (protocol/store.py, ``zone_args``)."""
+        """``zone``: the zone of the token that asks and its printers (protocol/store.py, ``zone_args``); ``owned``:
+        the set of jobs of the intake token that asks (``owned:<token>``), which a new badge joins."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (venue_keys.pool, b"")
         job = enc(job_id)
         keys = [
             enc(k.attendee(code)), venue_keys.job(job), queue, venue_keys.events, venue_keys.stats,
-            venue_keys.pinned, enc(k.badging),
+            venue_keys.pinned, enc(k.badging), *([owned] if owned else []),
         ]  # fmt: skip
         args = [enc(code), enc(version), job, enc(payload), printer, maxlen, enc(created_by), *(zone or ())]
         return (self, keys, args)

@@ -30,6 +30,7 @@ from intake.attendee_routes import (
     badge_if_listed,
     desk_target,
     kiosk_settings,
+    kiosk_walk_in,
     metric_families,
     refuse_unlisted,
 )
@@ -207,6 +208,8 @@ async def create(request: web.Request) -> web.Response:
     if batch and not items:
         raise field_error(422, "jobs", "is empty")
     jobs = _parse_jobs(token, items, batch)
+    if token.role == "kiosk":
+        jobs = [kiosk_walk_in(job, intake.config.kiosk.walk_in_type) for job in jobs]
 
     out = []
     async with intake.lanes.lane(token.role):

@@ -6,8 +6,20 @@ from typing import Any
 
 from intake.openapi_parts import AUTH, BEARER, TEXT, json_body, json_reply, problem
 
-CODE = {"name": "code", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[!-~]{1,128}$"}}
-LOOKUP_429 = {"429": {**AUTH["429"], "description": "over the token's rate, or its attendee lookups' rate"}}
+CODE = {
+    "name": "code",
+    "in": "path",
+    "required": True,
+    "description": "the ticket code, or the attendee's handle (an answer's handle or badge_id)",
+    "schema": {"type": "string", "pattern": "^[!-~]{1,128}$"},
+}
+LOOKUP_429 = {
+    "429": {
+        **AUTH["429"],
+        "description": "over the token's rate, its attendee lookups' rate, or the failed lookups (codes not on the "
+        "list) of the token or the client address; for a badge, the token's outstanding jobs at its cap",
+    }
+}
 
 
 def schemas() -> dict[str, Any]:
@@ -28,9 +40,12 @@ def schemas() -> dict[str, Any]:
     }
     attendee = {
         "type": "object",
-        "description": "a kiosk token sees name, first_name, status, job_id and badge only",
+        "description": "staff see all and the handle; a desk the code and e-mail masked and the handle; a kiosk "
+        "name, first_name, status, badge_id and badge only",
         "properties": {
-            "code": TEXT,
+            "code": {**TEXT, "description": "the ticket code (staff); masked for a desk: its last 4 characters"},
+            "handle": {**TEXT, "description": "desk, staff: what to name the attendee by in the path, not the code"},
+            "badge_id": {**TEXT, "description": "kiosk: the id to follow the badge by (GET /v1/attendees/{code})"},
             "name": TEXT,
             "first_name": TEXT,
             "company": TEXT,
@@ -59,7 +74,7 @@ def paths() -> dict[str, Any]:
     return {
         "/v1/attendees": {
             "get": {
-                "summary": "search the list (desk, staff, viewer): at most 50, by any word's prefix of name, company, "
+                "summary": "search the list (desk, staff): at most 50, by any word's prefix of name, company, "
                 "order code or e-mail, case and accents ignored, any script",
                 "security": BEARER,
                 "parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200}}],
@@ -94,7 +109,7 @@ def paths() -> dict[str, Any]:
         },
         "/v1/attendees/{code}": {
             "get": {
-                "summary": "one attendee by ticket code, with their badge (kiosk, desk, staff, viewer)",
+                "summary": "one attendee by ticket code or handle, with their badge (kiosk, desk, staff)",
                 "security": BEARER,
                 "parameters": [CODE],
                 "responses": {
@@ -153,8 +168,8 @@ def paths() -> dict[str, Any]:
         },
         "/desk/{name}": {
             "get": {
-                "summary": "the desk page's script and style; settings.json (with the page's token: desk, staff, "
-                "viewer): its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct) "
+                "summary": "the desk page's script and style; settings.json (with the page's token: desk, staff): "
+                "its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct) "
                 "and reprint_cap",
                 "parameters": [
                     {

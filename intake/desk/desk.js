@@ -15,7 +15,7 @@
   let timer = null;
   // What this token may do (/desk/settings.json); nothing until the intake said so.
   let may = {};
-  let confirming = null;  // the code whose "cancel the ticket?" question is open (kept across the redraws)
+  let confirming = null;  // the handle of the attendee whose "cancel the ticket?" question is open (kept across the redraws)
   let noneFound = false;  // the message says "No one found": the next results take it away
 
   function say(text, error, undo) {
@@ -69,7 +69,7 @@
 
   function row(a) {
     const li = $("row").content.firstElementChild.cloneNode(true);
-    li.dataset.code = a.code;
+    li.dataset.code = a.handle;
     li.classList.toggle("cancelled", a.status === "cancelled");
     li.querySelector(".name").textContent = a.name || "(no name)";
     li.querySelector(".company").textContent = a.company;
@@ -81,7 +81,7 @@
     const print = li.querySelector(".print");
     print.hidden = !may.print || a.status === "cancelled" || a.badge.state !== "none";
     print.addEventListener("click", () => act(async () => {
-      await call("POST", "/v1/attendees/" + encodeURIComponent(a.code) + "/badge");
+      await call("POST", "/v1/attendees/" + encodeURIComponent(a.handle) + "/badge");
       return "Printing the badge of " + a.name;
     }));
     const reason = li.querySelector(".reason");
@@ -93,7 +93,8 @@
       await call("POST", "/v1/jobs/" + encodeURIComponent(a.job_id) + "/reprint", { reason: reason.value.trim() });
       return "Reprinting the badge of " + a.name;
     }));
-    const path = "/v1/attendees/" + encodeURIComponent(a.code);
+    // The attendee's handle, never the ticket code (which a desk sees masked): a code is a credential.
+    const path = "/v1/attendees/" + encodeURIComponent(a.handle);
     const restoreStep = async () => {
       await call("PATCH", path, { status: "valid" });
       return "Restored the ticket of " + a.name;
@@ -101,10 +102,10 @@
     const cancel = li.querySelector(".cancel");
     const confirm = li.querySelector(".confirm");
     cancel.hidden = !may.cancel || a.status === "cancelled";
-    confirm.hidden = cancel.hidden || confirming !== a.code;
+    confirm.hidden = cancel.hidden || confirming !== a.handle;
     li.querySelector(".confirm-text").textContent = "Cancel the ticket of " + (a.name || a.code) + "?";
     cancel.addEventListener("click", () => {
-      confirming = a.code;
+      confirming = a.handle;
       confirm.hidden = false;
       li.querySelector(".keep").focus();
     });

@@ -107,7 +107,8 @@
     }
   }
 
-  async function followBadge(code, body, mine) {
+  // The badge is followed by the id the answer gave (badge_id), not by the ticket code scanned.
+  async function followBadge(body, mine) {
     const values = (b) => ({
       name: body.first_name || body.name, location: b.location, time: clock(b.printed_ms), no_printer: b.no_printer,
     });
@@ -117,7 +118,7 @@
     for (let i = 0; i < 120 && badge.state !== "printed" && kind !== "error" && mine === turn; i++) {
       await new Promise((r) => setTimeout(r, 1000));
       if (mine !== turn) return;
-      const resp = await fetch("/v1/attendees/" + encodeURIComponent(code), { headers: headers() });
+      const resp = await fetch("/v1/attendees/" + encodeURIComponent(body.badge_id), { headers: headers() });
       if (resp.status === 429) continue;
       if (!resp.ok) { show(S.failed, "error"); return; }
       badge = (await resp.json()).badge;
@@ -161,7 +162,7 @@
       return;
     }
     if (!answered(resp)) return;
-    await followBadge(code, await resp.json(), mine);
+    await followBadge(await resp.json(), mine);
   }
 
   async function submit(event) {

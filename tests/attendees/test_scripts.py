@@ -20,7 +20,9 @@ def _calls() -> dict[str, ScriptCall[Any]]:
     record = specs.Record("N", "C", "R", "", "O", "E", "import", "valid", "J", "-", "ann =e@x #o acme")
     return {
         "attendee_put": specs.PUT.call(k, v, "<code>", "1", "g", record, "ann bob #o"),
-        "attendee_badge": specs.BADGE.call(k, v, "<code>", "1", "J", "{}", None, 1, "t", (b"z", b"p1 p2")),
+        "attendee_badge": specs.BADGE.call(
+            k, v, "<code>", "1", "J", "{}", None, 1, "t", (b"z", b"p1 p2"), v.owned(b"t")
+        ),
         "attendee_edit": specs.EDIT.call(k, "<code>", "1", "N", "", "", "ann acme", "bob"),
         "attendee_status": specs.STATUS.call(k, v, "<code>", "cancelled", "J"),
         "attendee_checkin": specs.CHECKIN.call(k, v, ["J1", "J2"]),
