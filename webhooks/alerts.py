@@ -8,8 +8,9 @@ starts, and be gone ``clear_after`` seconds before it clears: a printer that fla
 again) stays in one episode, so an episode is at most two deliveries.
 
 Each episode's state is kept in Redis (``P alerts``, rule:subject -> JSON, under the sender's lease) and written in
-the same MULTI as the deliveries it queues: a restarted sender, or a second one taking the lease over, sees what was
-sent and sends nothing twice, and the delivery ids (derived from the episode's start) are the same whoever queues.
+the same pipeline as the deliveries it queues, after them: a restarted sender, or a second one taking the lease
+over, sees what was sent and sends nothing twice, and the delivery ids (derived from the episode's start) are the
+same whoever queues. (No MULTI: the webhooks' Redis user may write only its keys, and a key-less MULTI is no key's.)
 """
 
 from __future__ import annotations
@@ -282,7 +283,7 @@ class Alerts:
 
     async def evaluate(self, view: FleetView | None = None) -> list[tuple[Episode, str]]:
         """One evaluation: the episodes whose start or clear is due now, each with "start" or "clear". The caller
-        queues the deliveries and stores the episode (``store``) in one MULTI; episodes that changed otherwise
+        queues the deliveries and stores the episode (``store``) in one pipeline; episodes that changed otherwise
         (seen first, back within ``clear_after``, gone before they fired) are stored here."""
         view = view or await fleet(self.redis, self.venue)
         now = view.server_ms
@@ -317,7 +318,7 @@ class Alerts:
                 else:
                     dropped.append(key)  # never alerted (it did not hold long enough): nothing to clear
         if writes or dropped:
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self.redis.pipeline(transaction=False) as pipe:
                 for key, episode in writes.items():
                     pipe.hset(self.key, enc(key), enc(episode.to_json()))
                 if dropped:
@@ -326,7 +327,7 @@ class Alerts:
         return due
 
     def store(self, pipe: Any, episode: Episode, what: str, now: int) -> None:
-        """Add to ``pipe`` (a MULTI) the episode's new state after its ``what`` is queued."""
+        """Add to ``pipe`` the episode's new state after its ``what`` is queued."""
         key = enc(f"{episode.rule}:{episode.subject}")
         if what == "start":
             episode.fired = now

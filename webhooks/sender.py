@@ -295,7 +295,9 @@ class Sender:
 
     async def queue_alerts(self, hooks: list[Webhook], now: int) -> int:
         """Evaluate the alert rules (every ``interval`` seconds) and queue each start and clear due for the
-        webhooks that want ``alert``, in one MULTI with the episode's new state: sent once, whoever sends."""
+        webhooks that want ``alert``, in one pipeline with the episode's new state after them (Redis runs a
+        pipeline's commands in order, whatever becomes of this process once it is sent): sent once, whoever sends;
+        should the connection break in between, the deliveries are queued again under the same ids."""
         if self.alerts is None or not self.alerts.config.enabled:
             return 0
         if not any("alert" in hook.events for hook in hooks):
@@ -307,7 +309,7 @@ class Sender:
         for episode, what in await self.alerts.evaluate():
             data = alert_data(self.venue, episode, what, iso_ms(now), iso_ms(episode.since))
             source = f"alert:{episode.rule}:{episode.subject}:{episode.since}:{what}"
-            async with self.redis.pipeline(transaction=True) as pipe:
+            async with self.redis.pipeline(transaction=False) as pipe:
                 wanting = [hook for hook in hooks if hook.wants("alert", data)]
                 for hook in wanting:
                     self._queue_in(pipe, hook, source, float(now), data, now)
