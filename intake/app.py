@@ -42,6 +42,7 @@ from intake.openapi import spec
 from intake.outstanding import FINAL
 from intake.problem import Problem, field_error, response
 from intake.tokens import TOKEN_NAME_RE, Token
+from protocol.connection import master_changes
 from protocol.fleet import fleet
 from protocol.jobs import Job, parse_job
 from protocol.keys import JOB_ID_RE, PRINTER_RE
@@ -465,7 +466,13 @@ async def metrics(request: web.Request) -> web.Response:
     for name, value in sorted(view.counts.items()):
         jobs.add_metric([name], value)
 
-    families = [jobs, staff_family(StaffCounts.from_stats(view.counts)), *await metric_families(request)]
+    dlq = GaugeMetricFamily("badge_venue_dlq_length", "Dead letters in the venue's DLQ now.")
+    dlq.add_metric([], view.dlq)
+    moved = CounterMetricFamily(
+        "badge_redis_master_changes", "Times this process followed the venue's Redis master to another server."
+    )
+    moved.add_metric([], master_changes(intake.redis))
+    families = [jobs, dlq, moved, staff_family(StaffCounts.from_stats(view.counts)), *await metric_families(request)]
     watches = GaugeMetricFamily("badge_intake_watches", "SSE streams and long-polls open now.")
     watches.add_metric([], intake.watches.count)
     reads = CounterMetricFamily(

@@ -40,6 +40,7 @@ from pretix_sync.keys import PretixKeys
 from protocol.keys import PRINTER_RE, VENUE_RE, Keys
 from protocol.library import Library, default_library
 from protocol.scripts import LOAD_COMMAND
+from webhooks.alerts import alerts_key, dlq_samples_key, redis_key
 from webhooks.keys import WebhookKeys
 
 _CALL = re.compile(r"redis\.p?call\(\s*['\"]([A-Za-z]+)['\"]")
@@ -67,7 +68,7 @@ AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "
 TYPE_WRITES: dict[str, frozenset[str]] = {
     "hash": frozenset({"hset", "hsetnx", "hincrby", "hdel"}),
     "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove", "ltrim"}),
-    "zset": frozenset({"zadd", "zrem"}),
+    "zset": frozenset({"zadd", "zrem", "zremrangebyscore", "zremrangebyrank"}),
     "set": frozenset({"sadd", "srem"}),
     "stream": frozenset({"xadd", "xdel", "xtrim"}),
     "string": frozenset({"set", "del", "append"}),
@@ -110,6 +111,10 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "webhooks_gaveup": (lambda k: WebhookKeys(k.venue).gaveup("*"), "list"),
     "webhooks_cursor": (lambda k: WebhookKeys(k.venue).events_cursor, "string"),
     "webhooks_sender": (lambda k: WebhookKeys(k.venue).sender, "string"),
+    # its alerts (webhooks/alerts.py): the episodes, the DLQ's recent lengths, the Redis server last seen
+    "alerts": (lambda k: alerts_key(k.venue), "hash"),
+    "alerts_dlq": (lambda k: dlq_samples_key(k.venue), "zset"),
+    "alerts_redis": (lambda k: redis_key(k.venue), "hash"),
 }
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
@@ -228,11 +233,27 @@ ROLES: dict[str, Role] = {
                 "webhooks_gaveup",
                 "webhooks_cursor",
                 "webhooks_sender",
+                "alerts",
+                "alerts_dlq",
+                "alerts_redis",
             ),
             # joining the record; the deliveries queued, retried and removed; those given up (capped); the cursor in
             # the events stream; the lease (SET ... GET, DEL at a clean stop). The webhooks themselves (``P
             # webhooks``) are an admin's (``webhooks add``): never written by this user.
-            direct=("hsetnx", "hset", "hdel", "zadd", "zrem", "lpush", "ltrim", "set", "del"),
+            # the alerts' episodes and the DLQ's lengths (trimmed to the window) besides
+            direct=(
+                "hsetnx",
+                "hset",
+                "hdel",
+                "zadd",
+                "zrem",
+                "lpush",
+                "ltrim",
+                "set",
+                "del",
+                "zremrangebyscore",
+                "zremrangebyrank",
+            ),
             only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx"))),
         ),
     )
