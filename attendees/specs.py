@@ -64,13 +64,18 @@ class PutSpec(Spec[Any]):
         generation: str,
         record: Record,
         old_terms: str,
+        maxlen: int,
     ) -> ScriptCall[Put]:
-        """``old_terms``: the terms on the record as read (at ``version``)."""
+        """``old_terms``: the terms on the record as read (at ``version``); ``maxlen``: the events stream's, where a
+        count that is no number is told as it restarts."""
         keys = [
             enc(k.attendee(code)), enc(k.terms), enc(k.counts), venue_keys.job(enc(record.job_id)), enc(k.badging),
-            enc(k.exact), enc(k.refs), *_word_keys(k, old_terms, record.terms),
+            enc(k.exact), enc(k.refs), venue_keys.events, *_word_keys(k, old_terms, record.terms),
         ]  # fmt: skip
-        return (self, keys, [enc(code), enc(version), enc(generation), *(enc(v) for v in record), enc(old_terms)])
+        args: list[bytes | int] = [
+            enc(code), enc(version), enc(generation), *(enc(v) for v in record), enc(old_terms), maxlen,
+        ]  # fmt: skip
+        return (self, keys, args)
 
     def parse(self, reply: Any) -> Put:
         kind = PutKind(dec(reply[0]))
@@ -131,6 +136,7 @@ class EditSpec(Spec[Any]):
     def call(
         self,
         k: AttendeeKeys,
+        venue_keys: EncodedKeys,
         code: str,
         version: str,
         name: str,
@@ -138,11 +144,15 @@ class EditSpec(Spec[Any]):
         fields: str,
         terms: str,
         old_terms: str,
+        maxlen: int,
     ) -> ScriptCall[str]:
         args: list[bytes | int] = [
-            enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms), enc(old_terms),
+            enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms), enc(old_terms), maxlen,
         ]  # fmt: skip
-        keys = [enc(k.attendee(code)), enc(k.terms), enc(k.exact), enc(k.refs), *_word_keys(k, old_terms, terms)]
+        keys = [
+            enc(k.attendee(code)), enc(k.terms), enc(k.exact), enc(k.refs), venue_keys.events,
+            *_word_keys(k, old_terms, terms),
+        ]  # fmt: skip
         return (self, keys, args)
 
     def parse(self, reply: Any) -> str:
@@ -153,11 +163,11 @@ class StatusSpec(Spec[Any]):
     name = "attendee_status"
 
     def call(
-        self, k: AttendeeKeys, venue_keys: EncodedKeys, code: str, status: str, job_id: str
+        self, k: AttendeeKeys, venue_keys: EncodedKeys, code: str, status: str, job_id: str, maxlen: int
     ) -> ScriptCall[tuple[str, str, bool]]:
         """``job_id``: the attendee's badge job as read (its record is restored to "none" when a cancel is undone)."""
-        keys = [enc(k.attendee(code)), enc(k.counts), venue_keys.job(enc(job_id))]
-        return (self, keys, [enc(status), enc(job_id)])
+        keys = [enc(k.attendee(code)), enc(k.counts), venue_keys.job(enc(job_id)), venue_keys.events]
+        return (self, keys, [enc(status), enc(job_id), maxlen])
 
     def parse(self, reply: Any) -> tuple[str, str, bool]:
         # (changed | same | unknown | stale, job id, the badge a cancel withdrew is back to "none")
@@ -167,10 +177,10 @@ class StatusSpec(Spec[Any]):
 class CheckinSpec(Spec[Any]):
     name = "attendee_checkin"
 
-    def call(self, k: AttendeeKeys, venue_keys: EncodedKeys, job_ids: list[str]) -> ScriptCall[int]:
+    def call(self, k: AttendeeKeys, venue_keys: EncodedKeys, job_ids: list[str], maxlen: int) -> ScriptCall[int]:
         ids = [enc(j) for j in job_ids]
-        keys = [enc(k.counts), enc(k.badging), *(venue_keys.done(j) for j in ids)]
-        return (self, keys, list[bytes | int](ids))
+        keys = [enc(k.counts), enc(k.badging), venue_keys.events, *(venue_keys.done(j) for j in ids)]
+        return (self, keys, [maxlen, *ids])
 
     def parse(self, reply: Any) -> int:
         return int(reply)

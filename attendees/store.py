@@ -407,6 +407,7 @@ class AttendeeStore:
                         generation,
                         _as_shown(record, attendee),
                         attendee.indexed if attendee else "",
+                        self.venue.events_maxlen,
                     )
                 )
             if not calls:
@@ -514,6 +515,7 @@ class AttendeeStore:
             reply = await self.scripts.run(
                 specs.EDIT.call(
                     self.keys,
+                    self.venue.encoded_keys,
                     code,
                     attendee.version,
                     str(edits.get("name", "")),
@@ -521,6 +523,7 @@ class AttendeeStore:
                     fields_json,
                     shown.terms(),
                     attendee.indexed,
+                    self.venue.events_maxlen,
                 )
             )
             if reply == "unknown":
@@ -545,7 +548,9 @@ class AttendeeStore:
             if attendee is None:
                 return "unknown", ""
             kind, job_id, restored = await self.scripts.run(
-                specs.STATUS.call(self.keys, self.venue.encoded_keys, code, status, attendee.job_id)
+                specs.STATUS.call(
+                    self.keys, self.venue.encoded_keys, code, status, attendee.job_id, self.venue.events_maxlen
+                )
             )
             if kind != "stale":
                 break
@@ -574,7 +579,9 @@ class AttendeeStore:
         if fold:
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                await self.scripts.run(specs.CHECKIN.call(self.keys, self.venue.encoded_keys, chunk))
+                await self.scripts.run(
+                    specs.CHECKIN.call(self.keys, self.venue.encoded_keys, chunk, self.venue.events_maxlen)
+                )
         elif ids:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for job_id in ids:

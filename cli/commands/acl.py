@@ -57,8 +57,9 @@ READS = (
     "zrange", "zscore", "zcard", "xrange", "xrevrange", "xread", "xlen", "scard", "smembers",
 )  # fmt: skip
 #: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
-#: reads ranges of its terms and its postings (attendees/store.py) itself.
-SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl", "hexists", "hvals")
+#: reads ranges of its terms and its postings (attendees/store.py) itself; a ref counter that restarts (a hand wrote
+#: something else there) counts the refs in use (attendee_put.lua).
+SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl", "hexists", "hvals", "hlen")
 #: What the agent sends outside scripts (protocol/store.py): the blocking pop, the clean leave, events; and
 #: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to; and ``cancel --token``
 #: with the same credential, which removes cancelled jobs from the token's set.
