@@ -1,6 +1,7 @@
 """The pull loop: take the next badge, begin it, print it, confirm it. One badge at a time, read top-down: ``run``
 takes (``_next_job``, or the take that rode with the last confirm), ``handle`` begins, draws and prints, and
-``_confirm`` confirms, letting the next take ride along.
+``_confirm`` confirms, letting the next take ride along. A printer that holds the next badge while one prints (an
+IPP printer: ``driver.holds`` 2) is handed it early (``_print_held``); the in-flight list then holds both.
 
 Ownership of a badge is decided in Redis (``inflight:<me>``), never in this process's memory: ``begin`` checks right
 before printing that the job is still ours (and that its record, and a payload it can decode, are for this job), and

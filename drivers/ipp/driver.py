@@ -409,5 +409,7 @@ class IppDriver(Driver):
     async def cancel(self) -> None:
         async with self.lock:
             left = [job for job in sorted(self._jobs) if not await self._cancel_job(job)]
+            # Handed jobs cancelled here are settled by the caller (recovery): none waits at the printer any more.
+            self._handed = [job for job in self._handed if job in left]
             if left:
                 raise DriverError(f"{self.description}: could not cancel job(s) {', '.join(map(str, left))}")
