@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
+from protocol.fleet import fleet
 from protocol.keys import Keys
 from protocol.store import Store
 from tests.support.agents import add
@@ -14,6 +15,7 @@ from tests.support.venue import assert_each_unfinished_job_in_one_list
 
 async def test_take_hands_a_printer_with_room_for_two_its_second_job_and_no_third(redis: Redis, venue: str) -> None:
     store = Store(redis, venue)
+    await redis.hset(Keys(venue).printers, "ipp-1", "Hall A")
     for a in ("a1", "a2", "a3"):
         await add(store, a)
     assert await store.take("ipp-1", room=2) == ("pool", "a1")
@@ -21,6 +23,9 @@ async def test_take_hands_a_printer_with_room_for_two_its_second_job_and_no_thir
     assert await store.take("ipp-1", room=2) == ("held", "a2")  # the newest of the two it holds
     assert await store.take("ipp-1") == ("held", "a2")  # a caller that holds one at a time never takes a second
     assert await store.inflight("ipp-1") == ["a2", "a1"]
+    # The fleet view shows the badge the printer prints (the oldest it holds), not the one waiting behind it.
+    (printer,) = (await fleet(redis, venue)).printers
+    assert printer.inflight == "a1" and (await fleet(redis, venue)).counts["printing"] == 1
 
 
 async def test_a_reclaim_hands_on_both_jobs_at_a_dead_printer_flagged_with_its_place(redis: Redis, venue: str) -> None:
