@@ -10,7 +10,7 @@
 -- <waits>: the printer whose queue the job waits in, when the caller was told (below); "" for none (as <layout>).
 -- <confirmed_by>: whose word the print is on, "device" (the printer's own status) or "spooler" (a print server that
 -- cannot read the printer); written into the printed event, the job and the printed record's entry. Absent or "":
--- not said (an older agent, or a journal replay), and nothing is written.
+-- not said (an older agent), and nothing is written.
 -- Returns {"printed", maybe_printed_where} or {"duplicate", first_printer}. Never refuses: paper already came out.
 -- A job this printer no longer holds may wait in a printer's queue since (a reclaim handed a zone's badge to another
 -- printer of its zone): that copy is void once this one is confirmed, and its queue's key must be among KEYS, so the

@@ -271,8 +271,9 @@ end
 
 -- What handing a printer's pinned queue on needs, read before anything moves: the queue as the caller read it
 -- (queue_read from KEYS[<key>] and ARGV[<arg>]), the zone printers it gave (zone_peers), the zone of each queued job
--- and of <held> (a job key, or nil: a held job handed on too). Returns that plan; or nil and the step's answer when
--- it must not go on: {"retry"} (the queue changed) or {"zones", printer...} (their keys are needed as well).
+-- and of each job key in <held> (nil: none; the held jobs handed on too, each with its zone in held_zones). Returns
+-- that plan; or nil and the step's answer when it must not go on: {"retry"} (the queue changed) or {"zones",
+-- printer...} (their keys are needed as well).
 local function hand_on_plan(keys, argv, queue, key, arg, except, held)
   local ids, jobs, first = queue_read(keys, argv, key, arg)
   local peers = zone_peers(keys, argv, first)
@@ -281,14 +282,18 @@ local function hand_on_plan(keys, argv, queue, key, arg, except, held)
   if not zones then
     return nil, {'retry'}
   end
-  local held_zone = held and zone_of(held)
-  if held_zone then
-    zone_missing(held_zone, peers, except, missing)
+  local held_zones = {}
+  for _, job in ipairs(held or {}) do
+    local held_zone = zone_of(job)
+    if held_zone then
+      held_zones[job] = held_zone
+      zone_missing(held_zone, peers, except, missing)
+    end
   end
   if #missing.names > 0 then
     return nil, {'zones', unpack(missing.names)}
   end
-  return {ids = ids, jobs = jobs, zones = zones, peers = peers, held_zone = held_zone}
+  return {ids = ids, jobs = jobs, zones = zones, peers = peers, held_zones = held_zones}
 end
 
 -- Hand on every job of <printer>'s pinned queue as <plan> read it (hand_on_plan), oldest last so that it ends up

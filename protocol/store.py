@@ -161,10 +161,12 @@ class Store:
 
     # -- the hot path --------------------------------------------------------------------------------------------
 
-    async def take(self, me: str) -> replies.Taken | None:
-        """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None."""
+    async def take(self, me: str, room: int = 1) -> replies.Taken | None:
+        """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None.
+
+        ``room``: how many jobs the printer may hold at once; 2 hands it the next badge while one prints."""
         k = self.encoded_keys
-        return await self.scripts.run(specs.TAKE.call(k, k.printer(me)))
+        return await self.scripts.run(specs.TAKE.call(k, k.printer(me), room))
 
     async def wait_pool(self, me: str, timeout: float) -> str | None:
         """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives.
@@ -374,7 +376,7 @@ class Store:
         zone: tuple[str, ...] = ()
         for _ in range(HAND_ON_TRIES):
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.lindex(theirs.inflight, 0)
+                pipe.lrange(theirs.inflight, 0, -1)
                 pipe.lrange(theirs.queue, 0, -1)
                 held, queue = await pipe.execute()
             result = await self.scripts.run(
@@ -382,7 +384,7 @@ class Store:
                     k,
                     theirs,
                     dead_after_ms,
-                    enc(dec(held)),
+                    held,
                     enc(by),
                     self.events_maxlen,
                     dead_ttl_ms,

@@ -1,10 +1,12 @@
 -- take: move the next job into this printer's in-flight list: its own pinned queue first, else the pool.
 -- flags: allow-oom
 -- KEYS q:<me> pool inflight:<me> ctl:<me> pinned
--- ARGV <me>
--- Returns {"held", id} when in-flight already holds a job (a printer holds at most one), {"q"|"pool", id} when a job
--- was moved, {"drained", ""} when an operator drained this printer, false when both lists are empty (the caller then
--- blocks on BLMOVE pool).
+-- ARGV <me> [<room>]
+-- <room>: how many jobs the printer may hold at once (absent: 1); 2 for a printer that takes the next badge while one
+-- prints (an IPP printer's queue: docs/printers.md, "The badge waiting at the printer").
+-- Returns {"held", id} when in-flight already holds as many jobs as the printer may (the newest), {"q"|"pool", id}
+-- when a job was moved, {"drained", ""} when an operator drained this printer, false when both lists are empty (the
+-- caller then blocks on BLMOVE pool).
 -- Refuse a caller that passes the keys of before the pinned index: it would move a pinned job and leave it indexed.
 if #KEYS < 5 or not ARGV[1] then
   return redis.error_reply('take: needs KEYS[5] pinned and ARGV[1] the printer (Store.take)')
@@ -13,7 +15,7 @@ if redis.call('GET', KEYS[4]) == 'drain' then
   return {'drained', ''}
 end
 local held = redis.call('LINDEX', KEYS[3], 0)
-if held then
+if held and redis.call('LLEN', KEYS[3]) >= (tonumber(ARGV[2]) or 1) then
   return {'held', held}
 end
 local id = redis.call('LMOVE', KEYS[1], KEYS[3], 'RIGHT', 'LEFT')

@@ -333,7 +333,7 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
             specs.ENQUEUE.call(k, job, b"<payload>", pinned, 1, b"", (b"<zone>", b"<zone_printers>"), only=True),
             specs.ENQUEUE.call(k, job, b"<payload>", pinned, 1, only=True),
         ],
-        "take": [specs.TAKE.call(k, me)],
+        "take": [specs.TAKE.call(k, me), specs.TAKE.call(k, me, 2)],
         "begin": [specs.BEGIN.call(k, me, job, b"<location>", 1)],
         "confirm": [
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1),
