@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError
 
 from eventday import keys as day_keys
 from protocol.codec import dec, enc
@@ -103,8 +104,11 @@ async def _buckets(redis: Redis, venue: str, now_ms: int) -> dict[str, int]:
     fields = {dec(k): _int(v) for k, v in raw.items()}
     oldest = now_ms // MINUTE_MS - KEEP_MIN
     stale = [f for f in fields if f.count("|") == 2 and _minute(f) < oldest]
-    for start in range(0, len(stale), 500):
-        await redis.hdel(key, *[enc(f) for f in stale[start : start + 500]])
+    try:
+        for start in range(0, len(stale), 500):
+            await redis.hdel(key, *[enc(f) for f in stale[start : start + 500]])
+    except NoPermissionError:
+        pass  # a reader that may only read (the intake's user): the board or the webhooks sender trims
     gone = set(stale)
     return {f: v for f, v in fields.items() if f not in gone}
 
@@ -217,7 +221,11 @@ async def _fault_since(redis: Redis, venue: str, view: FleetView) -> dict[str, i
         if clear:
             pipe.hdel(key, *[enc(n) for n in clear])
         pipe.hgetall(key)
-        replies: list[Any] = await pipe.execute()
+        # A reader that may only read (the intake's user) gets NOPERM for the writes: it shows what the board or
+        # the webhooks sender noted.
+        replies: list[Any] = await pipe.execute(raise_on_error=False)
+    if isinstance(replies[-1], Exception):
+        raise replies[-1]
     since = {dec(k): _int(v) for k, v in replies[-1].items()}
     return {name: since[name] for name in in_fault if name in since}
 

@@ -35,6 +35,7 @@ from pathlib import Path
 import click
 
 from cli.main import fail
+from eventday import keys as day_keys
 from layouts.specs import ADMIN_ONLY
 from pretix_sync.keys import PretixKeys
 from protocol.keys import PRINTER_RE, VENUE_RE, Keys
@@ -110,7 +111,12 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "webhooks_gaveup": (lambda k: WebhookKeys(k.venue).gaveup("*"), "list"),
     "webhooks_cursor": (lambda k: WebhookKeys(k.venue).events_cursor, "string"),
     "webhooks_sender": (lambda k: WebhookKeys(k.venue).sender, "string"),
+    # the event day's numbers (eventday/): readers trim the per-minute counts and note when a fault was first seen
+    "minutes": (lambda k: k.minutes, "hash"),
+    "eventday_faults": (lambda k: day_keys.faults(k.venue), "hash"),
 }
+#: What a reader of the event day's numbers writes (eventday/counts.py): old buckets out, a fault's first sighting.
+EVENTDAY_ONLY = (("minutes", ("hdel",)), ("eventday_faults", ("hsetnx", "hdel")))
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
     "attendee_put", "attendee_badge", "attendee_edit", "attendee_status", "attendee_checkin", "attendee_payload",
@@ -198,7 +204,8 @@ ROLES: dict[str, Role] = {
             ),
             # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
             # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
-            # set
+            # set. The event day's numbers it shows it only reads (HSETNX and HDEL here would reach every hash it
+            # writes): the board and the webhooks sender note a fault's first sighting and trim the counts.
             direct=("hset", "set", "zrangebylex", "mget", "srem"),
             only=(("done", ("del",)), ("inflight", ("lrem",))),
         ),
@@ -228,12 +235,14 @@ ROLES: dict[str, Role] = {
                 "webhooks_gaveup",
                 "webhooks_cursor",
                 "webhooks_sender",
+                "minutes",
+                "eventday_faults",
             ),
             # joining the record; the deliveries queued, retried and removed; those given up (capped); the cursor in
             # the events stream; the lease (SET ... GET, DEL at a clean stop). The webhooks themselves (``P
             # webhooks``) are an admin's (``webhooks add``): never written by this user.
             direct=("hsetnx", "hset", "hdel", "zadd", "zrem", "lpush", "ltrim", "set", "del"),
-            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx"))),
+            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx")), *EVENTDAY_ONLY),
         ),
     )
 }
