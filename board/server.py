@@ -50,7 +50,7 @@ MAX_FIELD_CHARS = 200
 #: A Redis error that lasts is logged again this often, not once per poll.
 LOG_EVERY = 30.0
 #: ``/updates`` sends a viewer at most one patch this often: a busy venue's changes are merged into one (board/wire.py).
-PUSH_EVERY = 1.0
+PUSH_EVERY = 2.0
 #: The event day's numbers (eventday/) are read again this often, not every poll: they move by the minute.
 DAY_EVERY = 2.0
 #: The window a printer's busy share is averaged over (its share of polls with a badge in flight), in seconds.
@@ -139,7 +139,8 @@ class Board:
             self.busy[p.name] = self.busy.get(p.name, 0.0) * (1 - weight) + (weight if p.inflight else 0.0)
         data = view.as_dict()
         for printer in data["printers"]:
-            printer["busy"] = round(100 * self.busy.get(printer["name"], 0.0))
+            # In steps of 5%: a share that wobbles by one point would be sent again and again for nothing.
+            printer["busy"] = 5 * round(20 * self.busy.get(printer["name"], 0.0))
         data["day"] = self.day
         counts = data["counts"]
         data["duplicates_count"] = StaffCounts.from_stats(counts).to_find

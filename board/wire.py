@@ -13,6 +13,9 @@ from typing import Any
 
 #: A heartbeat younger than this shows as "just now": healthy printers' ages then never change on the wire.
 STALE_BEAT = 10.0
+#: Events a badge makes on its normal way (the arrival chart counts them): in a rush, dozens a second, which would be
+#: most of what a phone is sent. The page lists the rest (faults, releases, duplicates, drains, ...).
+ROUTINE = frozenset({"enqueued", "printing", "printed", "stolen"})
 
 
 def wire(snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -25,7 +28,7 @@ def wire(snapshot: dict[str, Any]) -> dict[str, Any]:
         shown["beat"] = None if age is None else (round(age) if age >= STALE_BEAT else 0)
         printers[p["name"]] = shown
     out["printers"] = printers
-    out["events"] = {e["id"]: e for e in snapshot.get("events") or [] if "id" in e}
+    out["events"] = {e["id"]: e for e in snapshot.get("events") or [] if "id" in e and e.get("event") not in ROUTINE}
     out["duplicates"] = {e["id"]: e for e in snapshot.get("duplicates") or [] if "id" in e}
     day = snapshot.get("day")
     if day:
@@ -34,7 +37,16 @@ def wire(snapshot: dict[str, Any]) -> dict[str, Any]:
             "expected": day["expected"],
             "arrived": day["arrived"],
             "to_come": day["to_come"],
-            "zones": {z["zone"]: {k: v for k, v in z.items() if k != "zone"} for z in day["zones"]},
+            # As the page shows them: a rate to a tenth, a wait to the minute (a tenth under one), so a zone's row
+            # changes on the wire only when it changes on the screen.
+            "zones": {
+                z["zone"]: {
+                    "waiting": z["waiting"],
+                    "per_minute": round(z["per_minute"], 1),
+                    "wait_minutes": _shown_wait(z["wait_minutes"]),
+                }
+                for z in day["zones"]
+            },
             "printers": {
                 p["printer"]: {k: v for k, v in p.items() if k not in ("printer", "fault_age_s")}
                 for p in day["printers"]
@@ -44,6 +56,12 @@ def wire(snapshot: dict[str, Any]) -> dict[str, Any]:
             "handed_over": _sparse(day["handed_over"], day["minute"]),
         }
     return out
+
+
+def _shown_wait(minutes: float | None) -> float | None:
+    if minutes is None:
+        return None
+    return round(minutes, 1) if minutes < 1 else float(round(minutes))
 
 
 def _sparse(series: dict[str, list[int]], minute: int) -> dict[str, dict[str, int]]:
