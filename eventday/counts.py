@@ -210,14 +210,18 @@ async def zone_waits(redis: Redis, venue: str) -> list[ZoneWait]:
     return _zones(fields, await _waiting_by_zone(redis, venue), now_ms)
 
 
-async def _fault_since(redis: Redis, venue: str, view: FleetView) -> dict[str, int]:
-    """When each printer now in a fault was first seen in it; printers out of one are forgotten."""
+async def _fault_since(redis: Redis, venue: str, view: FleetView) -> tuple[dict[str, int], set[str]]:
+    """When each printer now in a fault was first seen in it (printers out of one are forgotten); and the printers
+    once seen out of media (``media|<printer>``), which a roll change may have brought back."""
     key = enc(day_keys.faults(venue))
     in_fault = [p.name for p in view.printers if p.state in FAULT_STATES]
     clear = [p.name for p in view.printers if p.state not in FAULT_STATES]
     async with redis.pipeline(transaction=False) as pipe:
         for name in in_fault:
             pipe.hsetnx(key, enc(name), view.server_ms)
+        for p in view.printers:
+            if p.device == "media_out":
+                pipe.hsetnx(key, enc("media|" + p.name), view.server_ms)
         if clear:
             pipe.hdel(key, *[enc(n) for n in clear])
         pipe.hgetall(key)
@@ -227,7 +231,33 @@ async def _fault_since(redis: Redis, venue: str, view: FleetView) -> dict[str, i
     if isinstance(replies[-1], Exception):
         raise replies[-1]
     since = {dec(k): _int(v) for k, v in replies[-1].items()}
-    return {name: since[name] for name in in_fault if name in since}
+    media = {name.removeprefix("media|") for name in since if name.startswith("media|")}
+    return {name: since[name] for name in in_fault if name in since}, media
+
+
+async def _roll_changes_seen(
+    redis: Redis,
+    venue: str,
+    view: FleetView,
+    media: set[str],
+    rolls: dict[str, tuple[int, int]],
+    printed: dict[str, int],
+) -> None:
+    """A printer seen out of media that prints again got a new roll: with a roll marked before, its estimate starts
+    again from that roll's labels (the venue's stock: the same box). The reader whose HDEL removes the sighting
+    writes the mark, so two readers never mark it twice."""
+    printing_again = [p for p in view.printers if p.device != "media_out" and p.state not in FAULT_STATES]
+    back = [p.name for p in printing_again if p.name in media]
+    for name in back:
+        try:
+            if await redis.hdel(enc(day_keys.faults(venue)), enc("media|" + name)) != 1 or name not in rolls:
+                continue
+        except NoPermissionError:
+            return  # a reader that may only read: the board or the webhooks sender marks it
+        labels, at = rolls[name][0], printed.get(name, 0)
+        mark = {"labels": labels, "printed": at, "at_ms": view.server_ms, "seen": "printer"}
+        await redis.hset(enc(day_keys.rolls(venue)), enc(name), json.dumps(mark))
+        rolls[name] = (labels, at)
 
 
 async def _rolls(redis: Redis, venue: str) -> dict[str, tuple[int, int]]:
@@ -251,8 +281,10 @@ async def event_day(redis: Redis, venue: str, view: FleetView | None = None, cur
     minute = now_ms // MINUTE_MS
     fields = await _buckets(redis, venue, now_ms)
     waiting = await _waiting_by_zone(redis, venue)
-    since = await _fault_since(redis, venue, view)
+    since, media = await _fault_since(redis, venue, view)
     rolls = await _rolls(redis, venue)
+    printed = {f.removeprefix("n|"): v for f, v in fields.items() if f.startswith("n|")}
+    await _roll_changes_seen(redis, venue, view, media, rolls, printed)
     last_hour = _series(fields, "p", minute, 60)
     printers = []
     for p in view.printers:

@@ -132,3 +132,38 @@ async def test_a_faults_age_counts_from_when_it_was_first_seen_and_ends_when_cle
     assert next(p for p in again.printers if p.printer == "a1").fault_age_s is not None
     await store.beat("a1", {"state": "ready"}, 60_000, first=False)
     assert all(p.fault_since_ms is None for p in (await event_day(redis, venue)).printers)
+
+
+async def test_a_hand_over_counts_as_an_arrival_of_its_zone(redis: Redis, venue: str) -> None:
+    """``count_handover`` as the desk's hand-over step calls it, in its own script (here one made of the helpers)."""
+    from importlib import resources
+
+    from protocol.library import helpers
+
+    shared = helpers(resources.files("protocol").joinpath("prelude.lua").read_text(encoding="utf-8"))
+    script = "".join(shared[name] for name in ("now_ms", "count_minute", "count_handover"))
+    script += "count_handover(KEYS[1], ARGV[1], now_ms())\nreturn 1\n"
+    for zone in ("hall-a", "hall-a", ""):
+        assert await redis.eval(script, 1, Keys(venue).minutes, zone) == 1
+    day = await event_day(redis, venue)
+    assert sum(day.handed_over["hall-a"]) == 2 and sum(day.handed_over["-"]) == 1
+    assert not day.arrivals  # handed over, not printed: no zone's printing rate moves
+
+
+async def test_a_printer_back_from_running_out_of_labels_starts_a_new_roll_of_the_same_size(
+    redis: Redis, venue: str
+) -> None:
+    store = Store(redis, venue)
+    await store.beat("a1", {"state": "ready", "location": "a1 desk"}, 60_000, first=True)
+    await mark_roll(redis, venue, "a1", 3)
+    for n in range(3):
+        await print_one(store, "a1", await add(store, f"g-{n}", "a1"))
+    await store.beat("a1", {"state": "paused", "device": "media_out", "reasons": ["out of labels"]}, 60_000, False)
+    (out,) = (await event_day(redis, venue)).printers
+    assert out.labels_left == 0 and out.fault_since_ms is not None
+    await store.beat("a1", {"state": "ready", "device": "ready"}, 60_000, first=False)  # a new roll loaded
+    (back,) = (await event_day(redis, venue)).printers
+    assert (back.labels_left, back.labels_source, back.fault_since_ms) == (3, "roll", None)
+    await print_one(store, "a1", await add(store, "after", "a1"))
+    (later,) = (await event_day(redis, venue)).printers
+    assert later.labels_left == 2
