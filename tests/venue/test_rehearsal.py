@@ -32,7 +32,7 @@ PEOPLE = 2000
 async def test_the_rehearsal_venue_on_a_phone(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
-    people = [{"attendee_id": f"code-{n}", "name": f"Guest {n}"} for n in range(PEOPLE)]
+    people: list[dict[str, object]] = [{"attendee_id": f"code-{n}", "name": f"Guest {n}"} for n in range(PEOPLE)]
     await Importer(AttendeeStore(redis, venue)).load(iter(rows(people)))
     desk, client = await start_desk(tmp_path, venue, redis_server.url, ZONES)
     driver = await asyncio.to_thread(start_chromium, tmp_path / "chromium-profile")
