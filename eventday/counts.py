@@ -249,15 +249,16 @@ async def _roll_changes_seen(
     printing_again = [p for p in view.printers if p.device != "media_out" and p.state not in FAULT_STATES]
     back = [p.name for p in printing_again if p.name in media]
     for name in back:
-        try:
-            if await redis.hdel(enc(day_keys.faults(venue)), enc("media|" + name)) != 1 or name not in rolls:
-                continue
-        except NoPermissionError:
-            return  # a reader that may only read: the board or the webhooks sender marks it
+        if name not in rolls:
+            continue  # no roll size known: nothing to start again from (the sighting stays, harmless)
         labels, at = rolls[name][0], printed.get(name, 0)
         mark = {"labels": labels, "printed": at, "at_ms": view.server_ms, "seen": "printer"}
-        await redis.hset(enc(day_keys.rolls(venue)), enc(name), json.dumps(mark))
-        rolls[name] = (labels, at)
+        try:
+            if await redis.hdel(enc(day_keys.faults(venue)), enc("media|" + name)) == 1:
+                await redis.hset(enc(day_keys.rolls(venue)), enc(name), json.dumps(mark))
+                rolls[name] = (labels, at)
+        except NoPermissionError:
+            return  # a reader that may only read (the intake's user): the board or the webhooks sender marks it
 
 
 async def _rolls(redis: Redis, venue: str) -> dict[str, tuple[int, int]]:

@@ -114,9 +114,11 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     # the event day's numbers (eventday/): readers trim the per-minute counts and note when a fault was first seen
     "minutes": (lambda k: k.minutes, "hash"),
     "eventday_faults": (lambda k: day_keys.faults(k.venue), "hash"),
+    "eventday_rolls": (lambda k: day_keys.rolls(k.venue), "hash"),
 }
-#: What a reader of the event day's numbers writes (eventday/counts.py): old buckets out, a fault's first sighting.
-EVENTDAY_ONLY = (("minutes", ("hdel",)), ("eventday_faults", ("hsetnx", "hdel")))
+#: What a reader of the event day's numbers writes (eventday/counts.py): old buckets out, a fault's first sighting,
+#: a roll change a printer showed (back from running out of media).
+EVENTDAY_ONLY = (("minutes", ("hdel",)), ("eventday_faults", ("hsetnx", "hdel")), ("eventday_rolls", ("hset",)))
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
     "attendee_put", "attendee_badge", "attendee_edit", "attendee_status", "attendee_checkin", "attendee_payload",
@@ -237,6 +239,7 @@ ROLES: dict[str, Role] = {
                 "webhooks_sender",
                 "minutes",
                 "eventday_faults",
+                "eventday_rolls",
             ),
             # joining the record; the deliveries queued, retried and removed; those given up (capped); the cursor in
             # the events stream; the lease (SET ... GET, DEL at a clean stop). The webhooks themselves (``P
