@@ -79,7 +79,8 @@ function render(s) {
   error.textContent = s.error || "";
   if (!s.printers) return;
   const counts = s.counts || {};
-  document.getElementById("pool").textContent = s.pool ?? "–";
+  // Waiting: the pool and every printer's queue (a zone's badges wait in its printers' queues, not the pool).
+  document.getElementById("pool").textContent = counts.queued ?? s.pool ?? "–";
   document.getElementById("printing").textContent = counts.printing ?? 0;
   document.getElementById("printed").textContent = counts.printed ?? 0;
   document.getElementById("dlq").textContent = s.dlq ?? "–";

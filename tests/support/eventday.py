@@ -4,6 +4,7 @@ so), one printer out of labels, one roll marked. The board's tests and bench/boa
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
@@ -22,13 +23,22 @@ class Rush:
     waiting: dict[str, int] = field(default_factory=dict)  # zone -> badges still queued
     out_of_labels: str = ""
     rolled: tuple[str, int] = ("", 0)  # the printer a roll was marked for, and its labels
+    earlier: dict[str, int] = field(default_factory=dict)  # zone -> arrivals counted in the morning's buckets
 
 
 async def make_rush(
-    redis: Redis, venue: str, printers: int = 50, zones: int = 10, out_of_labels: bool = True, stretch_s: int = 120
+    redis: Redis,
+    venue: str,
+    printers: int = 50,
+    zones: int = 10,
+    out_of_labels: bool = True,
+    stretch_s: int = 120,
+    morning_min: int = 0,
 ) -> Rush:
     """``printers`` printers in ``zones`` zones; zone i gets 3 (i + 1) badges and prints i + 1 of them. The zones'
-    printing started ``stretch_s`` ago (written into their counts: a test does not wait through a rush)."""
+    printing started ``stretch_s`` ago (written into their counts: a test does not wait through a rush).
+    ``morning_min``: that many minutes of earlier arrivals, a rise and a fall ending 10 minutes ago, written as
+    ``confirm`` counts them (what a chart of the last hours shows; none fall in the rate's window)."""
     store = Store(redis, venue)
     per_zone = printers // zones
     rush = Rush({f"zone-{z}": [f"p-{z * per_zone + i:02d}" for i in range(per_zone)] for z in range(zones)})
@@ -55,6 +65,19 @@ async def make_rush(
     sec, _ = await redis.time()
     began = int(sec) * 1000 - stretch_s * 1000
     await redis.hset(enc(Keys(venue).minutes), mapping={f"f|{zone}": began for zone in rush.zones})
+    if morning_min:
+        now_minute = int(sec) // 60
+        counts: dict[str, int] = {}
+        for z, zone in enumerate(rush.zones):
+            rush.earlier[zone] = 0
+            for back in range(morning_min):
+                # A hump: doors open, the rush, the late ones; each zone a little apart from the next.
+                shape = math.exp(-(((back - morning_min / 2 - z * 3) / (morning_min / 5)) ** 2))
+                n = round(3 * shape * (1 + z % 3))
+                if n:
+                    counts[f"b|{zone}|{now_minute - 10 - back}"] = n
+                    rush.earlier[zone] += n
+        await redis.hset(enc(Keys(venue).minutes), mapping=counts)
     if out_of_labels:
         rush.out_of_labels = rush.zones["zone-1"][1]
         await store.beat(

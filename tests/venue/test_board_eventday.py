@@ -29,6 +29,7 @@ def page_numbers(driver: Any) -> dict[str, Any]:
             const field = (tr, f) => tr.querySelector(`[data-field="${f}"]`).textContent;
             return {
               ready: document.body.dataset.ready === "1",
+              waiting: Number(document.getElementById("pool").textContent),
               chartTotal: Number(document.querySelector("#chart svg").dataset.total),
               zones: Object.fromEntries(rows("#zones tbody tr").map((tr) => [tr.dataset.zone,
                 {waiting: Number(field(tr, "waiting")), wait: field(tr, "wait"),
@@ -49,7 +50,7 @@ def page_numbers(driver: Any) -> dict[str, Any]:
 async def test_the_board_shows_50_printers_in_10_zones_as_enqueued_and_printed(
     tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:
-    rush = await make_rush(redis, venue)
+    rush = await make_rush(redis, venue, morning_min=120)
     expected_waits = {w.zone: w for w in await zone_waits(redis, venue)}
     driver = await asyncio.to_thread(start_chromium, tmp_path / "chromium-profile")
     try:
@@ -69,10 +70,12 @@ async def test_the_board_shows_50_printers_in_10_zones_as_enqueued_and_printed(
     finally:
         await asyncio.to_thread(driver.quit)
     assert shown["ready"] and shown["width"][0] <= shown["width"][1], shown["width"]
-    assert shown["chartTotal"] == sum(rush.printed.values())
+    assert shown["waiting"] == sum(rush.waiting.values())  # the pool and the printers' queues
+    assert shown["chartTotal"] == sum(rush.printed.values()) + sum(rush.earlier.values())
     for zone in rush.zones:
         row = shown["zones"][zone]
-        assert (row["waiting"], row["arrived"]) == (rush.waiting[zone], rush.printed[zone]), (zone, row)
+        arrived = rush.printed[zone] + rush.earlier[zone]
+        assert (row["waiting"], row["arrived"]) == (rush.waiting[zone], arrived), (zone, row)
         wait = expected_waits[zone].wait_minutes
         assert wait is not None
         assert row["wait"] == ("< 1 min" if wait < 1 else f"{round(wait)} min"), (zone, row, wait)
