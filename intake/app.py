@@ -24,6 +24,8 @@ from redis.exceptions import OutOfMemoryError, RedisError
 from core.errors import JobError, UserError
 from core.exposition import exposition
 from core.page_headers import add_page_headers
+from eventday.counts import event_day
+from eventday.metrics import metric_families as day_families
 from intake.attendee_routes import (
     add_routes,
     any_printer_can_print,
@@ -462,6 +464,7 @@ async def metrics(request: web.Request) -> web.Response:
     intake: Intake = request.app[INTAKE]
     async with intake.lanes.lane(None):
         view = await fleet(intake.redis, intake.config.venue)
+        day = await event_day(intake.redis, intake.config.venue, view)
     jobs = GaugeMetricFamily("badge_venue_jobs", "Venue counts by transition (the stats hash).", labels=["what"])
     for name, value in sorted(view.counts.items()):
         jobs.add_metric([name], value)
@@ -472,7 +475,14 @@ async def metrics(request: web.Request) -> web.Response:
         "badge_redis_master_changes", "Times this process followed the venue's Redis master to another server."
     )
     moved.add_metric([], master_changes(intake.redis))
-    families = [jobs, dlq, moved, staff_family(StaffCounts.from_stats(view.counts)), *await metric_families(request)]
+    families = [
+        jobs,
+        dlq,
+        moved,
+        staff_family(StaffCounts.from_stats(view.counts)),
+        *await metric_families(request),
+        *day_families(day),
+    ]
     watches = GaugeMetricFamily("badge_intake_watches", "SSE streams and long-polls open now.")
     watches.add_metric([], intake.watches.count)
     reads = CounterMetricFamily(

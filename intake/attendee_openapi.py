@@ -36,6 +36,11 @@ def schemas() -> dict[str, Any]:
                 "description": "kiosk tokens, a queued badge: no printer it may go to can print now (its zone's "
                 "nor the venue's): send the attendee to the help desk",
             },
+            "wait_minutes": {
+                "type": "integer",
+                "description": "kiosk tokens, a queued badge: about how many minutes it waits, present when its "
+                "zone's expected wait passes kiosk.say_wait_after",
+            },
         },
     }
     attendee = {
@@ -169,8 +174,8 @@ def paths() -> dict[str, Any]:
         "/desk/{name}": {
             "get": {
                 "summary": "the desk page's script and style; settings.json (with the page's token: desk, staff): "
-                "its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct) "
-                "and reprint_cap",
+                "its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct), "
+                "reprint_cap and day (expected, arrived, to_come; null without an attendee list)",
                 "parameters": [
                     {
                         "name": "name",

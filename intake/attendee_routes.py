@@ -28,6 +28,7 @@ from intake.jsonreply import json_response
 from intake.problem import Problem, field_error
 from intake.ratelimit import RateLimit
 from intake.tokens import Token
+from intake.waits import kiosk_wait
 from protocol.fleet import FleetView, PrinterView, fleet
 from protocol.jobs import Job, parse_job
 from protocol.state import AgentState
@@ -108,6 +109,9 @@ async def _view(request: web.Request, token: Token, attendee: Attendee, state: B
         # Waiting, and no printer it may go to can print (all out of labels, paused, down): the kiosk sends the
         # attendee to the help desk instead of saying "next in line" for ever.
         body["badge"]["no_printer"] = not await any_printer_can_print(request)
+        wait = await kiosk_wait(request, token)
+        if wait is not None:
+            body["badge"]["wait_minutes"] = wait
     return body
 
 
@@ -398,6 +402,7 @@ async def desk_settings(request: web.Request) -> web.Response:
             "role": token.role,
             "may": {what: token.role in roles for what, roles in DESK_MAY.items()},
             "reprint_cap": intake.config.limits.reprint_cap,
+            "day": await day_counts(request),
         }
     )
 
@@ -498,6 +503,17 @@ async def desk_asset(request: web.Request) -> web.Response:
 async def _desk_file(name: str) -> web.Response:
     text = resources.files("intake").joinpath(f"desk/{name}").read_text(encoding="utf-8")
     return web.Response(text=text, content_type=DESK_FILES[name])
+
+
+async def day_counts(request: web.Request) -> dict[str, int] | None:
+    """The day's counts the desk shows at the top: expected, arrived (checked in) and still to come; None without a
+    list."""
+    intake = request.app[INTAKE]
+    if not await AttendeeStore.exists(intake.redis, intake.config.venue):
+        return None
+    counts = await request.app[ATTENDEES].counts()
+    return {"expected": counts.expected, "arrived": counts.checked_in,
+            "to_come": max(0, counts.expected - counts.checked_in)}  # fmt: skip
 
 
 async def metric_families(request: web.Request) -> list[Metric]:

@@ -68,6 +68,9 @@ class KioskConfig(Strict, kw_only=True):
     walk_in_type: Annotated[str, Meta(max_length=120)] = ""
     #: Seconds the kiosk shows an answer before it clears itself for the next attendee.
     reset_after: Annotated[float, Meta(ge=3, le=600)] = 20.0
+    #: Minutes of expected wait in the kiosk's zone (eventday/counts.py) above which its answer says about how long;
+    #: 0 says it whenever there is a wait to say.
+    say_wait_after: Annotated[float, Meta(ge=0, le=240)] = 5.0
 
 
 def _printer_names(values: list[str]) -> list[str]:

@@ -1,6 +1,6 @@
 -- confirm: the printer proved this badge came out. Written ONLY after that proof.
 -- flags: allow-oom
--- KEYS inflight:<me> job:<id> done:<id> events pool stats printed:consumers printed printers [q:<waits> pinned]
+-- KEYS inflight:<me> job:<id> done:<id> events pool stats printed:consumers printed printers minutes [q:<waits> pinned]
 -- ARGV <id> <me> <location> <epoch> <maxlen> [<layout> <layout_version> <waits>] [<confirmed_by>]
 -- <epoch>: the epoch the badge was begun (and printed) under.
 -- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
@@ -18,6 +18,10 @@
 local id, me, loc = ARGV[1], ARGV[2], ARGV[3]
 local waits = ARGV[8] or ''
 local confirmed_by = ARGV[9] or ''
+-- <minutes>: the event day's per-minute counts (count_print). An agent from before them does not name the key: its
+-- queue keys then start one place earlier, and its prints are not counted.
+local minutes = KEYS[10] and string.sub(KEYS[10], -8) == ':minutes' and KEYS[10]
+local tail = minutes and 11 or 10
 -- A second copy came out: flag the job for staff, count it, and say where the first one is.
 local function duplicate(first_printer, reason)
   redis.call('HSET', KEYS[2], 'maybe_duplicate', 1, 'duplicate_print', 1)
@@ -73,8 +77,8 @@ if not owned then
   -- A peer reclaimed it while it printed here (we were frozen or cut off): the copy waiting in the pool is void.
   redis.call('LREM', KEYS[5], 0, id)
   if waits ~= '' then
-    redis.call('LREM', KEYS[10], 0, id)
-    redis.call('ZREM', KEYS[11], pinned_member(waits, id))
+    redis.call('LREM', KEYS[tail], 0, id)
+    redis.call('ZREM', KEYS[tail + 1], pinned_member(waits, id))
   end
   -- Another printer has begun it since (after that reclaim; or a failover lost the reclaim and our take, and the
   -- record is the frozen printer's again while we confirm our journal's print): that printer may print it too.
@@ -119,4 +123,8 @@ if confirmed_by ~= '' then
   table.insert(printed, 'confirmed_by'); table.insert(printed, confirmed_by)
 end
 event(KEYS[4], ARGV[5], unpack(printed))
+if minutes then
+  local job = redis.call('HMGET', KEYS[2], 'zone', 'kind', 'printed_epochs')
+  count_print(minutes, job[1], me, (job[3] or '') == '' and job[2] ~= 'preprint', now)
+end
 return {'printed', maybe}

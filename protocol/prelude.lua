@@ -340,3 +340,38 @@ local function printed_took(consumers, stream, consumer, id)
   redis.call('XTRIM', stream, 'MINID', string.format('%d-%d', lms, lseq + 1))
   return 1
 end
+
+-- The event day's counts (eventday/counts.py reads them), in one hash <minutes>: per minute (server time / 60 s)
+-- 'b|<zone>|<m>' a zone's badges printed for the first time (its arrivals at a printer), 'h|<zone>|<m>' its
+-- pre-printed badges handed over, 'p|<printer>|<m>' a printer's prints of any kind; 'n|<printer>' its prints ever
+-- (the roll estimate's counter), 'f|<zone>' when the zone's current stretch of printing began (its first print after
+-- five idle minutes: the rate's start) and 'l|<zone>' its last print. A bucket is new at most once a minute; the
+-- buckets 240 to 249 minutes older go then, so the hash holds four hours (readers trim what a long gap left).
+local function count_minute(minutes, what, name, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', minutes, what .. '|' .. name .. '|' .. minute, 1) == 1 then
+    local old = {}
+    for back = 240, 249 do old[#old + 1] = what .. '|' .. name .. '|' .. (minute - back) end
+    redis.call('HDEL', minutes, unpack(old))
+  end
+end
+
+-- A pre-printed badge handed over at a desk: an arrival of <zone> ("" for none) at server time <now>. The hand-over
+-- step calls it in its own atomic step, so the arrival curve counts it exactly once.
+local function count_handover(minutes, zone, now)
+  count_minute(minutes, 'h', zone ~= '' and zone or '-', now)
+end
+
+-- A confirmed print by <printer> of a job of <zone> ("" or false for none) at <now>: <arrival> when it is the job's
+-- first confirmed badge (not a reprint, nor a pre-print made ahead of the day).
+local function count_print(minutes, zone, printer, arrival, now)
+  count_minute(minutes, 'p', printer, now)
+  redis.call('HINCRBY', minutes, 'n|' .. printer, 1)
+  if arrival then
+    zone = (zone and zone ~= '') and zone or '-'
+    count_minute(minutes, 'b', zone, now)
+    local last = tonumber(redis.call('HGET', minutes, 'l|' .. zone) or '0')
+    if now - last > 300000 then redis.call('HSET', minutes, 'f|' .. zone, now) end
+    redis.call('HSET', minutes, 'l|' .. zone, now)
+  end
+end

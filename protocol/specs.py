@@ -221,6 +221,7 @@ class Confirm(Spec[Confirmed]):
                 k.printed_consumers,
                 k.printed,
                 k.printers,
+                k.minutes,
                 *queue,
             ],
             [job_id, me.name, location, str(epoch).encode(), maxlen, *drawn],

@@ -35,6 +35,7 @@ from pathlib import Path
 import click
 
 from cli.main import fail
+from eventday import keys as day_keys
 from layouts.specs import ADMIN_ONLY
 from pretix_sync.keys import PretixKeys
 from protocol.keys import PRINTER_RE, VENUE_RE, Keys
@@ -116,7 +117,14 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "alerts": (lambda k: alerts_key(k.venue), "hash"),
     "alerts_dlq": (lambda k: dlq_samples_key(k.venue), "zset"),
     "alerts_redis": (lambda k: redis_key(k.venue), "hash"),
+    # the event day's numbers (eventday/): readers trim the per-minute counts and note when a fault was first seen
+    "minutes": (lambda k: k.minutes, "hash"),
+    "eventday_faults": (lambda k: day_keys.faults(k.venue), "hash"),
+    "eventday_rolls": (lambda k: day_keys.rolls(k.venue), "hash"),
 }
+#: What a reader of the event day's numbers writes (eventday/counts.py): old buckets out, a fault's first sighting,
+#: a roll change a printer showed (back from running out of media).
+EVENTDAY_ONLY = (("minutes", ("hdel",)), ("eventday_faults", ("hsetnx", "hdel")), ("eventday_rolls", ("hset",)))
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
     "attendee_put", "attendee_badge", "attendee_edit", "attendee_status", "attendee_checkin", "attendee_payload",
@@ -204,7 +212,8 @@ ROLES: dict[str, Role] = {
             ),
             # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
             # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
-            # set
+            # set. The event day's numbers it shows it only reads (HSETNX and HDEL here would reach every hash it
+            # writes): the board and the webhooks sender note a fault's first sighting and trim the counts.
             direct=("hset", "set", "zrangebylex", "mget", "srem"),
             only=(("done", ("del",)), ("inflight", ("lrem",))),
         ),
@@ -237,6 +246,9 @@ ROLES: dict[str, Role] = {
                 "alerts",
                 "alerts_dlq",
                 "alerts_redis",
+                "minutes",
+                "eventday_faults",
+                "eventday_rolls",
             ),
             # joining the record; the deliveries queued, retried and removed; those given up (capped); the cursor in
             # the events stream; the lease (SET ... GET, DEL at a clean stop). The webhooks themselves (``P
@@ -255,7 +267,7 @@ ROLES: dict[str, Role] = {
                 "zremrangebyscore",
                 "zremrangebyrank",
             ),
-            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx"))),
+            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx")), *EVENTDAY_ONLY),
         ),
     )
 }

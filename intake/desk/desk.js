@@ -30,12 +30,30 @@
   async function loadSettings() {
     if (!token) return;
     try {
-      may = (await call("GET", "/desk/settings.json")).may || {};
+      const settings = await call("GET", "/desk/settings.json");
+      may = settings.may || {};
+      showDay(settings.day);
     } catch (err) {
       say(err.message, true);
     }
     $("walk-in").hidden = !may.walk_in;
   }
+
+  // The day's counts at the top (expected, arrived, still to come), from the attendee list; hidden without one.
+  function showDay(day) {
+    $("day").hidden = !day;
+    if (!day) return;
+    $("day-expected").textContent = day.expected;
+    $("day-arrived").textContent = day.arrived;
+    $("day-to-come").textContent = day.to_come;
+  }
+
+  // The counts move all day: read again every DAY_EVERY ms (one small request; the desk's searches come first).
+  const DAY_EVERY = 15000;
+  setInterval(async () => {
+    if (!token) return;
+    try { showDay((await call("GET", "/desk/settings.json")).day); } catch (err) { /* the next try, or a search, says */ }
+  }, DAY_EVERY);
 
   async function call(method, path, body) {
     const init = { method: method, headers: { "Authorization": "Bearer " + token } };

@@ -9,6 +9,7 @@
   // A venue's translated strings file from before a key was added still works: the missing key is shown in English.
   const S = Object.assign({
     no_printer: "No printer can print your badge right now. Please go to the help desk.",
+    queued_wait: "Your badge is in line: about {wait} min…",
   }, window.KIOSK_STRINGS);
   const $ = (id) => document.getElementById(id);
   const fill = (text, values) => text.replace(/\{(\w+)\}/g, (_, k) => (values && values[k]) || S.somewhere);
@@ -70,6 +71,8 @@
     }
     if (state === "cancelled") return [S.cancelled, "error"];
     if (state === "dead") return [S.failed, "error"];
+    // The zone's expected wait, when it is long enough to say (kiosk.say_wait_after): about how long, not "next".
+    if (values.wait) return [hello + fill(S.queued_wait, values), "queued"];
     return [hello + S.queued, "queued"];
   }
 
@@ -111,6 +114,7 @@
   async function followBadge(body, mine) {
     const values = (b) => ({
       name: body.first_name || body.name, location: b.location, time: clock(b.printed_ms), no_printer: b.no_printer,
+      wait: b.wait_minutes,
     });
     let badge = body.badge;
     let [text, kind] = describe(badge.state, values(badge), body.duplicate, true);

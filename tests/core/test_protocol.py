@@ -315,7 +315,8 @@ def test_encoded_keys_are_the_keys_keys_spells() -> None:
     )
     _, keys, args = specs.CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
     assert keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
-                                                   k.stats, k.printed_consumers, k.printed, k.printers]]  # fmt: skip
+                                                   k.stats, k.printed_consumers, k.printed, k.printers,
+                                                   k.minutes]]  # fmt: skip
     assert args == [job, b"desk-1", b"Hall A", b"7", 100]
 
 
