@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import click
+from redis.asyncio import Redis
 
 from cli.main import EXIT_UNAVAILABLE, Target, fail, fleet_options, run_async
 from core.errors import EXIT_CONFIG, ConfigError, UserError
 from core.logs import masked, shown
 from core.settings import read_config_mapping
 from core.validate import Invalid, parse
+from eventday.counts import zone_waits
 from protocol.connection import make_redis
 from protocol.redis_config import RedisConfig, venue_name
 from webhooks.alerts import Alerts, AlertsConfig
@@ -220,6 +222,12 @@ def load_run_config(path: str) -> tuple[RedisConfig, str, AlertsConfig]:
     return redis_config, venue, alerts
 
 
+async def _zone_wait_seconds(redis: Redis, venue: str) -> dict[str, float]:
+    """Each zone's expected wait in seconds, as the board and /metrics compute it (eventday/counts.py); a zone
+    without a printing rate yet has none."""
+    return {z.zone: z.wait_minutes * 60 for z in await zone_waits(redis, venue) if z.wait_minutes is not None}
+
+
 async def _run(redis_config: RedisConfig, venue: str, lease_ms: int, alerts: AlertsConfig) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -227,7 +235,8 @@ async def _run(redis_config: RedisConfig, venue: str, lease_ms: int, alerts: Ale
         loop.add_signal_handler(sig, stop.set)
     redis = make_redis(redis_config, block_timeout=5.0, retries=8)
     try:
-        sender = Sender(redis, venue, report=_say, lease_ms=lease_ms, alerts=Alerts(redis, venue, alerts))
+        rules = Alerts(redis, venue, alerts, zone_waits=_zone_wait_seconds)
+        sender = Sender(redis, venue, report=_say, lease_ms=lease_ms, alerts=rules)
         _say(f"webhooks: sender {sender.me} for venue {venue}")
         await sender.run(stop)
     finally:

@@ -47,7 +47,7 @@ def test_the_rules_use_the_senders_defaults() -> None:
     assert number_after("BadgePrinterOutOfLabels", "badge_device_fault_age_seconds >") == defaults.out_of_labels
     assert number_after("BadgePrinterFault", "badge_device_fault_age_seconds >") == defaults.fault
     assert number_after("BadgePrinterDown", "badge_device_fault_age_seconds >") == defaults.printer_down
-    assert number_after("BadgeZoneWait", "badge_zone_wait_seconds >") == defaults.zone_wait * 60
+    assert number_after("BadgeZoneWait", "badge_zone_wait_minutes >") == defaults.zone_wait
     assert number_after("BadgeDLQGrowing", ">=") == defaults.dlq_growth
     assert "[10m]" in rules["BadgeDLQGrowing"]["expr"] and defaults.dlq_window == 600
     assert "[5m]" in rules["BadgeRedisFailover"]["expr"] and defaults.redis_failover == 300
