@@ -7,7 +7,7 @@ thousand sockets until the process runs out of file descriptors and every new cl
   seconds of connecting or of its last answer, or it is closed (one look a second);
 * past ``max_connections``, a new connection closes the oldest one that is not inside a request (a half-sent request
   or an idle keep-alive), else the oldest one waiting for the body of a kiosk's (or any public caller's) request;
-  only when every connection is inside a request of a desk, or working on one, is the new one answered 503 and
+  only when every connection is inside a request and none waits for such a body is the new one answered 503 and
   closed.
 
 Inside a request, the body has ``body_timeout`` (intake/context.py, ``json_body``) and bounds per token and address
@@ -105,9 +105,9 @@ class Guard:
             if idle:
                 self._close(min(idle, key=self._idle_since))
                 self.closed_for_room += 1
-            elif self.activity.bodies:
+            elif waiting := [c for c in self.activity.bodies if c in self.opened]:
                 bodies = self.activity.bodies
-                self._close(min(bodies, key=lambda c: bodies[c]))
+                self._close(min(waiting, key=lambda c: bodies[c]))
                 self.closed_slow_body += 1
             else:
                 self.refused += 1
