@@ -228,9 +228,10 @@ async def test_an_agent_prints_a_listed_badge_and_cannot_read_the_attendee_list(
 def _field(entry: object, name: str) -> object:
     """One field of an ``ACL LOG`` entry (a dict, or a flat list of names and values, as the client parses it)."""
     if isinstance(entry, dict):
-        return entry.get(name, entry.get(name.encode()))
-    items = list(entry)  # type: ignore[call-overload]
-    pairs = dict(zip(items[::2], items[1::2], strict=True))
+        pairs = entry
+    else:
+        items = list(entry)  # type: ignore[call-overload]
+        pairs = dict(zip(items[::2], items[1::2], strict=True))
     value = pairs.get(name, pairs.get(name.encode()))
     return value.decode() if isinstance(value, bytes) else value
 
