@@ -295,6 +295,8 @@ AGENT_KEYS: tuple[Callable[[Keys], str], ...] = (
     lambda k: k.sweep_lease,
     lambda k: k.printed,
     lambda k: k.printed_consumers,
+    # confirm counts the print in the event day's per-minute counts (eventday/, the board's arrival curve)
+    lambda k: k.minutes,
     # ``cancel --token`` with an agent's credential takes cancelled jobs out of the token's set
     lambda k: k.owned("*"),
     lambda k: LayoutKeys(k.venue).layouts,
