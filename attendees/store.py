@@ -684,7 +684,7 @@ async def list_counts(redis: Redis, venue: str) -> dict[str, Any] | None:
     return (await AttendeeStore(redis, venue).counts(fold=False)).as_dict()
 
 
-def _count(raw: bytes) -> int:
+def _count(raw: bytes | str) -> int:
     try:
         return int(raw)
     except ValueError:
