@@ -34,6 +34,7 @@ from pretix_sync.errors import (
     PretixConfigError,
     PretixError,
     PretixMisbehaves,
+    PretixNotFound,
     PretixRefused,
     PretixUnavailable,
     ReadStopped,
@@ -223,7 +224,7 @@ class PretixClient:
                     f"no pretix API at {self.base} ({what} not found): check --pretix (pretix's address, without"
                     " /api/v1)"
                 )
-            return PretixConfigError(f"pretix at {self.base} has no {what} ({detail}): check --event and the ids given")
+            return PretixNotFound(f"pretix at {self.base} has no {what} ({detail}): check --event and the ids given")
         if status == 429 or status >= 500:
             return _Transient(
                 f"pretix at {self.base} failed on its side (HTTP {status}) on {what}: try again later; pretix's own"
@@ -375,6 +376,11 @@ class PretixClient:
         if status is not None:
             params["status"] = status
         return self._pages(f"{self.event_path}/orders/", Order, f"the orders of event {self._ev}", params)
+
+    async def order(self, code: str) -> Order:
+        """One order with all its positions, cancelled ones included."""
+        path = f"{self.event_path}/orders/{code}/"
+        return await self._get(path, Order, f"order {code} of event {self._ev}", _WITH_CANCELLED)
 
     async def badge_layouts(self) -> list[BadgeLayout]:
         """The event's layouts from pretix's badge designer (its badges plugin must be on for the event)."""

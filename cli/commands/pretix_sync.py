@@ -47,8 +47,9 @@ async def _sync(
     try:
         store = AttendeeStore(redis, target.venue)
         async with PretixClient(url, organizer, event, token, stop=stop) as client:
-            changes = ListChanges(client, list_id, questions=questions)
-            reading = follow_list(changes, ListWriter(store, say), follow, interval, stop)
+            writer = ListWriter(store, say)
+            changes = ListChanges(client, list_id, questions=questions, held=writer.held)
+            reading = follow_list(changes, writer, follow, interval, stop)
             if not follow:
                 await reading
                 return

@@ -182,6 +182,26 @@ def new_order(name: str, product: str = "Regular") -> dict[str, Any]:
     return _position_json(order)
 
 
+def pair(first: str, second: str) -> dict[str, Any]:
+    """A paid order of two Regular tickets (a buyer and a guest)."""
+    event = _event()
+    order = _order(event, event.items.get(name="Regular"), first, None, None)
+    guest = OrderPosition.objects.create(
+        order=order, item=order.positions.get().item, price=order.total, positionid=2,
+        attendee_name_parts={"_legacy": second},
+    )  # fmt: skip
+    order.total *= 2
+    order.save()
+    order.create_transactions()
+    return {
+        "order": order.code,
+        "positions": [
+            {"id": p.pk, "secret": p.secret, "name": p.attendee_name}
+            for p in (order.positions.get(positionid=1), guest)
+        ],
+    }
+
+
 def cancel(code: str) -> dict[str, Any]:
     order = Order.objects.get(event=_event(), code=code)
     _cancel_order(order.pk, send_mail=False)
@@ -286,6 +306,7 @@ COMMANDS = {
     "seed": seed,
     "rename": rename,
     "order": new_order,
+    "pair": pair,
     "cancel": cancel,
     "token": new_token,
     "revoke": revoke,
