@@ -117,7 +117,10 @@ class ListWriter:
     async def held(self) -> dict[str, int]:
         """The tickets the list holds from pretix: job id -> position id (``P pretix:jobs``)."""
         held: dict[str, int] = {}
-        async for job, position in self.store.redis.hscan_iter(enc(self.keys.jobs), count=1000):
+        # One HGETALL, once a first read (the sync's Redis user reads, it does not scan): 100,000 tickets are a few
+        # MB and a few milliseconds of Redis's time.
+        found: dict[bytes, bytes] = await self.store.redis.hgetall(enc(self.keys.jobs))  # type: ignore[assignment]
+        for job, position in found.items():
             try:
                 held[dec(job)] = int(position)
             except ValueError:
