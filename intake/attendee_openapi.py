@@ -96,6 +96,11 @@ def paths() -> dict[str, Any]:
                             "email": TEXT,
                             "print": {"type": "boolean"},
                             "printer": TEXT,
+                            "pretix_product": {
+                                "type": "integer",
+                                "description": "a product settings.json offers (pretix_products): the pretix sync "
+                                "makes the walk-in a pretix order of it",
+                            },
                         },
                     }
                 ),
@@ -169,8 +174,8 @@ def paths() -> dict[str, Any]:
         "/desk/{name}": {
             "get": {
                 "summary": "the desk page's script and style; settings.json (with the page's token: desk, staff): "
-                "its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct) "
-                "and reprint_cap",
+                "its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct), "
+                "reprint_cap and pretix_products (the products a walk-in's pretix order may be of: id, name)",
                 "parameters": [
                     {
                         "name": "name",

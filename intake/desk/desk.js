@@ -29,12 +29,19 @@
 
   async function loadSettings() {
     if (!token) return;
+    let products = [];
     try {
-      may = (await call("GET", "/desk/settings.json")).may || {};
+      const settings = await call("GET", "/desk/settings.json");
+      may = settings.may || {};
+      products = settings.pretix_products || [];
     } catch (err) {
       say(err.message, true);
     }
     $("walk-in").hidden = !may.walk_in;
+    // The pretix products a walk-in's order may be of (the pretix sync offers them); none: no choice shown.
+    const select = $("walk-in-product");
+    select.replaceChildren(new Option("No pretix order", ""), ...products.map((p) => new Option(p.name, p.id)));
+    select.hidden = products.length === 0;
   }
 
   async function call(method, path, body) {
@@ -166,9 +173,9 @@
   $("walk-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
     act(async () => {
-      const a = await call("POST", "/v1/attendees", {
-        name: $("walk-in-name").value, company: $("walk-in-company").value,
-      });
+      const body = { name: $("walk-in-name").value, company: $("walk-in-company").value };
+      if ($("walk-in-product").value) body.pretix_product = Number($("walk-in-product").value);
+      const a = await call("POST", "/v1/attendees", body);
       $("walk-in-form").reset();
       $("q").value = a.name;
       return "Added " + a.name + " and printing the badge";
