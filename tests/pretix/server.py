@@ -154,5 +154,10 @@ class PretixServer:
         return [line for line in text.splitlines() if '"GET ' in line and path in line]
 
     @property
+    def pid(self) -> int | None:
+        """The server's first process (its workers are its children), while started."""
+        return self._process.pid if self._process is not None else None
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
