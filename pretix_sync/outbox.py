@@ -37,6 +37,7 @@ from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixConfigError, PretixRefused, PretixUnavailable
 from pretix_sync.keys import CONSUMER, PretixKeys
 from pretix_sync.push import PrintedBadge, send_print
+from pretix_sync.walk_ins import walk_in_status
 from protocol.codec import dec, enc
 from protocol.printed import PrintedRecord
 from protocol.scripts import Scripts
@@ -321,8 +322,6 @@ async def outbox_status(redis: Redis, venue: str) -> dict[str, Any] | None:
     k = PretixKeys(venue)
     if not await redis.exists(enc(k.jobs)):
         return None
-    from pretix_sync.walk_ins import walk_in_status  # walk_ins imports this module's neighbours, not the reverse
-
     sender = await redis.get(enc(k.sender))
     waiting = await Outbox(redis, venue).waiting()
     return {
