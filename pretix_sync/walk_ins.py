@@ -16,7 +16,9 @@ One order per walk-in, whatever fails on the way:
   product sold out or not on sale is refused with nothing made), then made with the walk-in's code in pretix's
   ``X-Idempotency-Key``: sent again after a lost answer, pretix answers with the first order.
 * The order's ticket is then written into the list as the sync writes any pretix ticket (source ``pretix``, its
-  order code, its position registered for check-ins), and the walk-in leaves ``P pretix:walk-ins``.
+  order code, its position registered for check-ins), and the walk-in leaves ``P pretix:walk-ins``. A badge that
+  printed before (a desk prints a walk-in at once) is checked in on pretix then: it was no pretix ticket's when it
+  printed, so the outbox never took it.
 
 A walk-in pretix refuses stays on the list (its badge prints as any walk-in's) with no order: why is kept in
 ``P pretix:walk-ins:failed`` (``badge-agent status`` shows it) and logged, and it is not tried again. pretix
@@ -30,6 +32,7 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from redis.asyncio import Redis
@@ -40,6 +43,7 @@ from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixConfigError, PretixRefused, PretixUnavailable
 from pretix_sync.keys import PretixKeys
 from pretix_sync.listing import ListWriter
+from pretix_sync.push import PrintedBadge, send_print
 from pretix_sync.records import admitted
 from protocol.codec import dec, enc
 
@@ -147,6 +151,7 @@ class WalkInOrders:
         payment: str = "paid",
         report: Report | None = None,
         lease: Lease | None = None,
+        list_id: int | None = None,
     ) -> None:
         if payment not in PAYMENTS:
             raise ValueError(f"payment {payment!r}: one of {', '.join(PAYMENTS)}")
@@ -158,6 +163,7 @@ class WalkInOrders:
         self.writer = ListWriter(store, report)
         self._report = report or (lambda text: None)
         self._lease = lease
+        self.list_id = list_id
         self._testmode: bool | None = None
 
     async def waiting(self) -> list[tuple[str, str, int]]:
@@ -218,8 +224,34 @@ class WalkInOrders:
             order = await self.client.create_order(body, simulate=False, key=f"badge-agent-walk-in-{code}")
             made = _position_of(order, code)
         await self.writer.write([admitted(made, self.products)])
+        await self._checked_in_if_printed(code, made)
         await self.store.redis.hdel(enc(self.keys.walk_in_failed), enc(code))
         return made.order
+
+    async def _checked_in_if_printed(self, code: str, position: Position) -> None:
+        """A badge printed before its order existed was no pretix ticket's then, so the outbox never got it: told
+        now, as the outbox tells a first badge (the job id as the redeem's nonce, the print's id in the print log),
+        so one printed while this runs and also sent by the outbox is still one check-in and one log."""
+        found = await self.store.found(code)
+        if self.list_id is None or found is None or found[1].state != "printed":
+            return
+        attendee, badge = found
+        epoch = await self.store.redis.hget(enc(self.keys.venue_keys.job(attendee.job_id)), "epoch")
+        printed_at = datetime.fromtimestamp(badge.printed_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        await send_print(
+            self.client,
+            self.list_id,
+            PrintedBadge(
+                job_id=attendee.job_id,
+                print_id=f"{attendee.job_id}#{dec(epoch) if epoch else '1'}",
+                code=code,
+                position_id=position.id,
+                first=True,
+                printed_at=printed_at,
+                printer=badge.printer,
+                location=badge.location,
+            ),
+        )
 
     async def _body(self, attendee: Attendee, product: int) -> dict[str, Any]:
         """The order: the walk-in's ticket of ``product``, paid as the sync is told, in test mode if the event is."""

@@ -67,7 +67,7 @@ async def _sync(
             async def holds_lease() -> bool:
                 return (await outbox.lease(sender.me, sender.lease_ms)).held
 
-            walk_ins = WalkInOrders(store, client, products, walk_in_payment, say, holds_lease)
+            walk_ins = WalkInOrders(store, client, products, walk_in_payment, say, holds_lease, list_id)
             tasks = [asyncio.create_task(c) for c in (reading, sender.run(stop), walk_ins.run(stop))]
             # A stop cancels a send under way too: an entry leaves the outbox only once pretix answered, and sent
             # again it makes no second check-in (its nonce) or print log (looked up first).

@@ -20,7 +20,9 @@ from pretix_sync.keys import PretixKeys
 from pretix_sync.listing import ListWriter
 from pretix_sync.walk_ins import Product, WalkInOrders, publish_products, walk_in_status
 from protocol.codec import enc
+from tests.support.agents import running_agent
 from tests.support.intake import Desk
+from tests.support.pretix import printed
 from tests.support.pretix_server import Pretix
 from tests.support.processes import badge_agent, create_user
 from tests.support.waiting import wait_until
@@ -32,11 +34,12 @@ async def _orders(client: PretixClient) -> int:
     return len([o async for o in client.orders()])
 
 
-async def _walk_in(desk: Desk, store: AttendeeStore, name: str, product: int) -> str:
-    """The desk page's walk-in with a pretix product chosen (not printed: the test is about the order); its code."""
+async def _walk_in(desk: Desk, store: AttendeeStore, name: str, product: int, printed: bool = False) -> str:
+    """The desk page's walk-in with a pretix product chosen (printed, or not when the test is about the order
+    alone); its code."""
     response = await desk.client.post(
         "/v1/attendees",
-        json={"name": name, "company": "Walk-In Co", "pretix_product": product, "print": False},
+        json={"name": name, "company": "Walk-In Co", "pretix_product": product, "print": printed},
         headers=desk.auth("desk"),
     )
     assert response.status == 201, await response.text()
@@ -165,8 +168,13 @@ async def test_attendees_sync_follow_orders_the_desk_s_walk_ins_under_its_own_us
             return [p["name"] for p in (await got.json())["pretix_products"]] == ["Day ticket", "Sold out"]
 
         await wait_until(offered, 60)
-        code = await _walk_in(desk, store, "Followed Walk-In", products["Day ticket"])
-        late = await _walk_in(desk, store, "Sold Out Walk-In", products["Sold out"])
+        # Printed at once, as the desk does: whether the badge or the order comes first, pretix checks it in.
+        async with running_agent(tmp_path, venue, redis_server.url, print_time=0.01):
+            code = await _walk_in(desk, store, "Followed Walk-In", products["Day ticket"], printed=True)
+            late = await _walk_in(desk, store, "Sold Out Walk-In", products["Sold out"])
+            placed = await store.get(code)
+            assert placed is not None
+            await wait_until(lambda: printed(redis, venue, placed.job_id), 60)
 
         async def ordered() -> bool:
             attendee = await store.get(code)
@@ -179,6 +187,13 @@ async def test_attendees_sync_follow_orders_the_desk_s_walk_ins_under_its_own_us
             return status is not None and status["refused"] != []
 
         await wait_until(refused_said, 60)
+
+        async def checked_in() -> bool:
+            async with PretixClient(pretix.url, pretix.organizer, pretix.event, pretix.token) as client:
+                position = await client.position_by_secret(code)
+            return position is not None and bool(position.checkins)
+
+        await wait_until(checked_in, 60)
     finally:
         sync.send_signal(signal.SIGTERM)
         exit_code = sync.wait(30)
@@ -189,6 +204,11 @@ async def test_attendees_sync_follow_orders_the_desk_s_walk_ins_under_its_own_us
     assert attendee is not None
     (made,) = pretix.data("orders_with_comment", f"badge {attendee.job_id})")
     assert made["code"] == attendee.order_code and made["positions"][0]["item"] == products["Day ticket"]
+    async with PretixClient(pretix.url, pretix.organizer, pretix.event, pretix.token) as client:
+        position = await client.position_by_secret(code)
+    assert position is not None
+    assert [(c.list, c.successful) for c in position.checkins] == [(pretix.entrance, True)]  # once
+    assert len(position.print_logs) == 1
     refused = await store.get(late)
     assert refused is not None and (refused.status, refused.order_code) == ("valid", "")
     shown = " ".join(badge_agent("status", "--redis", redis_server.url, "--venue", venue).stdout.split())
