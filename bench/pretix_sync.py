@@ -1,11 +1,11 @@
 """pretix: the first read of a check-in list of 5,000 tickets, a change after it, a check-in; pretix's time beside ours.
 
-Run: .venv/bin/python -m bench.pretix_sync [--positions N] [--repeats R] [--checkins C]
+Run: .venv/bin/python -m bench.pretix_sync [--positions N] [--repeats R] [--checkins C] [--backlog B]
 Prints a table and writes bench/results/pretix_sync.json.
 
-A real pretix (tests/pretix: the cached install, a copy of the migrated database, ``runserver`` on loopback, debug
-off as in production), seeded and then filled through pretix's own models to N tickets of one order each (a few
-minutes; not timed). Per repeat:
+A real pretix (tests/pretix: the cached install, a copy of the migrated database in WAL mode, served by several
+processes on loopback, debug off as in production), seeded and then filled through pretix's own models to N tickets
+of one order each (a few minutes; not timed). Per repeat:
 
 * a first read: ``ListChanges.read()`` from nothing (the newest orders for the mark, every page of the check-in
   list's positions, the orders that are not paid; 50 a page), in all and split into the time spent waiting for
@@ -15,6 +15,11 @@ minutes; not timed). Per repeat:
   within the interval (5 s by default) plus this. Target <= 10 s together.
 * a check-in: ``redeem`` with a nonce, one request; its time is what a confirmed print adds before pretix shows the
   check-in. Target <= 5 s.
+
+A backlog (first, on tickets nothing else touches): B confirmed first badges of B tickets waiting in the outbox, as
+after an hour offline, with pretix up again; one ``Sender.send_waiting()`` as ``attendees sync --follow`` runs it,
+timed until the outbox is empty; then every ticket read back from pretix: checked in exactly once, one print log.
+Target <= 60 s for 1,000.
 
 Then end to end, with a private redis-server, ``badge-agent attendees sync --follow`` as its own process and one
 agent process on a simulated printer:
@@ -45,6 +50,8 @@ from bench.common import ROOT, bench_main, fmt, fmt_spread, redis_server, spread
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.keys import PretixKeys
+from pretix_sync.listing import ListWriter
+from pretix_sync.outbox import Outbox, Sender
 from protocol.keys import Keys
 from tests.pretix.install import PRETIX_VERSION, ensure_installed
 from tests.pretix.server import PretixServer
@@ -53,7 +60,7 @@ from tests.support.agents import agent_config, agent_process
 FOLLOW_INTERVAL = 5.0
 
 
-async def run(positions: int, repeats: int, checkins: int, follows: int) -> dict[str, Any]:
+async def run(positions: int, repeats: int, checkins: int, follows: int, backlog: int) -> dict[str, Any]:
     install = ensure_installed()
     with tempfile.TemporaryDirectory(prefix="bench-pretix-") as folder:
         server = PretixServer(install, Path(folder), debug=False)
@@ -67,7 +74,9 @@ async def run(positions: int, repeats: int, checkins: int, follows: int) -> dict
         filled = time.perf_counter() - filled
         server.start()
         try:
+            drained = await measure_backlog(server, seed, backlog)
             res = await measure(server, seed, positions, repeats, checkins, filled)
+            res.update(drained)
             res.update(await measure_follow(server, seed, positions, follows, Path(folder)))
             return res
         finally:
@@ -153,6 +162,70 @@ async def measure_follow(
     }
 
 
+def pretix_cpu(server: PretixServer) -> float:
+    """CPU seconds (user and system) pretix's server processes used so far: the parent and its workers."""
+    parent = server.pid
+    if parent is None:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # gone meanwhile
+        pid = int(stat.parent.name)
+        if parent in (pid, int(fields[1])):  # fields[1]: the parent's pid
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+async def measure_backlog(server: PretixServer, seed: dict[str, Any], backlog: int) -> dict[str, Any]:
+    """``backlog`` first badges waiting in the outbox, sent to pretix (see the module's docstring)."""
+    list_id = seed["checkin_lists"]["Entrance"]
+    venue = "bench-backlog"
+    with redis_server() as rs:
+        redis = Redis.from_url(rs.url, decode_responses=False)
+        store = AttendeeStore(redis, venue)
+        outbox = Outbox(redis, venue)
+        try:
+            async with PretixClient(server.url, seed["organizer"], seed["event"], seed["token"]) as client:
+                records = (await ListChanges(client, list_id).read()).records
+                await ListWriter(store).write(records)
+                bulk = sorted(r.code for r in records if r.name.startswith("Bulk Attendee"))[:backlog]
+                if len(bulk) < backlog:
+                    raise RuntimeError(f"--backlog {backlog} needs that many tickets: --positions is too small")
+                printed_ms = int(time.time() * 1000) - 3_600_000  # printed during the hour pretix was away
+                for code in bulk:
+                    reply, attendee = await store.badge(code, "bench-kiosk", at_desk=False)
+                    if attendee is None or reply.kind.value != "queued":
+                        raise RuntimeError(f"the kiosk's badge was not made: {reply}")
+                    fields = {"job_id": attendee.job_id, "epoch": "1", "first": "1", "printer": "bench-1",
+                              "location": "", "printed_ms": str(printed_ms)}  # fmt: skip
+                    await redis.xadd(outbox.keys.outbox, fields)  # type: ignore[arg-type]
+                waited = client.waited
+                sender = Sender(outbox, client, list_id, me="bench")
+                cpu = pretix_cpu(server)
+                started = time.perf_counter()
+                done = await sender.send_waiting()
+                drain = time.perf_counter() - started
+                cpu = pretix_cpu(server) - cpu
+                if done.sent != backlog or await outbox.waiting():
+                    raise RuntimeError(f"the backlog did not drain: {done}")
+                waited = client.waited - waited
+                wanted = set(bulk)
+                checked_in = logged = 0
+                async for position in client.checkin_list_positions(list_id):
+                    if position.secret in wanted:
+                        checked_in += len(position.checkins) == 1
+                        logged += len(position.print_logs) == 1
+                if (checked_in, logged) != (backlog, backlog):
+                    raise RuntimeError(f"of {backlog}: {checked_in} checked in once, {logged} logged once")
+        finally:
+            await redis.aclose()
+    return {"backlog": backlog, "backlog_drain": drain, "backlog_waited": waited, "backlog_pretix_cpu": cpu}
+
+
 async def _has(store: AttendeeStore, code: str, name: str) -> bool:
     attendee = await store.get(code)
     return attendee is not None and attendee.name == name
@@ -206,7 +279,23 @@ def report(res: dict[str, Any]) -> str:
     first_ok = res["first_read"]["median"] <= 60
     change_ok = FOLLOW_INTERVAL + res["change_read"]["median"] <= 10
     redeem_ok = res["redeem"]["median"] <= 5
+    drain_ok = res["backlog_drain"] <= 60 * res["backlog"] / 1000
     rows = [
+        [
+            f"a backlog of {res['backlog']} first badges drained",
+            f"{res['backlog_drain']:.1f} s",
+            f"<= {60 * res['backlog'] / 1000:g} s: {verdict(drain_ok)}",
+        ],
+        [
+            "  per badge (a check-in and a print log)",
+            f"{res['backlog_drain'] / res['backlog'] * 1000:.0f} ms",
+            f"{res['backlog_waited'] / res['backlog'] * 1000:.0f} ms waited, requests added up",
+        ],
+        [
+            "  pretix's CPU per badge (its server processes)",
+            f"{res['backlog_pretix_cpu'] / res['backlog'] * 1000:.0f} ms",
+            f"{os.cpu_count()} cores here",
+        ],
         [
             f"first read of {res['positions']} tickets, in all",
             fmt_spread(res["first_read"], unit=" s"),
@@ -254,5 +343,6 @@ if __name__ == "__main__":
             ("--repeats", 3, "first reads (each from nothing)"),
             ("--checkins", 5, "check-ins timed"),
             ("--follows", 5, "renames and prints timed end to end with attendees sync --follow"),
+            ("--backlog", 1000, "confirmed first badges waiting in the outbox, drained once"),
         ],
     )

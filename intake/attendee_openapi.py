@@ -101,6 +101,11 @@ def paths() -> dict[str, Any]:
                             "email": TEXT,
                             "print": {"type": "boolean"},
                             "printer": TEXT,
+                            "pretix_product": {
+                                "type": "integer",
+                                "description": "a product settings.json offers (pretix_products): the pretix sync "
+                                "makes the walk-in a pretix order of it",
+                            },
                         },
                     }
                 ),
@@ -175,7 +180,8 @@ def paths() -> dict[str, Any]:
             "get": {
                 "summary": "the desk page's script and style; settings.json (with the page's token: desk, staff): "
                 "its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct), "
-                "reprint_cap and day (expected, arrived, to_come; null without an attendee list)",
+                "reprint_cap, day (expected, arrived, to_come; null without an attendee list) and pretix_products "
+                "(the products a walk-in's pretix order may be of: id, name)",
                 "parameters": [
                     {
                         "name": "name",

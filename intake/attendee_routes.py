@@ -29,6 +29,7 @@ from intake.problem import Problem, field_error
 from intake.ratelimit import RateLimit
 from intake.tokens import Token
 from intake.waits import kiosk_wait
+from pretix_sync.walk_ins import desk_product, offered_products, order_wanted
 from protocol.fleet import FleetView, PrinterView, fleet
 from protocol.jobs import Job, parse_job
 from protocol.state import AgentState
@@ -329,10 +330,16 @@ async def walk_in(request: web.Request) -> web.Response:
         )
     except JobError as exc:
         raise Problem(422, str(exc)) from None
+    try:  # a pretix order of this product, made by the pretix sync (pretix_sync/walk_ins.py)
+        product = await desk_product(store.redis, store.keys.venue, body.get("pretix_product"))
+    except ValueError as exc:
+        raise field_error(422, "pretix_product", str(exc)) from None
     record = record_for(job, _text(body, "order_code")[:64], _text(body, "email")[:254], "walk-in", "valid")
     (put,) = await store.put_many([(code, record)])
     if put.kind is not PutKind.ADDED:
         raise Problem(409, "this code is on the list already: look it up instead", code_taken=True)
+    if product is not None:
+        await order_wanted(store.redis, store.keys.venue, code, product)
     if body.get("print", True) is False:
         attendee, state = await _found(request, code)
         return json_response(await _view(request, token, attendee, state), status=201)
@@ -397,12 +404,16 @@ async def desk_settings(request: web.Request) -> web.Response:
     """What the desk page needs to know of its token: its role, what it may do, and the reprint cap."""
     token = authorize(request, SEARCH)
     intake = request.app[INTAKE]
+    store = request.app[ATTENDEES]
+    products = await offered_products(store.redis, store.keys.venue)
     return json_response(
         {
             "role": token.role,
             "may": {what: token.role in roles for what, roles in DESK_MAY.items()},
             "reprint_cap": intake.config.limits.reprint_cap,
             "day": await day_counts(request),
+            # the products a walk-in's pretix order may be of (the pretix sync's --walk-in-product)
+            "pretix_products": [{"id": i, "name": name} for i, name in products.items()],
         }
     )
 

@@ -94,6 +94,12 @@ class Order(msgspec.Struct):
     positions: list[Position] = msgspec.field(default_factory=list)
 
 
+class EventInfo(msgspec.Struct):
+    """What the sync reads of the event itself."""
+
+    testmode: bool = False
+
+
 class Item(msgspec.Struct):
     id: int
     name: I18n

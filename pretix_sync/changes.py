@@ -13,6 +13,13 @@ The mark is pretix's own ``last_modified`` (pretix's clock, not ours), read agai
 a transaction that committed after a later one would otherwise be missed. Orders already read at the same
 ``last_modified`` within the overlap are not read twice.
 
+A ticket cancelled on its own inside a paid order is in neither part of the first read (the check-in list no longer
+admits it, its order is paid): a later read sees it when its order changes, but one cancelled while no sync ran
+would stay valid in the venue's list for good. So the first read also looks at the tickets the list already holds
+from pretix (``held``: their job ids and positions) that it did not meet: each one's order is read (one request an
+order; more than :data:`LOOKUP_AT_MOST` of them, one listing of the paid orders instead), and a ticket cancelled
+there becomes a cancelled record.
+
 The records go to the caller in batches as the pages arrive (:meth:`ListChanges.read_into`), so a read of a hundred
 thousand tickets holds one batch of them, not all; the mark moves only once a whole read was handed on.
 """
@@ -21,13 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Container, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from pretix_sync.api_types import CheckinList, Order, Position, i18n_text
 from pretix_sync.client import PretixClient
-from pretix_sync.errors import ReadStopped
+from pretix_sync.errors import PretixNotFound, ReadStopped
 from pretix_sync.records import AttendeeRecord, admitted, not_admitted
 
 #: More changed orders than this in one read: one listing of the whole check-in list beats a request per order.
@@ -38,6 +45,13 @@ BATCH = 500
 
 #: Where a read's records go, a batch at a time.
 Write = Callable[[list[AttendeeRecord]], Awaitable[None]]
+
+#: The tickets the venue's list holds from pretix: job id -> pretix position id.
+Held = Callable[[], Awaitable[Mapping[str, int]]]
+
+#: Orders of held tickets the first read did not meet, read one request each up to this many; more, and one
+#: listing of the paid orders costs less.
+LOOKUP_AT_MOST = 50
 
 
 @dataclass
@@ -98,9 +112,15 @@ class ListChanges:
     """Reads one check-in list's changes; the first read is everything (``watermark`` None)."""
 
     def __init__(
-        self, client: PretixClient, list_id: int, overlap: float = 10.0, questions: dict[str, str] | None = None
+        self,
+        client: PretixClient,
+        list_id: int,
+        overlap: float = 10.0,
+        questions: dict[str, str] | None = None,
+        held: Held | None = None,
     ) -> None:
         self.client = client
+        self.held = held
         self.list_id = list_id
         self.questions = questions or {}  # field -> pretix question identifier, answers copied into fields
         self.overlap = timedelta(seconds=overlap)
@@ -149,8 +169,8 @@ class ListChanges:
         """Everything: the list's tickets in one listing, and the tickets of orders that are not paid (cancelled,
         expired, pending) for the records that say so. The mark is taken first, so what changes during the
         listing is read again next time; it is kept only once every record was handed on. A ticket cancelled on
-        its own in a paid order is not read here (pretix lists those only with their order); it is when its
-        order changes."""
+        its own in a paid order is in neither; the list's held tickets the read did not meet are looked up for it
+        (:meth:`_cancelled_alone`)."""
         # The newest orders, read before the listing: the mark, and the orders the next read need not read again
         # (the listing shows them as they were then or later; a later change moves their last_modified).
         newest: list[Order] = []
@@ -166,16 +186,55 @@ class ListChanges:
             orders.add(p.order)
             if self._on_list(p, checkin_list, admission):
                 await out.add(admitted(p, products, self.questions))
+        met = set(allowed)
         for status in ("c", "e", "n"):
             async for order in self.client.orders(status=status):
                 orders.add(order.code)
+                met.update(p.id for p in order.positions)
                 for record in self._refused(order, allowed, checkin_list, admission, products):
                     await out.add(record)
+        if self.held is not None:
+            unmet = {job: position for job, position in (await self.held()).items() if position not in met}
+            unmet_ids = set(unmet.values())
+            async for order in self._orders_of(unmet):
+                orders.add(order.code)
+                for position in order.positions:
+                    if (
+                        position.id in unmet_ids
+                        and position.canceled
+                        and self._on_list(position, checkin_list, admission)
+                    ):
+                        await out.add(not_admitted(position, order, products))
         await out.flush()
         if newest:
             self.watermark = _parse(newest[0].last_modified)
             self._read_at = {o.code: _parse(o.last_modified) for o in newest}
         return len(orders)  # the orders read: those of the list's tickets and the unpaid ones
+
+    async def _orders_of(self, unmet: Mapping[str, int]) -> AsyncIterator[Order]:
+        """The orders of tickets the list holds that the first read did not meet (see :meth:`_first`): each read
+        on its own, or, more than :data:`LOOKUP_AT_MOST` of them, the paid orders in one listing. A job id is
+        pretix's ``{order code}-{position id}``; an order pretix no longer has (another event's, deleted) is
+        skipped."""
+        codes: set[str] = set()
+        for job, position in unmet.items():
+            code, _, tail = job.rpartition("-")
+            if not code or tail != str(position):
+                try:  # a job id of another shape (an attendee imported before pretix): the ticket names its order
+                    code = (await self.client.position(position)).order
+                except PretixNotFound:
+                    continue
+            codes.add(code)
+        if len(codes) > LOOKUP_AT_MOST:
+            async for order in self.client.orders(status="p"):
+                if order.code in codes:
+                    yield order
+            return
+        for code in sorted(codes):
+            try:
+                yield await self.client.order(code)
+            except PretixNotFound:
+                continue
 
     def _records(
         self,

@@ -23,6 +23,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from pretix_sync.api_types import (
     BadgeLayout,
     CheckinList,
+    EventInfo,
     Item,
     Order,
     Page,
@@ -34,6 +35,7 @@ from pretix_sync.errors import (
     PretixConfigError,
     PretixError,
     PretixMisbehaves,
+    PretixNotFound,
     PretixRefused,
     PretixUnavailable,
     ReadStopped,
@@ -162,9 +164,10 @@ class PretixClient:
         params: dict[str, str] | None = None,
         body: dict[str, Any] | None = None,
         answers: frozenset[int] = frozenset(),
+        extra_headers: dict[str, str] | None = None,
     ) -> tuple[int, bytes]:
         """One request; ``answers`` are statuses besides 2xx the caller reads itself (a refused check-in)."""
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", **(extra_headers or {})}
         if _origin(url) == _origin(self.base):  # the token goes to pretix only, never to a host a URL points at
             headers["Authorization"] = f"Token {self._token}"
         started = time.perf_counter()
@@ -223,7 +226,7 @@ class PretixClient:
                     f"no pretix API at {self.base} ({what} not found): check --pretix (pretix's address, without"
                     " /api/v1)"
                 )
-            return PretixConfigError(f"pretix at {self.base} has no {what} ({detail}): check --event and the ids given")
+            return PretixNotFound(f"pretix at {self.base} has no {what} ({detail}): check --event and the ids given")
         if status == 429 or status >= 500:
             return _Transient(
                 f"pretix at {self.base} failed on its side (HTTP {status}) on {what}: try again later; pretix's own"
@@ -375,6 +378,41 @@ class PretixClient:
         if status is not None:
             params["status"] = status
         return self._pages(f"{self.event_path}/orders/", Order, f"the orders of event {self._ev}", params)
+
+    async def order(self, code: str) -> Order:
+        """One order with all its positions, cancelled ones included."""
+        path = f"{self.event_path}/orders/{code}/"
+        return await self._get(path, Order, f"order {code} of event {self._ev}", _WITH_CANCELLED)
+
+    async def testmode(self) -> bool:
+        """Whether the event is in pretix's test mode (orders made then are test orders)."""
+        _, data = await self._request("GET", self.base + self.event_path + "/", what=f"the event {self._ev}")
+        return self._decode(data, EventInfo, f"the event {self._ev}").testmode
+
+    async def position_by_secret(self, secret: str) -> Position | None:
+        """The ticket whose secret this is (cancelled or not), or None."""
+        path = f"{self.event_path}/orderpositions/"
+        what = f"the ticket of a code in event {self._ev}"
+        found = [p async for p in self._pages(path, Position, what, {**_WITH_CANCELLED, "secret": secret})]
+        return found[0] if found else None
+
+    async def create_order(self, body: dict[str, Any], *, simulate: bool, key: str = "") -> Order:
+        """pretix's order creation (``simulate``: checked as it would be made, nothing saved). ``key``: pretix's
+        ``X-Idempotency-Key``, so the same order sent again after a lost answer gets the first one's answer, not
+        a second order. Not tried again on its own: the caller looks the order up before sending it again."""
+        what = "a simulated order" if simulate else "an order"
+        status, data = await self._request(
+            "POST",
+            f"{self.base}{self.event_path}/orders/",
+            retry=False,
+            what=what,
+            body={**body, "simulate": simulate},
+            extra_headers={"X-Idempotency-Key": key} if key else None,
+            answers=frozenset({409}),
+        )
+        if status == 409:  # pretix is still making the first request with this key: its answer comes later
+            raise PretixUnavailable(f"pretix at {self.base} is still making {what} sent before ({_detail(data)})")
+        return self._decode(data, Order, what)
 
     async def badge_layouts(self) -> list[BadgeLayout]:
         """The event's layouts from pretix's badge designer (its badges plugin must be on for the event)."""

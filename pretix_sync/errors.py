@@ -20,6 +20,11 @@ class PretixConfigError(PretixError):
     exit_code = EXIT_CONFIG
 
 
+class PretixNotFound(PretixConfigError):
+    """pretix has no such object (a 404 with pretix's own answer): an order or a ticket of another event, or deleted.
+    Fatal where the settings name it (a check-in list); a lookup of one ticket skips it."""
+
+
 class PretixUnavailable(PretixError):
     """pretix did not answer, or answered with a server error: nothing to fix here, try again later."""
 

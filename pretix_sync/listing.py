@@ -27,7 +27,7 @@ from attendees.terms import index_terms
 from core.errors import JobError
 from pretix_sync.keys import CONSUMER, PretixKeys
 from pretix_sync.records import AttendeeRecord
-from protocol.codec import enc
+from protocol.codec import dec, enc
 from protocol.jobs import parse_job
 from protocol.printed import PrintedRecord
 
@@ -113,6 +113,19 @@ class ListWriter:
         for start in range(0, len(records), BATCH):
             await self._write(records[start : start + BATCH], written)
         return written
+
+    async def held(self) -> dict[str, int]:
+        """The tickets the list holds from pretix: job id -> position id (``P pretix:jobs``)."""
+        held: dict[str, int] = {}
+        # One HGETALL, once a first read (the sync's Redis user reads, it does not scan): 100,000 tickets are a few
+        # MB and a few milliseconds of Redis's time.
+        found: dict[bytes, bytes] = await self.store.redis.hgetall(enc(self.keys.jobs))  # type: ignore[assignment]
+        for job, position in found.items():
+            try:
+                held[dec(job)] = int(position)
+            except ValueError:
+                continue  # not written by this sync: nothing to look up
+        return held
 
     async def _write(self, records: Sequence[AttendeeRecord], written: Written) -> None:
         codes = [r.code for r in records]

@@ -37,6 +37,7 @@ from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixConfigError, PretixRefused, PretixUnavailable
 from pretix_sync.keys import CONSUMER, PretixKeys
 from pretix_sync.push import PrintedBadge, send_print
+from pretix_sync.walk_ins import walk_in_status
 from protocol.codec import dec, enc
 from protocol.printed import PrintedRecord
 from protocol.scripts import Scripts
@@ -316,11 +317,15 @@ class Sender:
 
 
 async def outbox_status(redis: Redis, venue: str) -> dict[str, Any] | None:
-    """How many confirmed prints wait to be told to pretix, and the sync process sending them (None: none is);
-    None without a pretix sync."""
+    """How many confirmed prints wait to be told to pretix, and the sync process sending them (None: none is); the
+    walk-ins waiting for their pretix order and those pretix refused (None: none); None without a pretix sync."""
     k = PretixKeys(venue)
     if not await redis.exists(enc(k.jobs)):
         return None
     sender = await redis.get(enc(k.sender))
     waiting = await Outbox(redis, venue).waiting()
-    return {"waiting": waiting, "sender": dec(sender) if sender is not None else None}
+    return {
+        "waiting": waiting,
+        "sender": dec(sender) if sender is not None else None,
+        "walk_ins": await walk_in_status(redis, venue),
+    }

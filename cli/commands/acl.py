@@ -107,6 +107,10 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "pretix_jobs": (lambda k: PretixKeys(k.venue).jobs, "hash"),
     "pretix_outbox": (lambda k: PretixKeys(k.venue).outbox, "stream"),
     "pretix_sender": (lambda k: PretixKeys(k.venue).sender, "string"),
+    # walk-ins that become pretix orders (pretix_sync/walk_ins.py): the products offered, those waiting, refused
+    "pretix_walk_in_products": (lambda k: PretixKeys(k.venue).walk_in_products, "string"),
+    "pretix_walk_ins": (lambda k: PretixKeys(k.venue).walk_ins, "stream"),
+    "pretix_walk_in_failed": (lambda k: PretixKeys(k.venue).walk_in_failed, "hash"),
     # the webhooks' sender (webhooks/keys.py): pending deliveries and their order, those given up, its cursor in
     # the events stream, its lease
     "webhooks_pending": (lambda k: WebhookKeys(k.venue).pending("*"), "hash"),
@@ -143,7 +147,8 @@ PRETIX_SYNC_FUNCTIONS = (
 )  # fmt: skip
 PRETIX_SYNC_WRITES = (
     "job", "pool", "queue", "pinned", "events", "stats", *(w for w in ATTENDEE_WRITES if w != "attendee_secret"),
-    "pretix_jobs", "pretix_outbox", "pretix_sender", "printed", "printed_consumers",
+    "pretix_jobs", "pretix_outbox", "pretix_sender", "printed", "printed_consumers", "pretix_walk_in_products",
+    "pretix_walk_ins", "pretix_walk_in_failed",
 )  # fmt: skip
 
 
@@ -210,13 +215,15 @@ ROLES: dict[str, Role] = {
                 "owned",
                 "inflight",
                 *ATTENDEE_WRITES,
+                "pretix_walk_ins",
             ),
             # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
             # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
             # set. The event day's numbers it shows it only reads (HSETNX and HDEL here would reach every hash it
             # writes): the board and the webhooks sender note a fault's first sighting and trim the counts.
             direct=("hset", "set", "zrangebylex", "mget", "srem"),
-            only=(("done", ("del",)), ("inflight", ("lrem",))),
+            # a walk-in that wants a pretix order is only added (the pretix sync takes it out)
+            only=(("done", ("del",)), ("inflight", ("lrem",)), ("pretix_walk_ins", ("xadd",))),
         ),
         Role(
             "pretix-sync",
@@ -225,11 +232,19 @@ ROLES: dict[str, Role] = {
             # the outbox's lease, the pump from the printed record and the removal of what pretix answered
             functions=(*PRETIX_SYNC_FUNCTIONS,),
             writes=(*PRETIX_SYNC_WRITES,),
-            # each ticket's job id -> its pretix position (pretix_sync/listing.py); joining the printed record
-            direct=("hset", "hsetnx"),
+            # each ticket's job id -> its pretix position (pretix_sync/listing.py); joining the printed record;
+            # the walk-in products offered (set, or deleted when none), walk-ins ordered or refused (removed, the
+            # refusal kept until an order is made)
+            direct=("hset", "hsetnx", "set", "del", "xdel", "hdel"),
             # the record is added to by confirm (agents) and only trimmed here, past what every consumer took;
-            # its consumers' cursors only set; events only added to
-            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx")), ("events", ("xadd",))),
+            # its consumers' cursors only set; events only added to; walk-ins only taken out (the intake adds them)
+            only=(
+                ("printed", ("xtrim",)),
+                ("printed_consumers", ("hset", "hsetnx")),
+                ("events", ("xadd",)),
+                ("pretix_walk_ins", ("xdel",)),
+                ("pretix_walk_in_failed", ("hset", "hdel")),
+            ),
         ),
         Role(
             "webhooks",

@@ -18,6 +18,7 @@ import click
 
 from attendees.store import AttendeeStore
 from cli.main import Target, fleet_options, run_async
+from core.errors import EXIT_CONFIG
 from pretix_sync.changes import ListChanges
 from pretix_sync.client import PretixClient
 from pretix_sync.errors import PretixError
@@ -25,6 +26,7 @@ from pretix_sync.follow import event_and_answers, fail, follow_list, pretix_opti
 from pretix_sync.listing import ListWriter
 from pretix_sync.outbox import Outbox, Sender
 from pretix_sync.token import read_token
+from pretix_sync.walk_ins import PAYMENTS, WalkInOrders, choose_products, publish_products
 
 
 async def _sync(
@@ -37,6 +39,8 @@ async def _sync(
     questions: dict[str, str],
     follow: bool,
     interval: float,
+    walk_in_products: tuple[int, ...] = (),
+    walk_in_payment: str = "paid",
 ) -> None:
     token = read_token(token_file)
     stop = asyncio.Event()
@@ -47,13 +51,24 @@ async def _sync(
     try:
         store = AttendeeStore(redis, target.venue)
         async with PretixClient(url, organizer, event, token, stop=stop) as client:
-            changes = ListChanges(client, list_id, questions=questions)
-            reading = follow_list(changes, ListWriter(store, say), follow, interval, stop)
+            writer = ListWriter(store, say)
+            changes = ListChanges(client, list_id, questions=questions, held=writer.held)
+            reading = follow_list(changes, writer, follow, interval, stop)
             if not follow:
                 await reading
                 return
-            sender = Sender(Outbox(redis, target.venue, store.scripts), client, list_id, report=say)
-            tasks = [asyncio.create_task(reading), asyncio.create_task(sender.run(stop))]
+            outbox = Outbox(redis, target.venue, store.scripts)
+            sender = Sender(outbox, client, list_id, report=say)
+            # What the desks offer for a walk-in's pretix order: these products, checked against the event's (none
+            # given: the desks offer none). Its orders are made by the outbox's sender, one process at a time.
+            products = choose_products(await client.items(), walk_in_products, f"{organizer}/{event}")
+            await publish_products(redis, target.venue, products)
+
+            async def holds_lease() -> bool:
+                return (await outbox.lease(sender.me, sender.lease_ms)).held
+
+            walk_ins = WalkInOrders(store, client, products, walk_in_payment, say, holds_lease, list_id)
+            tasks = [asyncio.create_task(c) for c in (reading, sender.run(stop), walk_ins.run(stop))]
             # A stop cancels a send under way too: an entry leaves the outbox only once pretix answered, and sent
             # again it makes no second check-in (its nonce) or print log (looked up first).
             stopping = asyncio.create_task(stop.wait())
@@ -85,6 +100,22 @@ async def _sync(
     show_default=True,
     help="Seconds between two reads of pretix's changes with --follow.",
 )
+@click.option(
+    "--walk-in-product",
+    "walk_in_products",
+    type=int,
+    multiple=True,
+    metavar="ID",
+    help="A pretix product (its id) a desk may choose for a walk-in: the walk-in becomes an order of it (with"
+    " --follow; repeatable).",
+)
+@click.option(
+    "--walk-in-payment",
+    type=click.Choice(PAYMENTS),
+    default="paid",
+    show_default=True,
+    help="A walk-in's order: paid (at the product's price, marked paid) or free (no charge).",
+)
 def sync(
     target: Target,
     url: str,
@@ -94,15 +125,22 @@ def sync(
     answers: tuple[str, ...],
     follow: bool,
     interval: float,
+    walk_in_products: tuple[int, ...],
+    walk_in_payment: str,
 ) -> None:
     """Load the attendees a pretix check-in list admits into the venue's list; --follow keeps it in step and checks
     each attendee in on pretix when their first badge is confirmed printed (a reprint: a print log)."""
     organizer, slug, questions = event_and_answers(event, answers)
+    if walk_in_products and not follow:
+        fail("--walk-in-product: walk-ins' orders are made while the sync follows: add --follow", EXIT_CONFIG)
 
     async def guarded() -> PretixError | None:
         # Caught here: run_async ends every user error with 2, and pretix's have their own (78, 69).
         try:
-            await _sync(target, url, organizer, slug, token_file, list_id, questions, follow, interval)
+            await _sync(
+                target, url, organizer, slug, token_file, list_id, questions, follow, interval,
+                walk_in_products, walk_in_payment,
+            )  # fmt: skip
         except PretixError as exc:
             return exc
         return None

@@ -117,6 +117,12 @@ def fleet_table(view: FleetView) -> Group:
         waiting = pretix["waiting"]
         style = "bold yellow" if waiting and not sender else ""
         parts.append(Text(shown(f"pretix: {waiting} confirmed print(s) wait to be sent ({by})", 2000), style=style))
+        walk_ins = pretix.get("walk_ins")
+        if walk_ins:
+            if walk_ins["waiting"]:
+                parts.append(Text(shown(f"pretix: {walk_ins['waiting']} walk-in(s) wait for their order", 200)))
+            for why in walk_ins["refused"]:
+                parts.append(Text(shown(f"pretix: {why}", 1000), style="bold yellow"))
     hooks = view.sections.get("webhooks")
     if hooks is not None:
         sender = hooks["sender"]

@@ -29,14 +29,20 @@
 
   async function loadSettings() {
     if (!token) return;
+    let products = [];
     try {
       const settings = await call("GET", "/desk/settings.json");
       may = settings.may || {};
       showDay(settings.day);
+      products = settings.pretix_products || [];
     } catch (err) {
       say(err.message, true);
     }
     $("walk-in").hidden = !may.walk_in;
+    // The pretix products a walk-in's order may be of (the pretix sync offers them); none: no choice shown.
+    const select = $("walk-in-product");
+    select.replaceChildren(new Option("No pretix order", ""), ...products.map((p) => new Option(p.name, p.id)));
+    select.hidden = products.length === 0;
   }
 
   // The day's counts at the top (expected, arrived, still to come), from the attendee list; hidden without one.
@@ -184,9 +190,9 @@
   $("walk-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
     act(async () => {
-      const a = await call("POST", "/v1/attendees", {
-        name: $("walk-in-name").value, company: $("walk-in-company").value,
-      });
+      const body = { name: $("walk-in-name").value, company: $("walk-in-company").value };
+      if ($("walk-in-product").value) body.pretix_product = Number($("walk-in-product").value);
+      const a = await call("POST", "/v1/attendees", body);
       $("walk-in-form").reset();
       $("q").value = a.name;
       return "Added " + a.name + " and printing the badge";

@@ -182,6 +182,49 @@ def new_order(name: str, product: str = "Regular") -> dict[str, Any]:
     return _position_json(order)
 
 
+def pair(first: str, second: str) -> dict[str, Any]:
+    """A paid order of two Regular tickets (a buyer and a guest)."""
+    event = _event()
+    order = _order(event, event.items.get(name="Regular"), first, None, None)
+    guest = OrderPosition.objects.create(
+        order=order, item=order.positions.get().item, price=order.total, positionid=2,
+        attendee_name_parts={"_legacy": second},
+    )  # fmt: skip
+    order.total *= 2
+    order.save()
+    order.create_transactions()
+    return {
+        "order": order.code,
+        "positions": [
+            {"id": p.pk, "secret": p.secret, "name": p.attendee_name}
+            for p in (order.positions.get(positionid=1), guest)
+        ],
+    }
+
+
+def walk_in_products() -> dict[str, Any]:
+    """Products a desk may sell to walk-ins: "Day ticket" (a quota with room) and "Sold out" (a quota of none);
+    made once a data folder."""
+    event = _event()
+    made = {}
+    for name, size in (("Day ticket", 1000), ("Sold out", 0)):
+        item = event.items.filter(name=name).first()
+        if item is None:
+            item = event.items.create(name=name, default_price=Decimal("20.00"), admission=True)
+            event.quotas.create(name=name, size=size).items.add(item)
+        made[name] = item.pk
+    return made
+
+
+def orders_with_comment(text: str) -> list[dict[str, Any]]:
+    """The event's orders whose comment contains ``text``, with their tickets' products and secrets."""
+    return [
+        {"code": o.code, "status": o.status, "testmode": o.testmode,
+         "positions": [{"item": p.item_id, "secret": p.secret, "name": p.attendee_name} for p in o.positions.all()]}
+        for o in Order.objects.filter(event=_event(), comment__contains=text).order_by("pk")
+    ]  # fmt: skip
+
+
 def cancel(code: str) -> dict[str, Any]:
     order = Order.objects.get(event=_event(), code=code)
     _cancel_order(order.pk, send_mail=False)
@@ -286,6 +329,9 @@ COMMANDS = {
     "seed": seed,
     "rename": rename,
     "order": new_order,
+    "pair": pair,
+    "walk_in_products": walk_in_products,
+    "orders_with_comment": orders_with_comment,
     "cancel": cancel,
     "token": new_token,
     "revoke": revoke,

@@ -103,7 +103,7 @@ async def test_pretix_stopped_while_badges_print_then_every_push_arrives_once(
                 await wait_until(lambda job_id=job_id: printed(redis, venue, job_id))
         assert await outbox.waiting() == 3
         status = badge_agent("status", "--json", "--redis", redis_server.url, "--venue", venue)
-        assert json.loads(status.stdout)["pretix"] == {"waiting": 3, "sender": None}
+        assert json.loads(status.stdout)["pretix"] == {"waiting": 3, "sender": None, "walk_ins": None}
         shown = " ".join(badge_agent("status", "--redis", redis_server.url, "--venue", venue).stdout.split())
         assert "pretix: 3 confirmed print(s) wait to be sent (no attendees sync --follow is sending them)" in shown
         one, two = Sender(outbox, client, pretix.entrance, me="sync-a"), Sender(outbox, client, pretix.entrance, me="b")
