@@ -94,6 +94,24 @@ async def test_printed_badge_reads_back_from_the_printer(eve: ipp.IppEvePrinter)
         await driver.aclose()
 
 
+async def test_a_4x6_badge_at_600_dpi_prints_and_reads_back(tmp_path: Path, dnssd: dict[str, str]) -> None:
+    """The bench's printer (4x6 in labels, black_1 PWG raster at 600 dpi only): CUPS's raster reader (ippevepcl, in
+    the job command) takes the document, and the QR code reads back from it."""
+    (tmp_path / "attrs.conf").write_text(ipp.LABELS_4X6_600)
+    with ipp.ippeveprinter(tmp_path / "eve600", dnssd, formats="", extra=["-a", str(tmp_path / "attrs.conf")]) as eve:
+        driver = await opened(eve.uri)
+        try:
+            assert driver.plan is not None and (driver.plan.dpi, driver.plan.raster_type) == (600, "black_1")
+            result = await print_one(driver)
+            assert result.outcome is Outcome.PRINTED, result  # type: ignore[attr-defined]
+            (document,) = eve.printed()
+            image = ipp.read_document(document)
+            assert image.size == (2400, 3600)
+            assert ipp.decode_qr(image) == ["ATT-0007"]
+        finally:
+            await driver.aclose()
+
+
 async def test_png_for_a_printer_without_pwg_raster(tmp_path: Path, dnssd: dict[str, str]) -> None:
     with ipp.ippeveprinter(tmp_path / "png", dnssd, formats="image/png") as eve:
         driver = await opened(eve.uri)
