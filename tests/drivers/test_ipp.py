@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -18,6 +19,7 @@ from redis.asyncio import Redis
 
 from cli.redis_server import RedisServer
 from drivers.base import Badge, DeviceState, Outcome
+from drivers.ipp import driver as ipp_driver_module
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient, IppError, format_fingerprint, peer_fingerprint
 from drivers.ipp.driver import IppDriver
@@ -110,6 +112,39 @@ async def test_a_4x6_badge_at_600_dpi_prints_and_reads_back(tmp_path: Path, dnss
             assert ipp.decode_qr(image) == ["ATT-0007"]
         finally:
             await driver.aclose()
+
+
+async def test_the_read_that_proved_a_badge_is_the_next_ones_read_before(
+    eve: ipp.IppEvePrinter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Badges one after another: the printer's state read to prove one printed serves as the read before the next
+    (FRESH_FOR), one Get-Printer-Attributes a badge. After a badge that did not print, or once that read is older,
+    the printer is read again."""
+    driver = await opened(eve.uri)
+    operations: list[int] = []
+    request = driver.client.request
+
+    async def counted(operation: int, *args: Any, **kwargs: Any) -> wire.Response:
+        operations.append(operation)
+        return await request(operation, *args, **kwargs)
+
+    driver.client.request = counted  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            assert (await print_one(driver)).outcome is Outcome.PRINTED  # type: ignore[attr-defined]
+        assert operations.count(wire.GET_PRINTER_ATTRIBUTES) == 1 + 3  # before the first, after each
+        eve.behave(ipp.FAILS)
+        assert (await print_one(driver)).outcome is Outcome.FAILED  # type: ignore[attr-defined]
+        eve.behave(ipp.PRINTS)
+        operations.clear()
+        assert (await print_one(driver)).outcome is Outcome.PRINTED  # type: ignore[attr-defined]
+        assert operations.count(wire.GET_PRINTER_ATTRIBUTES) == 2  # read before it again, and after it
+        monkeypatch.setattr(ipp_driver_module, "FRESH_FOR", 0.0)
+        operations.clear()
+        assert (await print_one(driver)).outcome is Outcome.PRINTED  # type: ignore[attr-defined]
+        assert operations.count(wire.GET_PRINTER_ATTRIBUTES) == 2
+    finally:
+        await driver.aclose()
 
 
 async def test_png_for_a_printer_without_pwg_raster(tmp_path: Path, dnssd: dict[str, str]) -> None:
