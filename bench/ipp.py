@@ -6,8 +6,9 @@ Prints tables and writes bench/results/ipp.json.
 ippeveprinter (CUPS's IPP Everywhere printer) runs on loopback beside a private D-Bus and avahi (tests/support/ipp.py),
 loaded with 4x6 in labels at 600 dpi (an attributes file), its job command sleeping 0.5 s a badge and writing its
 start and end times to a file: duty is measured on the printer's own side. ippeveprinter takes one job at a time (it
-answers a second Create-Job busy), so the agent hands it one badge at a time; the next badge waits at a printer only
-behind a CUPS queue (the tests' rootless cupsd, ``ipp://`` backend to the same ippeveprinter), which is the second row.
+answers a second Create-Job busy), so the next badge waits ready in the agent and is handed over once the printing one
+is proved printed; it waits at the printer only behind a CUPS queue (the tests' rootless cupsd, ``ipp://`` backend to
+the same ippeveprinter), which is the second row.
 
 Dispatch: an idle agent, one badge enqueued at a time; the clock stops when Send-Document goes out with the badge
 (drawing included). Fault: through the queue, paper runs out on a badge while the next one waits: the waiting one
