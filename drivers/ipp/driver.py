@@ -117,6 +117,8 @@ class IppDriver(Driver):
         #: Each handed job's outcome once known (``turn`` waits on it), and when its document went out.
         self._settled: dict[int, asyncio.Future[PrintResult]] = {}
         self._sent_at: dict[int, float] = {}
+        #: The last handed job's outcome (``turn``: the badge before the next one), kept once it is known.
+        self._previous: asyncio.Future[PrintResult] | None = None
         #: Seconds from a handed badge's document to its proof, for the last badges that printed.
         self.print_seconds: deque[float] = deque(maxlen=RECENT)
         #: A badge is ready behind the printing one (``turn``): the watch polls closely near its end.
@@ -455,7 +457,7 @@ class IppDriver(Driver):
                     self.one_at_a_time = True
                 return sent
             self._handed.append(sent)
-            self._settled[sent] = asyncio.get_running_loop().create_future()
+            self._settled[sent] = self._previous = asyncio.get_running_loop().create_future()
             self._sent_at[sent] = time.monotonic()
             return Handed(sent, before)
 
@@ -464,15 +466,15 @@ class IppDriver(Driver):
         while one of ours prints, where it waits for that badge's outcome (its watch, ``outcome``). None: hand it
         over now (the printer is free, and its state was read as the last badge was proved); else why not (the
         badge before it did not print: nothing of this one is sent)."""
-        if not self.one_at_a_time:
+        previous = self._previous
+        if not self.one_at_a_time or previous is None:
             return None
-        printing = [settled for settled in self._settled.values() if not settled.done()]
-        if not printing:
-            return None
+        # Waited for even when already known: a badge before it that was not proved printed may have ended while
+        # this one was drawn.
         self._next_ready = True
         self._wake.set()
         try:
-            before = await asyncio.shield(printing[-1])
+            before = await asyncio.shield(previous)
         finally:
             self._next_ready = False
         if before.outcome is Outcome.PRINTED:

@@ -18,7 +18,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from cli.redis_server import RedisServer
-from drivers.base import Badge, DeviceState, Outcome
+from drivers.base import Badge, DeviceState, Handed, Outcome
 from drivers.ipp import driver as ipp_driver_module
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient, IppError, format_fingerprint, peer_fingerprint
@@ -143,6 +143,30 @@ async def test_the_read_that_proved_a_badge_is_the_next_ones_read_before(
         operations.clear()
         assert (await print_one(driver)).outcome is Outcome.PRINTED  # type: ignore[attr-defined]
         assert operations.count(wire.GET_PRINTER_ATTRIBUTES) == 2
+    finally:
+        await driver.aclose()
+
+
+@pytest.mark.parametrize(("behaviour", "next_goes"), [(ipp.PRINTS, True), (ipp.FAILS, False), (ipp.RUNS_OUT, False)])
+async def test_on_a_printer_that_takes_one_job_at_a_time_the_next_badge_goes_only_after_a_proof(
+    eve: ipp.IppEvePrinter, behaviour: str, next_goes: bool
+) -> None:
+    """``turn``: the next badge may go once the one before it is proved printed, and never when it is not, even when
+    that one ended before the next was ready to go."""
+    driver = await opened(eve.uri)
+    driver.one_at_a_time = True  # as a busy answer to a second job teaches it
+    eve.behave(behaviour)
+    try:
+        handed = await driver.hand(await asyncio.to_thread(driver.render, BADGE), BADGE)
+        assert isinstance(handed, Handed), handed
+        result = await driver.outcome(handed, 20)
+        refused = await driver.turn()
+        if next_goes:
+            assert result.outcome is Outcome.PRINTED and refused is None, (result, refused)
+        else:
+            assert result.outcome is not Outcome.PRINTED, result
+            assert refused is not None and refused.outcome is Outcome.FAILED and not refused.sent, refused
+            assert "did not print" in refused.reason
     finally:
         await driver.aclose()
 
