@@ -284,7 +284,7 @@ class PullLoop:
         refused = await self.printer.turn() if turn else None
         if refused is not None:
             # The badge before it did not print: this one never leaves the agent and goes back unflagged, its
-            # attempt not counted. No journal record: recovery finds a begun job without one never sent.
+            # attempt not counted. Nothing is journalled for it: nothing of it was sent.
             released = await self.store.release(
                 self.me, self.location, job_id, "unsent", refused.reason, self.max_attempts
             )

@@ -173,7 +173,7 @@ class IppDriver(Driver):
             except IppError as exc:
                 raise DriverError(str(exc)) from None
         # One throwaway badge drawn at the printer's resolution and page (known only now) loads the fonts at its
-        # sizes, so the first real badge does not pay for it (some 50 ms at 600 dpi).
+        # sizes, so the first real badge does not pay for it.
         if self.plan is not None and self._warm_for != self.plan:
             self._warm_for = self.plan
             with contextlib.suppress(RenderError):  # the real badge reports the same problem where it can be acted on

@@ -62,8 +62,8 @@ def pwg_header(width: int, height: int, dpi: int, raster_type: str, media_name: 
     return bytes(header)
 
 
-#: A run of two or more equal bytes; what lies between two runs is a literal. The regex engine finds them in C:
-#: walking a line's bytes in Python cost over 100 ms a 600 dpi page.
+#: A run of two or more equal bytes; what lies between two runs is a literal. The regex engine finds them in C,
+#: where a Python loop over each byte would take some 100 ms for a 600 dpi page.
 _RUN = re.compile(rb"(.)\1+", re.DOTALL)
 
 
@@ -100,6 +100,7 @@ def _encode_line(line: bytes) -> bytes:
 
 
 def _literal(out: bytearray, literal: bytes) -> None:
+    """Literal bytes, 128 at most to a code."""
     for at in range(0, len(literal), 128):
         chunk = literal[at : at + 128]
         out.append(257 - len(chunk) if len(chunk) > 1 else 0)
