@@ -60,6 +60,7 @@ class DrawAhead:
         self.draw_seconds: deque[float] = deque(maxlen=RECENT)
         self._task: asyncio.Task[bytes | None] | None = None
         self._payload: bytes | None = None  # the payload the task looked at and draws, once it has looked
+        self._kept: tuple[bytes, int, bytes] | None = None  # see ``keep``: payload, generation, drawing
 
     def start(self) -> None:
         """A badge's first byte is about to go out: look for the next job near its end, and draw it."""
@@ -102,6 +103,10 @@ class DrawAhead:
 
         A drawing still under way for this very payload is waited for: finishing it is quicker than starting over.
         """
+        kept, self._kept = self._kept, None
+        if kept is not None and kept[:2] == (payload, self.generation()):
+            self.events.drawn_ahead(used=True)
+            return kept[2]
         task, self._task = self._task, None
         if task is None:
             return None
@@ -115,6 +120,11 @@ class DrawAhead:
         if data is not None:
             self.events.drawn_ahead(used=True)
         return data
+
+    def keep(self, payload: bytes, data: bytes) -> None:
+        """A badge drawn and refused by the printer with nothing of it sent (a printer that takes one job at a time,
+        asked for a second): its drawing serves the begin that takes the same payload again, next."""
+        self._kept = (payload, self.generation(), data)
 
     def has_drawing(self) -> bool:
         """True when a drawing is finished and waits for its job's begin."""

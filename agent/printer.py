@@ -94,6 +94,16 @@ class Printer:
         """Hand the printer a badge to hold; a driver that hangs or whose link fails gives ``unknown``."""
         return await _bounded(self.driver.hand(data, badge), self.io_timeout + BACKSTOP, "handing the badge over")
 
+    async def turn(self) -> PrintResult | None:
+        """Wait until the next badge may be handed over (``Driver.turn``): at most as long as a badge may print."""
+        try:
+            async with asyncio.timeout(self.print_timeout + BACKSTOP):
+                return await self.driver.turn()
+        except TimeoutError:
+            return PrintResult(Outcome.FAILED, "nothing sent: the badge before it gave no outcome in time", sent=False)
+        except DriverError as exc:
+            return PrintResult(Outcome.FAILED, f"nothing sent: {exc}", sent=False)
+
     async def outcome(self, handed: Handed) -> PrintResult:
         return await _bounded(
             self.driver.outcome(handed, self.print_timeout), self.print_timeout + BACKSTOP, "printing"

@@ -251,9 +251,13 @@ class PullLoop:
             await self.printer.observe(result.status)
         await self._settle(ready, result, seconds, may_take_next)
 
-    async def _ready(self, job_id: str) -> Ready | None:
+    async def _ready(self, job_id: str, *, turn: bool = False) -> Ready | None:
         """Begin and draw a job, and record ``sending``: what is left is to send it. None when it was settled
-        otherwise (not ours any more, printed already, dead-lettered, or given back unsent)."""
+        otherwise (not ours any more, printed already, dead-lettered, or given back unsent).
+
+        ``turn``: the badge goes behind one that prints; a printer that takes one job at a time keeps it here, drawn,
+        until that one's outcome (``Printer.turn``), and only then is it recorded ``sending`` and the lease checked,
+        right before its first byte."""
         # begin.lua, the last check before paper: the job is still in our in-flight list (else a peer reclaimed it),
         # has no done:<id> (else it printed already), has a record that agrees with the protocol, and its payload, if
         # it decodes as JSON, names this job_id (else it is dead-lettered as an integrity fault). Only then "print".
@@ -276,6 +280,15 @@ class PullLoop:
             # (protocol/jobs.py) or cannot be drawn, it left to us.
             await self.store.dead_letter(self.me, job_id, str(exc))
             self.events.dead_lettered(job_id, str(exc))
+            return None
+        refused = await self.printer.turn() if turn else None
+        if refused is not None:
+            # The badge before it did not print: this one never leaves the agent and goes back unflagged, its
+            # attempt not counted. Nothing is journalled for it: nothing of it was sent.
+            released = await self.store.release(
+                self.me, self.location, job_id, "unsent", refused.reason, self.max_attempts
+            )
+            self.events.unsent(job_id, refused.reason, released)
             return None
         # Recorded before the lease is checked: where each record is synced, a slow card can stall here, and that
         # must not open a gap between the check and the first byte in which peers declare us dead and take the job.
@@ -311,6 +324,8 @@ class PullLoop:
         while current is not None:
             ready, handed = current
             if isinstance(handed, PrintResult):  # the printer holds none of it
+                if not handed.sent and handed.outcome is Outcome.FAILED:
+                    self.ahead.keep(ready.begun.payload, ready.data)  # most likely taken again next: not drawn twice
                 await self._settle(ready, handed, 0.0, may_take_next=False)
                 return
             self.printing = ready.job_id
@@ -351,7 +366,7 @@ class PullLoop:
         if taken.source is Source.DRAINED:
             self.lookahead = Lookahead.DRAINED
             return None
-        ready = await self._ready(taken.job_id)
+        ready = await self._ready(taken.job_id, turn=True)
         if ready is None:
             return None
         return ready, await self.printer.hand(ready.data, ready.badge)

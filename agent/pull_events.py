@@ -28,7 +28,7 @@ class PullEvents:
         """The job cannot be read or drawn: sent to the DLQ at once."""
 
     def unsent(self, job_id: str, why: str, released: ReleaseKind) -> None:
-        """Released before its first byte (stopping, or the lease ran out)."""
+        """Released before its first byte (stopping, the lease ran out, or the badge before it did not print)."""
 
     def printed(self, job_id: str, attempt: int, confirm: ConfirmKind, maybe_where: str, seconds: float) -> None:
         """The printer proved the badge and Redis recorded it."""

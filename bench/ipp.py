@@ -6,8 +6,9 @@ Prints tables and writes bench/results/ipp.json.
 ippeveprinter (CUPS's IPP Everywhere printer) runs on loopback beside a private D-Bus and avahi (tests/support/ipp.py),
 loaded with 4x6 in labels at 600 dpi (an attributes file), its job command sleeping 0.5 s a badge and writing its
 start and end times to a file: duty is measured on the printer's own side. ippeveprinter takes one job at a time (it
-answers a second Create-Job busy), so the agent hands it one badge at a time; the next badge waits at a printer only
-behind a CUPS queue (the tests' rootless cupsd, ``ipp://`` backend to the same ippeveprinter), which is the second row.
+answers a second Create-Job busy), so the next badge waits ready in the agent and is handed over once the printing one
+is proved printed; it waits at the printer only behind a CUPS queue (the tests' rootless cupsd, ``ipp://`` backend to
+the same ippeveprinter), which is the second row.
 
 Dispatch: an idle agent, one badge enqueued at a time; the clock stops when Send-Document goes out with the badge
 (drawing included). Fault: through the queue, paper runs out on a badge while the next one waits: the waiting one
@@ -46,24 +47,8 @@ from tests.support.waiting import wait_until
 PRINT_TIME = 0.5
 LABEL = "4x6 in (101.6 x 152.4 mm)"
 DPI = 600
-_COL = (
-    "{ MEMBER collection media-size { MEMBER integer x-dimension 10160 MEMBER integer y-dimension 15240 } "
-    "MEMBER integer media-bottom-margin 0 MEMBER integer media-left-margin 0 MEMBER integer media-right-margin 0 "
-    "MEMBER integer media-top-margin 0 }"
-)
 #: What the printer reports: 4x6 in labels ready, PWG raster at 600 dpi only.
-ATTRIBUTES = """ATTR keyword media-default na_index-4x6_4x6in
-ATTR keyword media-ready na_index-4x6_4x6in
-ATTR keyword media-supported na_index-4x6_4x6in
-ATTR resolution pwg-raster-document-resolution-supported 600dpi
-ATTR keyword pwg-raster-document-type-supported black_1
-ATTR mimeMediaType document-format-supported image/pwg-raster
-ATTR collection media-col-database {col}
-ATTR collection media-col-default {col}
-ATTR collection media-col-ready {col}
-ATTR collection media-size-supported { MEMBER integer x-dimension 10160 MEMBER integer y-dimension 15240 }
-ATTR keyword media-col-supported media-size,media-bottom-margin,media-left-margin,media-right-margin,media-top-margin
-""".replace("{col}", _COL)
+ATTRIBUTES = ipp.LABELS_4X6_600
 #: The job command: its start and end times (the printer's own side), then one impression. A job named in
 #: ``fault-on`` runs out of paper while it prints and holds until ``go-on``.
 COMMAND = """#!/bin/sh

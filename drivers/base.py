@@ -204,6 +204,13 @@ class Driver(abc.ABC):
         holds, or the outcome when it took none of it (refused, faulted: ``failed``; cut off: ``unknown``)."""
         raise NotImplementedError(f"{type(self).__name__} holds one badge at a time")
 
+    async def turn(self) -> PrintResult | None:
+        """Wait until the next badge may be handed over (``holds`` 2). None: now. A printer that takes one job at a
+        time while one prints keeps the next badge waiting here, drawn, until that one's outcome; a
+        ``PrintResult`` (``failed``, nothing sent) when the next badge must not go out (the one before it did not
+        print)."""
+        return None
+
     async def outcome(self, handed: Handed, timeout: float) -> PrintResult:
         """Watch a handed badge until its outcome is known or ``timeout`` passes (counted from now: it may have
         waited behind another). While another handed badge waits behind it, a fault the printer reports withdraws

@@ -21,6 +21,12 @@ printer keeps it ``pending`` behind the printing one. While one waits, each poll
 printer's state: a fault withdraws the waiting one at once (Cancel-Job while it is still pending), and a badge the
 printer never started is ``failed`` with nothing counted against it. Requests then take the driver's lock one at a
 time, so a probe, the hand-over and the watch of the printing job take turns on the one connection.
+
+A printer that takes one job at a time (it answers a second Create-Job ``server-error-busy`` while one prints, as
+ippeveprinter does) keeps the next badge in the agent instead, drawn and ready (``turn``): the watch of the printing
+badge polls it closely as its expected end nears (the median of the last badges' print times), and the next badge is
+handed over the moment that one is proved printed, on the printer's state read for that proof (``FRESH_FOR``). When
+it is not proved printed, the next badge is never sent.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
+from statistics import median
 from typing import Any
 
 from drivers.base import (
@@ -49,6 +57,18 @@ from drivers.label import LabelConfig
 PENDING, HELD, PROCESSING, STOPPED, CANCELED, ABORTED, COMPLETED = 3, 4, 5, 6, 7, 8, 9
 FINAL = {CANCELED: "canceled", ABORTED: "aborted", COMPLETED: "completed"}
 JOB_ATTRIBUTES = ["job-state", "job-state-reasons", "job-impressions-completed", "job-state-message"]
+#: How long the printer's state, read as a badge was proved printed, stands in for the read before the next badge
+#: (s). The proof itself needs that read (no new fault after the job); a second one a few milliseconds later would
+#: only repeat it. Anything less than a proof (a fault, a failed or unknown badge, a probe, a cancel) drops it, and a
+#: badge after a longer pause reads the printer again.
+FRESH_FOR = 1.0
+#: With the next badge ready for a printer that takes one job at a time: the printing job is polled this often (s)
+#: from TURN_LEAD before its expected end, for at most TURN_POLLS polls a badge (then at the poll interval again).
+TURN_POLL = 0.003
+TURN_LEAD = 0.03
+TURN_POLLS = 50
+RECENT = 8  # print times the expected end is learnt from
+WARM_UP = Badge(job_id="warm-up", attendee_id="WARM-UP", name="Warm Up Badge", company="Company", role="Role")
 
 
 class IppDriver(Driver):
@@ -90,6 +110,21 @@ class IppDriver(Driver):
         self._busy = False
         #: Handed jobs withdrawn while they waited (a fault while another printed), with their outcome.
         self._withdrawn: dict[int, PrintResult] = {}
+        #: The printer answered busy to a second job while one of ours printed: the next badge waits in the agent.
+        self.one_at_a_time = False
+        #: The printer's state read as the last badge was proved printed, and when (``FRESH_FOR``); taken once.
+        self._fresh: tuple[float, DeviceStatus] | None = None
+        #: Each handed job's outcome once known (``turn`` waits on it), and when its document went out.
+        self._settled: dict[int, asyncio.Future[PrintResult]] = {}
+        self._sent_at: dict[int, float] = {}
+        #: The last handed job's outcome (``turn``: the badge before the next one), kept once it is known.
+        self._previous: asyncio.Future[PrintResult] | None = None
+        #: Seconds from a handed badge's document to its proof, for the last badges that printed.
+        self.print_seconds: deque[float] = deque(maxlen=RECENT)
+        #: A badge is ready behind the printing one (``turn``): the watch polls closely near its end.
+        self._next_ready = False
+        self._wake = asyncio.Event()
+        self._warm_for: ipp_status.Plan | None = None  # the plan the fonts were loaded for (``open``)
 
     # -- the printer's attributes -----------------------------------------------------------------------------
 
@@ -122,6 +157,7 @@ class IppDriver(Driver):
         return status
 
     async def _read_status(self) -> DeviceStatus:
+        self._fresh = None  # a newer read supersedes it, and one that shows a fault must win
         try:
             return self._judge(await self._attributes())
         except IppError as exc:
@@ -136,9 +172,16 @@ class IppDriver(Driver):
                 self._judge(await self._attributes())
             except IppError as exc:
                 raise DriverError(str(exc)) from None
+        # One throwaway badge drawn at the printer's resolution and page (known only now) loads the fonts at its
+        # sizes, so the first real badge does not pay for it.
+        if self.plan is not None and self._warm_for != self.plan:
+            self._warm_for = self.plan
+            with contextlib.suppress(RenderError):  # the real badge reports the same problem where it can be acted on
+                await asyncio.to_thread(self.render, WARM_UP)
 
     async def aclose(self) -> None:
         async with self.lock:
+            self._fresh = None
             await self.client.aclose()
 
     async def probe(self) -> DeviceStatus:
@@ -167,7 +210,7 @@ class IppDriver(Driver):
         head, _, document = data.partition(b"\n")
         fmt, size, *_ = [*head.decode("ascii", "replace").split(" "), "", ""]
         async with self.lock:
-            before = await self._read_status()
+            before = await self._before()
             if before.faulted:
                 return PrintResult(Outcome.FAILED, f"nothing sent: printer {before.describe()}", before, sent=False)
             if self.plan is not None and fmt != self.plan.format:
@@ -175,6 +218,14 @@ class IppDriver(Driver):
                 why = f"nothing sent: the badge was drawn as {fmt}, the printer now wants {self.plan.format}"
                 return PrintResult(Outcome.FAILED, why, before, sent=False)
             return await self._print(fmt, size, document, badge, before, time.monotonic() + timeout)
+
+    async def _before(self) -> DeviceStatus:
+        """The printer's state before a badge: the read that proved the last badge printed when it is fresh
+        (``FRESH_FOR``), else a new one."""
+        fresh, self._fresh = self._fresh, None
+        if fresh is not None and time.monotonic() - fresh[0] < FRESH_FOR and not fresh[1].faulted:
+            return fresh[1]
+        return await self._read_status()
 
     async def _print(
         self, fmt: str, size: str, document: bytes, badge: Badge, before: DeviceStatus, deadline: float
@@ -238,6 +289,7 @@ class IppDriver(Driver):
         printer: the hand-over and probes take turns with the watch); None: the caller holds the driver's lock."""
         values: wire.Values = {}
         step = lock or contextlib.nullcontext()
+        fast = 0  # polls at TURN_POLL so far
         while True:
             async with step:
                 try:
@@ -254,13 +306,35 @@ class IppDriver(Driver):
                 await self._withdraw_waiting_on_fault(job_id)
             if time.monotonic() >= deadline:
                 break
-            await asyncio.sleep(min(self.poll_interval, max(0.0, deadline - time.monotonic())))
+            fast = await self._pause(job_id, deadline, fast)
         async with step:
             reasons = ", ".join(r for r in values.get("job-state-reasons", []) if isinstance(r, str)) or "none"
             cancelled = await self._cancel_job(job_id)
             after = await self._read_status()
         why = f"job {job_id} not finished in time (job-state {wire.first(values, 'job-state')}, reasons {reasons})"
         return PrintResult(Outcome.UNKNOWN, why + ("; cancelled" if cancelled else "; cancel failed"), after)
+
+    async def _pause(self, job_id: int, deadline: float, fast: int) -> int:
+        """Wait until the next poll of a printing job; the polls made at ``TURN_POLL`` so far come back.
+
+        The poll interval, except on a printer that takes one job at a time: there the wait ends ``TURN_LEAD`` before
+        the job's expected end, and from then on, while the next badge is ready (``turn``), the job is polled every
+        ``TURN_POLL`` (at most ``TURN_POLLS`` times), so the next badge goes out within milliseconds of its end.
+        """
+        now = time.monotonic()
+        delay = self.poll_interval
+        sent = self._sent_at.get(job_id)
+        if self.one_at_a_time and sent is not None and self.print_seconds:
+            until = sent + median(self.print_seconds) - TURN_LEAD - now
+            if until > 0:
+                delay = min(delay, until)
+            elif self._next_ready and fast < TURN_POLLS:
+                delay, fast = TURN_POLL, fast + 1
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(min(delay, max(0.0, deadline - now))):
+                await self._wake.wait()  # the next badge became ready: time the polls again
+        return fast
 
     async def _withdraw_waiting_on_fault(self, printing: int) -> None:
         """While a handed badge waits behind the printing one: a fault the printer reports withdraws it now, before
@@ -331,6 +405,8 @@ class IppDriver(Driver):
             return PrintResult(Outcome.UNKNOWN, f"{said}, then the printer did not answer: {after.describe()}", after)
         if new:
             return PrintResult(Outcome.UNKNOWN, f"{said}, but the printer then reported {', '.join(new)}", after)
+        if not after.faulted:
+            self._fresh = (time.monotonic(), after)
         return PrintResult(Outcome.PRINTED, f"{said} (confirmed by the {self.confirmed_by})", after)
 
     async def _cancel_job(self, job_id: int) -> bool:
@@ -365,7 +441,7 @@ class IppDriver(Driver):
         head, _, document = data.partition(b"\n")
         fmt, size, *_ = [*head.decode("ascii", "replace").split(" "), "", ""]
         async with self.lock:
-            before = await self._read_status()
+            before = await self._before()
             if before.faulted:
                 return PrintResult(Outcome.FAILED, f"nothing sent: printer {before.describe()}", before, sent=False)
             if self.plan is not None and fmt != self.plan.format:
@@ -376,20 +452,50 @@ class IppDriver(Driver):
             if isinstance(sent, PrintResult):
                 if self._busy and self._handed:
                     # A printer that takes one job at a time (ippeveprinter among them) refuses a second while one
-                    # prints: from now on it gets one badge at a time. This one was not sent and goes back unflagged.
-                    self.holds = 1
+                    # prints: from now on the next badge waits in the agent for its turn (``turn``). This one was not
+                    # sent and goes back unflagged.
+                    self.one_at_a_time = True
                 return sent
             self._handed.append(sent)
+            self._settled[sent] = self._previous = asyncio.get_running_loop().create_future()
+            self._sent_at[sent] = time.monotonic()
             return Handed(sent, before)
+
+    async def turn(self) -> PrintResult | None:
+        """Wait until the next badge may be handed over: at once, except on a printer that takes one job at a time
+        while one of ours prints, where it waits for that badge's outcome (its watch, ``outcome``). None: hand it
+        over now (the printer is free, and its state was read as the last badge was proved); else why not (the
+        badge before it did not print: nothing of this one is sent)."""
+        previous = self._previous
+        if not self.one_at_a_time or previous is None:
+            return None
+        # Waited for even when already known: a badge before it that was not proved printed may have ended while
+        # this one was drawn.
+        self._next_ready = True
+        self._wake.set()
+        try:
+            before = await asyncio.shield(previous)
+        finally:
+            self._next_ready = False
+        if before.outcome is Outcome.PRINTED:
+            return None
+        why = f"nothing sent: the badge before it did not print ({before.reason})"
+        return PrintResult(Outcome.FAILED, why, before.status, sent=False)
 
     async def outcome(self, handed: Handed, timeout: float) -> PrintResult:
         job_id = int(handed.job)
+        result: PrintResult | None = None
         try:
             if job_id in self._withdrawn:
-                return self._withdrawn.pop(job_id)
-            return await self._watch(job_id, handed.before, time.monotonic() + timeout, self.lock)
+                result = self._withdrawn.pop(job_id)
+                return result
+            result = await self._watch(job_id, handed.before, time.monotonic() + timeout, self.lock)
+            sent = self._sent_at.get(job_id)
+            if result.outcome is Outcome.PRINTED and sent is not None:
+                self.print_seconds.append(time.monotonic() - sent)
+            return result
         finally:
-            self._forget(job_id)
+            self._forget(job_id, result)
 
     async def withdraw(self, handed: Handed) -> PrintResult:
         job_id = int(handed.job)
@@ -401,13 +507,19 @@ class IppDriver(Driver):
         finally:
             self._forget(job_id)
 
-    def _forget(self, job_id: int) -> None:
+    def _forget(self, job_id: int, result: PrintResult | None = None) -> None:
         if job_id in self._handed:
             self._handed.remove(job_id)
         self._withdrawn.pop(job_id, None)
+        self._sent_at.pop(job_id, None)
+        settled = self._settled.pop(job_id, None)
+        if settled is not None and not settled.done():
+            # No outcome (the watch was cancelled, the badge withdrawn): whatever waits behind it must not go out.
+            settled.set_result(result or PrintResult(Outcome.UNKNOWN, f"job {job_id}: no outcome"))
 
     async def cancel(self) -> None:
         async with self.lock:
+            self._fresh = None
             left = [job for job in sorted(self._jobs) if not await self._cancel_job(job)]
             # Handed jobs cancelled here are settled by the caller (recovery): none waits at the printer any more.
             self._handed = [job for job in self._handed if job in left]

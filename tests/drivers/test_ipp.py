@@ -11,13 +11,15 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
 from redis.asyncio import Redis
 
 from cli.redis_server import RedisServer
-from drivers.base import Badge, DeviceState, Outcome
+from drivers.base import Badge, DeviceState, Handed, Outcome
+from drivers.ipp import driver as ipp_driver_module
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient, IppError, format_fingerprint, peer_fingerprint
 from drivers.ipp.driver import IppDriver
@@ -90,6 +92,81 @@ async def test_printed_badge_reads_back_from_the_printer(eve: ipp.IppEvePrinter)
         # The page is the media the printer reports ready (US letter, 8.5 x 11 in at 300 dpi).
         assert image.size == (2550, 3300)
         assert ipp.decode_qr(image) == ["ATT-0007"]
+    finally:
+        await driver.aclose()
+
+
+async def test_a_4x6_badge_at_600_dpi_prints_and_reads_back(tmp_path: Path, dnssd: dict[str, str]) -> None:
+    """The bench's printer (4x6 in labels, black_1 PWG raster at 600 dpi only): CUPS's raster reader (ippevepcl, in
+    the job command) takes the document, and the QR code reads back from it."""
+    (tmp_path / "attrs.conf").write_text(ipp.LABELS_4X6_600)
+    with ipp.ippeveprinter(tmp_path / "eve600", dnssd, formats="", extra=["-a", str(tmp_path / "attrs.conf")]) as eve:
+        driver = await opened(eve.uri)
+        try:
+            assert driver.plan is not None and (driver.plan.dpi, driver.plan.raster_type) == (600, "black_1")
+            result = await print_one(driver)
+            assert result.outcome is Outcome.PRINTED, result  # type: ignore[attr-defined]
+            (document,) = eve.printed()
+            image = ipp.read_document(document)
+            assert image.size == (2400, 3600)
+            assert ipp.decode_qr(image) == ["ATT-0007"]
+        finally:
+            await driver.aclose()
+
+
+async def test_the_read_that_proved_a_badge_is_the_next_ones_read_before(
+    eve: ipp.IppEvePrinter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Badges one after another: the printer's state read to prove one printed serves as the read before the next
+    (FRESH_FOR), one Get-Printer-Attributes a badge. After a badge that did not print, or once that read is older,
+    the printer is read again."""
+    driver = await opened(eve.uri)
+    operations: list[int] = []
+    request = driver.client.request
+
+    async def counted(operation: int, *args: Any, **kwargs: Any) -> wire.Response:
+        operations.append(operation)
+        return await request(operation, *args, **kwargs)
+
+    driver.client.request = counted  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            assert (await print_one(driver)).outcome is Outcome.PRINTED  # type: ignore[attr-defined]
+        assert operations.count(wire.GET_PRINTER_ATTRIBUTES) == 1 + 3  # before the first, after each
+        eve.behave(ipp.FAILS)
+        assert (await print_one(driver)).outcome is Outcome.FAILED  # type: ignore[attr-defined]
+        eve.behave(ipp.PRINTS)
+        operations.clear()
+        assert (await print_one(driver)).outcome is Outcome.PRINTED  # type: ignore[attr-defined]
+        assert operations.count(wire.GET_PRINTER_ATTRIBUTES) == 2  # read before it again, and after it
+        monkeypatch.setattr(ipp_driver_module, "FRESH_FOR", 0.0)
+        operations.clear()
+        assert (await print_one(driver)).outcome is Outcome.PRINTED  # type: ignore[attr-defined]
+        assert operations.count(wire.GET_PRINTER_ATTRIBUTES) == 2
+    finally:
+        await driver.aclose()
+
+
+@pytest.mark.parametrize(("behaviour", "next_goes"), [(ipp.PRINTS, True), (ipp.FAILS, False), (ipp.RUNS_OUT, False)])
+async def test_on_a_printer_that_takes_one_job_at_a_time_the_next_badge_goes_only_after_a_proof(
+    eve: ipp.IppEvePrinter, behaviour: str, next_goes: bool
+) -> None:
+    """``turn``: the next badge may go once the one before it is proved printed, and never when it is not, even when
+    that one ended before the next was ready to go."""
+    driver = await opened(eve.uri)
+    driver.one_at_a_time = True  # as a busy answer to a second job teaches it
+    eve.behave(behaviour)
+    try:
+        handed = await driver.hand(await asyncio.to_thread(driver.render, BADGE), BADGE)
+        assert isinstance(handed, Handed), handed
+        result = await driver.outcome(handed, 20)
+        refused = await driver.turn()
+        if next_goes:
+            assert result.outcome is Outcome.PRINTED and refused is None, (result, refused)
+        else:
+            assert result.outcome is not Outcome.PRINTED, result
+            assert refused is not None and refused.outcome is Outcome.FAILED and not refused.sent, refused
+            assert "did not print" in refused.reason
     finally:
         await driver.aclose()
 

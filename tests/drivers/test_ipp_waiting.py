@@ -96,6 +96,80 @@ async def test_a_printer_that_takes_one_job_at_a_time_gets_one_badge_at_a_time(
     assert sorted(p.name.split("-", 1)[1] for p in eve.printed()) == sorted(jobs)  # each once
 
 
+#: A job waits while ``hold-<its name>`` exists (its name is the badge's job id); with ``out-<its name>`` the paper
+#: runs out on it (reported while it prints) before it completes.
+_HELD_BY_NAME = """while [ -e "$DIR/hold-$IPP_JOB_NAME" ]; do sleep 0.02; done
+if [ -e "$DIR/out-$IPP_JOB_NAME" ]; then echo "STATE: +media-empty" >&2; fi
+echo "ATTR: job-impressions-completed=1" >&2
+exit 0
+"""
+
+
+def refusals(eve: ipp.IppEvePrinter) -> int:
+    """How many times the printer answered a Create-Job busy (its log)."""
+    return (eve.directory / "ippeveprinter.log").read_text().count("Create-Job server-error-busy")
+
+
+async def _learnt_one_at_a_time(eve: ipp.IppEvePrinter, first: str) -> None:
+    """The first badge holds at the printer until it refused the second as busy (the agent learns that it takes one
+    job at a time; the second goes back unsent once the first is settled); then the first may end."""
+    await wait_until(lambda: refusals(eve) == 1, 30)
+    (eve.directory / f"hold-{first}").unlink()
+
+
+async def test_the_next_badge_waits_ready_in_the_agent_for_a_printer_that_takes_one_job_at_a_time(
+    tmp_path: Path, eve: ipp.IppEvePrinter, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """Once the printer refused a second job as busy, the next badge is taken, begun and drawn while one prints, and
+    handed over when that one is proved printed: never refused again, each badge once, none flagged."""
+    eve.behave(_HELD_BY_NAME)
+    store, k = Store(redis, venue), Keys(venue)
+    jobs = [await add(store, f"a{i}") for i in range(4)]
+    for job_id in jobs[:2]:
+        (eve.directory / f"hold-{job_id}").touch()
+    async with running_agent(tmp_path, venue, redis_server.url, "ipp-1", printer__driver=ipp_driver(eve.uri)) as agent:
+        await _learnt_one_at_a_time(eve, jobs[0])
+        # The second prints (held at the printer): the third is begun and drawn meanwhile, and not sent.
+        await wait_until(lambda: state_is(redis, k, jobs[2], b"printing"), 30)
+        assert not any(p.name.endswith(jobs[2]) for p in eve.printed())
+        (eve.directory / f"hold-{jobs[1]}").unlink()
+        for job_id in jobs:
+            await wait_until(lambda job_id=job_id: state_is(redis, k, job_id, b"printed"), 60)  # type: ignore[misc]
+        # The refused badge was not drawn again when it was taken again: its drawing was kept.
+        assert agent.metrics.drawn_ahead_jobs.labels("used").value == 1
+    for job_id in jobs:
+        job = await redis.hgetall(k.job(job_id))
+        assert job[b"maybe_printed"] == b"0" and job[b"attempts"] == b"1", job
+    for job_id in jobs[2:]:  # handed over at their turn: never refused
+        assert not await redis.hget(k.job(job_id), "last_error")
+    assert refusals(eve) == 1
+    assert sorted(p.name.split("-", 1)[1] for p in eve.printed()) == sorted(jobs)  # each once
+
+
+async def test_paper_out_on_the_printing_badge_keeps_the_ready_one_from_the_printer(
+    tmp_path: Path, eve: ipp.IppEvePrinter, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """A printer that takes one job at a time runs out of paper on a badge while the next waits ready in the agent:
+    that one is never sent, and goes back unflagged with its attempt not counted; nothing is lost."""
+    eve.behave(_HELD_BY_NAME)
+    store, k = Store(redis, venue), Keys(venue)
+    jobs = [await add(store, f"a{i}") for i in range(4)]
+    for job_id in jobs[:2]:
+        (eve.directory / f"hold-{job_id}").touch()
+    (eve.directory / f"out-{jobs[1]}").touch()
+    async with running_agent(tmp_path, venue, redis_server.url, "ipp-1", printer__driver=ipp_driver(eve.uri)):
+        await _learnt_one_at_a_time(eve, jobs[0])
+        await wait_until(lambda: state_is(redis, k, jobs[2], b"printing"), 30)  # ready behind the second
+        (eve.directory / f"hold-{jobs[1]}").unlink()
+        await wait_until(lambda: state_is(redis, k, jobs[1], b"queued"), 30)
+        await wait_until(lambda: state_is(redis, k, jobs[2], b"queued"), 30)
+        struck, ready = [await redis.hgetall(k.job(job_id)) for job_id in jobs[1:3]]
+        assert struck[b"maybe_printed"] == b"1", struck  # the roll ran out on it: maybe on paper, flagged
+        assert ready[b"maybe_printed"] == b"0" and ready[b"attempts"] == b"0", ready
+        assert not any(p.name.endswith(jobs[2]) for p in eve.printed())
+        await assert_each_unfinished_job_in_one_list(redis, venue, jobs)
+
+
 async def test_badges_go_through_with_the_next_one_waiting_at_the_printer(
     tmp_path: Path, eve: ipp.IppEvePrinter, cups: ipp.Cups, redis: Redis, redis_server: RedisServer, venue: str
 ) -> None:

@@ -156,6 +156,26 @@ DIR="{dir}"
 """
 
 
+_COL = (
+    "{ MEMBER collection media-size { MEMBER integer x-dimension 10160 MEMBER integer y-dimension 15240 } "
+    "MEMBER integer media-bottom-margin 0 MEMBER integer media-left-margin 0 MEMBER integer media-right-margin 0 "
+    "MEMBER integer media-top-margin 0 }"
+)
+#: An attributes file (``ippeveprinter -a``): 4x6 in labels ready, PWG raster (black_1) at 600 dpi only.
+LABELS_4X6_600 = """ATTR keyword media-default na_index-4x6_4x6in
+ATTR keyword media-ready na_index-4x6_4x6in
+ATTR keyword media-supported na_index-4x6_4x6in
+ATTR resolution pwg-raster-document-resolution-supported 600dpi
+ATTR keyword pwg-raster-document-type-supported black_1
+ATTR mimeMediaType document-format-supported image/pwg-raster
+ATTR collection media-col-database {col}
+ATTR collection media-col-default {col}
+ATTR collection media-col-ready {col}
+ATTR collection media-size-supported { MEMBER integer x-dimension 10160 MEMBER integer y-dimension 15240 }
+ATTR keyword media-col-supported media-size,media-bottom-margin,media-left-margin,media-right-margin,media-top-margin
+""".replace("{col}", _COL)
+
+
 @contextlib.contextmanager
 def ippeveprinter(
     directory: Path,
