@@ -1,8 +1,9 @@
--- take: move the next job into this printer's in-flight list: its own pinned queue first, else the pool.
+-- take: move the next job into this printer's in-flight list: its own pinned queue first, else the pool, else the
+-- rest of the group it claimed (group_claim): a badge for someone waiting goes before a pre-printed box.
 -- flags: allow-oom
--- KEYS q:<me> pool inflight:<me> ctl:<me> pinned
+-- KEYS q:<me> pool inflight:<me> ctl:<me> pinned gq:<me>
 -- ARGV <me>
--- Returns {"held", id} when in-flight already holds a job (a printer holds at most one), {"q"|"pool", id} when a job
+-- Returns {"held", id} when in-flight already holds a job (a printer holds at most one), {"q"|"pool"|"group", id} when a job
 -- was moved, {"drained", ""} when an operator drained this printer, false when both lists are empty (the caller then
 -- blocks on BLMOVE pool).
 -- Refuse a caller that passes the keys of before the pinned index: it would move a pinned job and leave it indexed.
@@ -24,5 +25,11 @@ end
 id = redis.call('LMOVE', KEYS[2], KEYS[3], 'RIGHT', 'LEFT')
 if id then
   return {'pool', id}
+end
+if KEYS[6] then
+  id = redis.call('LMOVE', KEYS[6], KEYS[3], 'RIGHT', 'LEFT')
+  if id then
+    return {'group', id}
+  end
 end
 return false

@@ -1,0 +1,131 @@
+"""Groups of jobs one printer prints whole and in order (a box of pre-printed badges): claimed whole by a ready
+printer, never stolen, released back into the box, handed on whole from a dead printer with a continuation label."""
+
+from __future__ import annotations
+
+import json
+
+from redis.asyncio import Redis
+
+from protocol.codec import enc
+from protocol.jobs import parse_job
+from protocol.keys import Keys
+from protocol.store import Store
+from tests.support.agents import add
+
+CONT = json.dumps({"job_id": "", "attendee_id": "box-1", "name": "Box 1, continued", "company": "{first} - Z",
+                   "role": "{count} badges"})  # fmt: skip
+
+
+async def add_box(store: Store, gid: str, n: int, printers: tuple[str, ...] = ()) -> list[str]:
+    """A group: a separator then ``n`` badges; its job ids in print order."""
+    jobs = [(f"{gid}.sep", {"attendee_id": gid, "name": f"Box {gid}"}, "separator", "")]
+    jobs += [(f"{gid}.{i}", {"attendee_id": f"{gid}-{i}", "name": f"Person {i}"}, "preprint", f"Person {i}")
+             for i in range(n)]  # fmt: skip
+    encoded = [
+        (enc(job_id), enc(parse_job({"job_id": job_id, **fields}).payload()), enc(kind), enc(label))
+        for job_id, fields, kind, label in jobs
+    ]
+    added = await store.add_group(gid, encoded, printers, CONT)
+    assert added.kind == "added" and added.count == n + 1
+    return [job_id for job_id, *_ in jobs]
+
+
+async def take_begin_confirm(store: Store, me: str) -> str:
+    taken = await store.take(me)
+    assert taken is not None
+    begun = await store.begin(me, "here", taken.job_id)
+    assert begun.kind == "print"
+    await store.confirm(me, "here", taken.job_id, begun.epoch)
+    return taken.job_id
+
+
+async def test_a_group_is_claimed_whole_and_taken_in_order_after_door_badges(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    box1 = await add_box(store, "r.1", 3)
+    box2 = await add_box(store, "r.2", 2)
+    assert (await store.add_group("r.1", [], (), "")).kind == "exists"
+    assert await store.take("p1") is None  # a group is nobody's before it is claimed
+    claimed = await store.claim_group("p1")
+    assert claimed is not None and claimed.kind == "claimed" and claimed.count == 4
+    # One group at a time: the next waits for a printer with nothing of its own left.
+    again = await store.claim_group("p1")
+    assert again is not None and again.why == "busy"
+    door = await add(store, "door-1")
+    assert await take_begin_confirm(store, "p1") == door  # someone waiting goes before the box
+    assert [await take_begin_confirm(store, "p1") for _ in box1] == box1
+    assert await store.take("p1") is None
+    claimed = await store.claim_group("p2")
+    assert claimed is not None and claimed.count == 3
+    assert [await take_begin_confirm(store, "p2") for _ in box2] == box2
+    assert await store.claim_group("p1") is None
+
+
+async def test_a_group_for_named_printers_is_claimed_by_none_other(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    await add_box(store, "r.1", 1, printers=("p2",))
+    assert await store.claim_group("p1") is None
+    claimed = await store.claim_group("p2")
+    assert claimed is not None and claimed.kind == "claimed"
+
+
+async def test_a_claimed_groups_badges_are_never_stolen_and_a_failed_one_stays_first(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await store.beat("p1", {"state": "ready"}, 60_000, first=True)
+    await store.beat("p2", {"state": "ready"}, 60_000, first=True)
+    box = await add_box(store, "r.1", 3)
+    await store.claim_group("p1")
+    # Long past any affinity wait: nothing of p1's box is in reach of steal.
+    await redis.hset(k.job(box[0]), "enqueued_ms", 0)
+    assert await store.steal("p2", 0) is None
+    taken = await store.take("p1")
+    assert taken is not None and taken.job_id == box[0]
+    begun = await store.begin("p1", "here", box[0])
+    released = await store.release("p1", "here", box[0], "failed", "out of labels", 5)
+    assert begun.kind == "print" and released == "released"
+    # Back at the front of p1's own rest of the box, not in the pool.
+    assert await redis.llen(k.pool) == 0
+    assert await redis.lrange(k.group_held("p1"), 0, -1) == [enc(i) for i in reversed(box)]
+
+
+async def test_a_dead_printers_box_goes_on_whole_from_its_first_unconfirmed_badge(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await store.beat("p1", {"state": "ready", "location": "Hall A"}, 60_000, first=True)
+    box = await add_box(store, "r.1", 4)
+    later = await add_box(store, "r.2", 1)
+    await store.claim_group("p1")
+    assert [await take_begin_confirm(store, "p1") for _ in range(2)] == box[:2]
+    # The third badge is under the head when p1's agent dies.
+    taken = await store.take("p1")
+    assert taken is not None and (await store.begin("p1", "Hall A", taken.job_id)).kind == "print"
+    reclaimed = await store.reclaim("p1", "p2", None)
+    assert reclaimed.kind == "reclaimed" and reclaimed.held == ""  # the box took its badge along
+    held = await redis.hgetall(k.job(box[2]))
+    assert held[b"maybe_printed"] == b"1" and b"p1 (Hall A)" in held[b"maybe_printed_where"]
+    assert held[b"state"] == b"queued"
+    # The rest of the box is claimed next, before box 2, by one printer, opened by "continued".
+    claimed = await store.claim_group("p2")
+    assert claimed is not None and claimed.count == 4
+    rest = [await take_begin_confirm(store, "p2") for _ in range(4)]
+    assert rest == ["r.1:c1", *box[2:]]
+    label = json.loads(await redis.hget(k.job("r.1:c1"), "payload"))
+    assert label["job_id"] == "r.1:c1" and label["company"] == "Person 1 - Z" and label["role"] == "3 badges"
+    assert await redis.hget(k.job("r.1:c1"), "kind") == b"separator"
+    # The badge possibly printed at p1 printed again here: flagged for staff.
+    assert await redis.hget(k.job(box[2]), "maybe_duplicate") == b"1"
+    assert (await store.claim_group("p2")) is not None
+    assert [await take_begin_confirm(store, "p2")] == later[:1]
+    # Reclaimed twice: nothing moves again.
+    assert (await store.group_back("p1", "p3", None, "again")).kind == "none"
+
+
+async def test_a_box_given_back_before_its_label_printed_gets_no_second_label(redis: Redis, venue: str) -> None:
+    store = Store(redis, venue)
+    box = await add_box(store, "r.1", 2)
+    await store.claim_group("p1")
+    back = await store.group_back("p1", "p1", None, "printer out of labels")
+    assert back.kind == "back" and back.count == 3 and back.continued == ""
+    await store.claim_group("p2")
+    assert [await take_begin_confirm(store, "p2") for _ in box] == box
