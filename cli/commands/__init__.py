@@ -38,6 +38,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "setup": ("setup", "setup"),
     # the venue's badge layouts (layouts/)
     "layout": ("layout", "layout"),
+    # pre-printed badges (preprint/)
+    "preprint": ("preprint", "preprint"),
     # the venue's webhooks and their sender (webhooks/)
     "webhooks": ("webhooks", "webhooks"),
 }

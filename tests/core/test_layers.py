@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "attendees": 3,
     "pretix_sync": 3,
     "webhooks": 3,
+    "preprint": 3,
     "agent": 4,
     "intake": 4,
     "board": 4,

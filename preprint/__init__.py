@@ -1,0 +1,1 @@
+"""Pre-printed badges: a planned run of boxes, printed on the venue's pool (pool.py)."""
