@@ -59,9 +59,12 @@ async def job_ids(redis: Redis, venue: str, run: str, box: int) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def zpl(name: str, print_time: float) -> AsyncIterator[tuple[EmulatedPrinter, dict[str, Any]]]:
-    """A ZPL emulator on loopback TCP; the driver section of an agent config that prints on it."""
-    printer = EMULATORS["zpl"](name, print_time=print_time)
+async def zpl(
+    name: str, print_time: float, read_back: bool = True
+) -> AsyncIterator[tuple[EmulatedPrinter, dict[str, Any]]]:
+    """A ZPL emulator on loopback TCP; the driver section of an agent config that prints on it. ``read_back``:
+    decode each label for the log (its texts): off where only the order of job ids matters (the bench)."""
+    printer = EMULATORS["zpl"](name, print_time=print_time, read_back=read_back)
     await printer.start()
     front = TcpFront(printer, "127.0.0.1", 0)
     host, port = await front.start()
