@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 from attendees import specs
 from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
+from preprint.keys import run_of
 from protocol.codec import dec, enc
 from protocol.jobs import Job, parse_job
 from protocol.replies import CancelKind
@@ -376,6 +377,7 @@ class AttendeeStore:
                         generation,
                         _as_shown(record, attendee),
                         attendee.indexed if attendee else "",
+                        run_of(attendee.preprint) if attendee else "",
                     )
                 )
             if not calls:
@@ -487,6 +489,7 @@ class AttendeeStore:
                     fields_json,
                     shown.terms(),
                     attendee.indexed,
+                    (self.venue.encoded_keys, run, attendee.job_id) if (run := run_of(attendee.preprint)) else None,
                 )
             )
             if reply == "unknown":

@@ -12,6 +12,7 @@ and ``bs``, the pre-printed badge's state (``preprinted``, ``handed_over``, ``vo
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -48,6 +49,24 @@ class Mode:
     POOL = "pool"
     PDF = "pdf"
     NONE = ""
+
+
+def preprint_job_id(job_id: str) -> str:
+    """The job id of an attendee's pre-printed badge: its own, beside the attendee's badge job (``job_id``), which
+    stays free for a badge printed at the door (a void one's replacement): that one is then a first print, an arrival,
+    never a reprint of the boxed one."""
+    return f"{job_id}:pp"
+
+
+def run_of(record: str) -> str:
+    """The run an attendee's ``preprint`` field names ("" for none, or one that cannot be read)."""
+    if not record:
+        return ""
+    try:
+        found = json.loads(record).get("run")
+    except (ValueError, AttributeError):
+        return ""
+    return found if isinstance(found, str) else ""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ redis.call('DEL', KEYS[3])
 for i = 1, n do
   redis.call('RPUSH', KEYS[3], ARGV[4 + 3 * i - 2])
   redis.call('HSET', KEYS[3 + i], 'preprint', ARGV[4 + 3 * i])
+  -- A new version: a change read before this step answers "stale" and is made again knowing the run (put.lua).
+  redis.call('HINCRBY', KEYS[3 + i], 'v', 1)
 end
 redis.call('HSET', KEYS[2], 'number', ARGV[2], 'first', ARGV[3], 'last', ARGV[4], 'count', n)
 redis.call('HINCRBY', KEYS[1], 'total', n)

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from attendees.keys import AttendeeKeys
-from preprint.keys import PreprintKeys
+from preprint.keys import PreprintKeys, preprint_job_id
 from protocol.codec import dec, enc
+from protocol.keys import EncodedKeys
 from protocol.specs import ScriptCall, Spec
 
 
@@ -119,3 +120,57 @@ UNBOX = Unbox()
 RM = Remove()
 DONE = Done()
 STATE = MoveState()
+
+
+class VoidLayout(Spec[int]):
+    name = "preprint_void_layout"
+
+    def call(
+        self,
+        k: PreprintKeys,
+        ak: AttendeeKeys,
+        venue_keys: EncodedKeys,
+        run: str,
+        layout: str,
+        version: int,
+        attendees: Sequence[tuple[str, str]],
+    ) -> ScriptCall[int]:
+        """``attendees``: (code, job id) of each attendee of one box."""
+        keys = [enc(k.voids(run)), *(enc(ak.attendee(code)) for code, _ in attendees)]
+        keys += [venue_keys.done(enc(preprint_job_id(job_id))) for _, job_id in attendees]
+        return (self, keys, [enc(run), enc(layout), version, *(enc(code) for code, _ in attendees)])
+
+    def parse(self, reply: Any) -> int:
+        return int(reply)
+
+
+VOID_LAYOUT = VoidLayout()
+SPECS: tuple[Spec[Any], ...] = (RUN, BOX, LISTED, UNBOX, RM, DONE, STATE, VOID_LAYOUT)
+
+
+class Handover(Spec[list[str]]):
+    name = "preprint_handover"
+
+    def call(
+        self,
+        k: PreprintKeys,
+        ak: AttendeeKeys,
+        venue_keys: EncodedKeys,
+        code: str,
+        run: str,
+        job_id: str,
+        by: str,
+        maxlen: int,
+    ) -> ScriptCall[list[str]]:
+        keys = [
+            enc(ak.attendee(code)), enc(k.run(run)), enc(ak.counts), venue_keys.printed_consumers,
+            venue_keys.printed, venue_keys.events, venue_keys.done(enc(preprint_job_id(job_id))),
+        ]  # fmt: skip
+        return (self, keys, [enc(run), enc(job_id), enc(by), maxlen])
+
+    def parse(self, reply: Any) -> list[str]:
+        return _words(reply)
+
+
+HANDOVER = Handover()
+SPECS = (*SPECS, HANDOVER)

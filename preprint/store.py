@@ -20,7 +20,7 @@ from attendees.store import Attendee, AttendeeStore
 from core.errors import UserError
 from layouts.store import LayoutStore
 from preprint import specs
-from preprint.keys import RUN_RE, BadgeState, Mode, PreprintKeys, RunState
+from preprint.keys import RUN_RE, BadgeState, Mode, PreprintKeys, RunState, preprint_job_id
 from preprint.plan import (
     DEFAULT_PICKUP,
     Box,
@@ -30,6 +30,7 @@ from preprint.plan import (
     boxes,
     check_box_size,
     entry_for,
+    sort_key,
 )
 from protocol.codec import dec, enc
 
@@ -44,13 +45,6 @@ BOX_RETRIES = 5
 
 #: What ``counts`` answers, in the order staff read it.
 COUNTS = ("planned", "preprinted", "handed_over", "void", "printed_at_door", "in_boxes")
-
-
-def preprint_job_id(job_id: str) -> str:
-    """The job id of an attendee's pre-printed badge: its own, beside the attendee's badge job (``job_id``), which
-    stays free for a badge printed at the door (a void one's replacement): that one is then a first print, an arrival,
-    never a reprint of the boxed one."""
-    return f"{job_id}:pp"
 
 
 class PlanError(UserError):
@@ -102,6 +96,25 @@ class StoredBox:
     @property
     def label(self) -> str:
         return box_label(self.number, self.first, self.last)
+
+
+@dataclass(frozen=True)
+class Void:
+    """A badge of a run that no longer says what the attendee's record does (or whose ticket is cancelled)."""
+
+    code: str
+    box: int
+    name: str
+    reason: str
+    ms: int
+    #: It was printed: it is in its box, to pull. Else it was never printed (the door prints the attendee's badge).
+    printed: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code, "box": self.box, "name": self.name, "reason": self.reason, "ms": self.ms,
+            "printed": self.printed,
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -506,8 +519,77 @@ class PreprintStore:
                 pipe.exists(k.done(enc(preprint_job_id(a.job_id))))
             return [bool(x) for x in await pipe.execute()]
 
+    async def voids(self, name: str) -> list[Void]:
+        """The run's void badges, by box then name: those ``printed`` are in a box, for staff to pull."""
+        await self.need_run(name)
+        raw = await self.redis.hgetall(enc(self.keys.voids(name)))
+        found = []
+        for code, value in raw.items():
+            try:
+                data = json.loads(value)
+                found.append(
+                    Void(
+                        dec(code), int(data.get("box") or 0), str(data.get("name") or ""),
+                        str(data.get("reason") or ""), int(data.get("ms") or 0), bool(data.get("printed", True)),
+                    )
+                )  # fmt: skip
+            except (ValueError, TypeError, AttributeError):
+                found.append(Void(dec(code), 0, "", "the void entry cannot be read", 0, True))
+        return sorted(found, key=lambda v: (v.box, sort_key(v.name), v.code))
+
+    async def void_layout(self, name: str, layout: str) -> tuple[int, int]:
+        """Void the run's badges drawn with an older version of ``layout`` than the venue's now: (how many, the
+        version now). A new version voids nothing until an admin says so."""
+        run = await self.need_run(name)
+        stored = await LayoutStore(self.redis, self.venue).get(layout)
+        if stored is None:
+            raise UserError(f"layout {layout!r} is not set in this venue (badge-agent layout list)")
+        if layout not in run.layout_versions:
+            used = ", ".join(sorted(n or "the built-in design" for n in run.layout_versions)) or "none"
+            raise UserError(f"run {name!r} has no badge drawn with layout {layout!r} (its layouts: {used})")
+        voided = 0
+        async for _, codes in self.codes(run):
+            attendees = [a for a in await self.attendees.get_many(codes) if a is not None]
+            if not attendees:
+                continue
+            voided += await self.scripts.run(
+                specs.VOID_LAYOUT.call(
+                    self.keys, self.attendees.keys, self.attendees.venue.encoded_keys, name, layout, stored.version,
+                    [(a.code, a.job_id) for a in attendees],
+                )
+            )  # fmt: skip
+        return voided, stored.version
+
     async def where(self, attendee: Attendee) -> Where | None:
-        return parse_where(attendee.preprint, attendee.preprint_state)
+        """Where the attendee's pre-printed badge is, and its state (a badge a run on the venue's printers confirmed
+        is pre-printed from then on, before anything marks the attendee so)."""
+        where = parse_where(attendee.preprint, attendee.preprint_state)
+        if where is None or where.state != "planned":
+            return where
+        k = self.attendees.venue.encoded_keys
+        if await self.redis.exists(k.done(enc(preprint_job_id(attendee.job_id)))):
+            return Where(**{**where.__dict__, "state": BadgeState.PREPRINTED})
+        return where
+
+    async def handover(self, code: str, by: str) -> tuple[str, Where | None]:
+        """The desk hands the attendee their pre-printed badge: checked in, counted, told to the printed record's
+        consumers, in one step. Returns (``handed_over`` | ``already`` | ``void`` | ``not_printed`` | ``none`` |
+        ``unknown``, where the badge is)."""
+        attendee = await self.attendees.get(code)
+        if attendee is None:
+            return "unknown", None
+        where = parse_where(attendee.preprint, attendee.preprint_state)
+        if where is None:
+            return "none", None
+        reply = await self.scripts.run(
+            specs.HANDOVER.call(
+                self.keys, self.attendees.keys, self.attendees.venue.encoded_keys, code, where.run, attendee.job_id,
+                by, self.attendees.venue.events_maxlen,
+            )
+        )  # fmt: skip
+        return reply[0], await self.where(await self.attendees.get(code) or attendee)
 
 
-__all__ = ["BadgeState", "PlanError", "PlanReport", "PreprintStore", "Run", "StoredBox", "Where", "parse_where"]
+__all__ = [
+    "BadgeState", "PlanError", "PlanReport", "PreprintStore", "Run", "StoredBox", "Void", "Where", "parse_where",
+]  # fmt: skip
