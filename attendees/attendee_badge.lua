@@ -4,13 +4,19 @@
 -- <version>, <job_id>: the record the payload was made from; a record changed since answers {"stale"} (the caller
 -- reads again). The job is the attendee's whatever state it is in: a second scan answers with it, never a second
 -- badge (that is a staff reprint). <zone>, <zone_printers>: the zone of the token that asks, as enqueue's.
--- Returns {"queued"} when created now, {"exists", <state>}, {"cancelled"}, {"unknown"} or {"stale"}.
-local a = redis.call('HMGET', KEYS[1], 'v', 'st', 'j', 't')
+-- An attendee in a pre-print run (preprint/) whose badge is not void gets no badge here: theirs is (or will be) in
+-- its box, and the answer is {"preprinted", <its state: "" planned, "preprinted", "handed_over">}.
+-- Returns {"queued"} when created now, {"exists", <state>}, {"cancelled"}, {"unknown"}, {"stale"} or
+-- {"preprinted", <state>}.
+local a = redis.call('HMGET', KEYS[1], 'v', 'st', 'j', 't', 'preprint', 'bs')
 if not a[1] then
   return {'unknown'}
 end
 if a[2] ~= 'valid' then
   return {'cancelled'}
+end
+if a[5] and a[6] ~= 'void' then
+  return {'preprinted', a[6] or ''}
 end
 if a[3] ~= ARGV[3] then
   return {'stale'}

@@ -39,6 +39,7 @@ from intake.hub import Event
 from intake.jsonreply import json_response
 from intake.openapi import spec
 from intake.outstanding import FINAL
+from intake.preprint_routes import metric_families as preprint_metric_families
 from intake.problem import Problem, field_error, response
 from intake.tokens import TOKEN_NAME_RE, Token
 from protocol.fleet import fleet
@@ -463,6 +464,7 @@ async def metrics(request: web.Request) -> web.Response:
         jobs.add_metric([name], value)
 
     families = [jobs, staff_family(StaffCounts.from_stats(view.counts)), *await metric_families(request)]
+    families += await preprint_metric_families(request)
     watches = GaugeMetricFamily("badge_intake_watches", "SSE streams and long-polls open now.")
     watches.add_metric([], intake.watches.count)
     reads = CounterMetricFamily(

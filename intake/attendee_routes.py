@@ -20,6 +20,7 @@ from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
 from attendees.views import describe, kiosk_view
 from core.errors import JobError
+from intake import preprint_routes
 from intake.context import INTAKE, Intake, authorize, json_body
 from intake.jsonreply import json_response
 from intake.problem import Problem, field_error
@@ -62,6 +63,7 @@ def add_routes(app: web.Application, intake: Intake) -> None:
     app.router.add_post("/v1/attendees/{code}/badge", badge)
     app.router.add_get("/desk", desk_page, allow_head=False)
     app.router.add_get("/desk/{name}", desk_asset, allow_head=False)
+    preprint_routes.add_routes(app, intake, app[ATTENDEES])
 
 
 def _authorize_lookup(request: web.Request, roles: tuple[str, ...]) -> Token:
@@ -87,9 +89,18 @@ def _code(request: web.Request) -> str:
 
 
 async def _view(request: web.Request, token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]:
+    preprinted = await preprint_routes.door_answer(request, attendee)
     if token.role != "kiosk":
-        return describe(attendee, state)
+        body = describe(attendee, state)
+        if preprinted is not None:
+            body["preprint"] = preprinted
+        return body
     body = kiosk_view(attendee, state)
+    if preprinted is not None:
+        # A badge in a box: the kiosk prints nothing and says where it is (no run's name or layout to a kiosk).
+        body["preprint"] = {k: preprinted[k] for k in ("box", "box_label", "range", "pickup", "state")}
+        if "message" in preprinted:
+            body["message"] = preprinted["message"]
     if state.state == "queued":
         # Waiting, and no printer it may go to can print (all out of labels, paused, down): the kiosk sends the
         # attendee to the help desk instead of saying "next in line" for ever.
@@ -121,7 +132,13 @@ async def search(request: web.Request) -> web.Response:
     store = request.app[ATTENDEES]
     found = await store.search(query)
     states = await store.badge_states(found)
-    return json_response({"attendees": [describe(a, s) for a, s in zip(found, states, strict=True)]})
+    shown = []
+    for attendee, state in zip(found, states, strict=True):
+        body = describe(attendee, state)
+        if attendee.preprint and (boxed := await preprint_routes.door_answer(request, attendee)) is not None:
+            body["preprint"] = boxed  # the desk sees the box
+        shown.append(body)
+    return json_response({"attendees": shown})
 
 
 async def _printer(request: web.Request, token: Token) -> str | None:
@@ -224,6 +241,9 @@ async def _print(request: web.Request, token: Token, code: str, printer: str | N
     if reply.kind is BadgeKind.STALE:
         raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
     attendee, state = await _found(request, code)
+    if reply.kind is BadgeKind.PREPRINTED:
+        # Their badge is in a box (attendee_badge.lua printed nothing): the answer says where.
+        return json_response({**await _view(request, token, attendee, state), "printed": False, "duplicate": False})
     body = {**await _view(request, token, attendee, state), "duplicate": reply.kind is BadgeKind.EXISTS}
     return json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
 

@@ -1,6 +1,7 @@
 -- pretix_pump: pretix's share of the printed record moved into its outbox: the entries after the pretix consumer's
 -- cursor, oldest first (at most <count>), each of a job loaded from pretix (in pretix:jobs) added to pretix:outbox
--- (first 1 for the attendee's first badge: check in and log the print; 0 for a reprint: log only); then the cursor
+-- (first 1 for the attendee's first badge, or the desk's hand-over of a pre-printed one: check in and log the print;
+-- 0 for a reprint: log only; a pre-printed badge is no arrival and is not added); then the cursor
 -- moves past every entry read (printed_took), and what every consumer has taken leaves the record.
 -- flags: allow-oom
 -- KEYS printed:consumers printed pretix:jobs pretix:outbox
@@ -18,9 +19,10 @@ for _, entry in ipairs(entries) do
   for i = 1, #entry[2], 2 do
     fields[entry[2][i]] = entry[2][i + 1]
   end
-  if fields.job_id and redis.call('HEXISTS', KEYS[3], fields.job_id) == 1 then
+  if fields.kind ~= 'preprint' and fields.job_id and redis.call('HEXISTS', KEYS[3], fields.job_id) == 1 then
+    local first = fields.kind == 'badge' or fields.kind == 'handed_over'
     redis.call('XADD', KEYS[4], '*', 'job_id', fields.job_id, 'epoch', fields.epoch or '',
-      'first', fields.kind == 'badge' and '1' or '0', 'printer', fields.printer or '', 'location', fields.location or '',
+      'first', first and '1' or '0', 'printer', fields.printer or '', 'location', fields.location or '',
       'printed_ms', fields.printed_ms or '0')
     added = added + 1
   end

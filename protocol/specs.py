@@ -523,8 +523,8 @@ class Handback(Spec[HandedOn]):
         return _handed_on(reply)
 
 
-#: One job of a group as ``group_add`` takes it: its id, payload, kind ("kind" in its hash) and the name a
-#: continuation label gives it.
+#: One job of a group as ``group_add`` takes it: its id, payload, more fields for its hash (a JSON object: its
+#: "kind", say) and the name a continuation label gives it.
 GroupJob = tuple[bytes, bytes, bytes, bytes]
 
 _GROUP_ADD_KINDS = _by_value(GroupAddKind)
@@ -546,9 +546,9 @@ class GroupAdd(Spec[GroupAdded]):
         ``jobs``: in print order."""
         keys = [k.groups, k.group(group_id), k.group_queue(group_id), k.events, k.stats, k.pinned]
         args: Args = [group_id, enc(" ".join(printers)), cont, maxlen, len(jobs)]
-        for job_id, payload, kind, label in jobs:
+        for job_id, payload, fields, label in jobs:
             keys.append(k.job(job_id))
-            args += [job_id, payload, kind, label]
+            args += [job_id, payload, fields, label]
         return (self, keys, args)
 
     def parse(self, reply: Any) -> GroupAdded:

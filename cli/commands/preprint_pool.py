@@ -1,5 +1,5 @@
-"""``badge-agent preprint print RUN`` and ``preprint status RUN``: a planned run printed on the venue's printers,
-box by box (preprint/pool.py), and how far it is."""
+"""``badge-agent preprint print RUN``: a planned run printed on the venue's printers, box by box (preprint/pool.py),
+with a progress bar; and the lines ``preprint status RUN`` adds for such a run (``pool_lines``)."""
 
 from __future__ import annotations
 
@@ -90,32 +90,23 @@ async def _follow(target: Target, run: str, total: int) -> PoolStatus:
         await redis.aclose()
 
 
-def _report(status: PoolStatus) -> None:
-    click.echo(f"run {shown(status.run)}: {status.state}; {status.printed} of {status.total} badge(s) printed")
+def pool_lines(status: PoolStatus) -> list[str]:
+    """A run on the venue's printers as ``preprint status`` shows it: badges printed, ETA, each box's printer."""
+    eta = "" if status.done else f"; ETA {_eta(status.eta_s)}"
+    lines = [f"  on the printers: {status.printed} of {status.total} badge(s) printed{eta}"]
     for box in status.boxes:
         where = f" on {shown(box.printer)}" if box.printer else ""
         continued = f"; handed on {box.continued} time(s), last from {shown(box.back_from)}" if box.continued else ""
-        click.echo(f"  box {box.number:>3}: {box.state:<8}{where}, {box.printed}/{box.count}{continued}")
+        lines.append(f"  box {box.number:>3}: {box.state:<8}{where}, {box.printed}/{box.count}{continued}")
     if status.maybe_printed:
-        click.echo(
-            f"  {len(status.maybe_printed)} badge(s) may have printed twice (a copy may lie at a printer that died): "
+        lines.append(
+            f"  {len(status.maybe_printed)} badge(s) may be in two boxes (a copy may lie at a printer that died): "
             + ", ".join(shown(j) for j in status.maybe_printed[:10])
         )
-    if not status.done:
-        click.echo(f"  ETA {_eta(status.eta_s)}")
+    return lines
 
 
-@click.command("status")
-@fleet_options
-@click.argument("run")
-def run_status(target: Target, run: str) -> None:
-    """How far RUN is on the venue's printers: each box's state and printer, badges printed, the ETA."""
-
-    async def go() -> PoolStatus:
-        redis = target.client()
-        try:
-            return await pool_status(redis, target.venue, run)
-        finally:
-            await redis.aclose()
-
-    _report(run_async(go()))
+def _report(status: PoolStatus) -> None:
+    click.echo(f"run {shown(status.run)}: {status.state}")
+    for line in pool_lines(status):
+        click.echo(line)

@@ -23,7 +23,12 @@ async def add_box(store: Store, gid: str, n: int, printers: tuple[str, ...] = ()
     jobs += [(f"{gid}.{i}", {"attendee_id": f"{gid}-{i}", "name": f"Person {i}"}, "preprint", f"Person {i}")
              for i in range(n)]  # fmt: skip
     encoded = [
-        (enc(job_id), enc(parse_job({"job_id": job_id, **fields}).payload()), enc(kind), enc(label))
+        (
+            enc(job_id),
+            enc(parse_job({"job_id": job_id, **fields}).payload()),
+            enc(json.dumps({"kind": kind})),
+            enc(label),
+        )
         for job_id, fields, kind, label in jobs
     ]
     added = await store.add_group(gid, encoded, printers, CONT)

@@ -16,14 +16,16 @@ from attendees.store import AttendeeStore
 from drivers.emulators import EMULATORS
 from drivers.emulators.core import EmulatedPrinter
 from drivers.emulators.fronts import TcpFront
-from preprint.pool import RunKeys, group_id
+from preprint.keys import preprint_job_id
+from preprint.pool import group_id
+from preprint.store import PreprintStore
 from tests.support.agents import FAST, agent_config, agent_process
 from tests.support.attendee_files import rows
 
 
-async def planned_run(redis: Redis, venue: str, run: str, boxes: int, per_box: int) -> list[list[str]]:
-    """``boxes`` boxes of ``per_box`` attendees each, put on the list and planned as run ``run`` (state
-    ``planned``). Returns each box's attendee codes in print order."""
+async def planned_run(redis: Redis, venue: str, run: str, boxes: int, per_box: int) -> None:
+    """``boxes`` boxes of ``per_box`` attendees each, put on the list and planned as run ``run`` by the planner
+    (preprint/store.py), sorted by name."""
     people = [
         {"attendee_id": f"code-{b}-{i:03d}", "name": f"Person {b}-{i:03d}", "company": "Co"}
         for b in range(1, boxes + 1)
@@ -31,31 +33,15 @@ async def planned_run(redis: Redis, venue: str, run: str, boxes: int, per_box: i
     ]
     summary = await Importer(AttendeeStore(redis, venue)).load(iter(rows(people)))
     assert summary.added == len(people), summary
-    keys = RunKeys(venue, run)
-    codes = [[str(p["attendee_id"]) for p in people[b * per_box : (b + 1) * per_box]] for b in range(boxes)]
-    await redis.sadd(keys.runs, run)
-    await redis.hset(
-        keys.run,
-        mapping={"name": run, "created_ms": 0, "sort": "name", "box_size": per_box, "ticket_types": "",
-                 "pickup": "", "layout_versions": "", "state": "planned", "total": boxes * per_box,
-                 "boxes": boxes, "mode": ""},
-    )  # fmt: skip
-    for number, box in enumerate(codes, start=1):
-        await redis.hset(
-            keys.box(number),
-            mapping={"number": number, "first": f"Person {number}-000", "last": f"Person {number}-{per_box - 1:03d}",
-                     "count": per_box},
-        )  # fmt: skip
-        await redis.rpush(keys.codes(number), *box)
-    return codes
+    report = await PreprintStore(redis, venue).plan(run, sort="name", box_size=per_box)
+    assert len(report.boxes) == boxes, report
 
 
 async def job_ids(redis: Redis, venue: str, run: str, box: int) -> list[str]:
-    """A box's job ids in print order as the run handed them to the printers: separator, then the badges."""
-    store = AttendeeStore(redis, venue)
-    codes = [c.decode() for c in await redis.lrange(RunKeys(venue, run).codes(box), 0, -1)]
-    people = await store.get_many(codes)
-    return [f"{group_id(run, box)}:sep", *(f"pp:{run}:{p.job_id}" for p in people if p is not None)]
+    """A box's job ids in print order as the run hands them to the printers: separator, then the badges."""
+    store = PreprintStore(redis, venue)
+    people = await store.attendees.get_many(await store.box_codes(run, box))
+    return [f"{group_id(run, box)}:sep", *(preprint_job_id(p.job_id) for p in people if p is not None)]
 
 
 @contextlib.asynccontextmanager

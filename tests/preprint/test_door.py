@@ -1,0 +1,147 @@
+"""A pre-printed badge at the door, on a real redis-server and the real intake over HTTP: the kiosk prints nothing
+and says where it is, a changed attendee's badge is void and printed at the door once, the desk's hand-over is the
+arrival, and a pre-print job's confirm is no arrival."""
+
+from __future__ import annotations
+
+import json
+
+from redis.asyncio import Redis
+
+from attendees.importer import Importer
+from attendees.store import AttendeeStore
+from preprint.jobs import preprint_job
+from preprint.keys import PreprintKeys
+from preprint.store import PreprintStore
+from protocol.keys import Keys
+from protocol.printed import PrintedRecord
+from protocol.store import Store
+from tests.support.agents import print_it
+from tests.support.attendee_files import rows
+from tests.support.intake import Desk
+
+PEOPLE = [
+    {"attendee_id": "k1", "name": "Jan Kowalski", "fields": {"ticket_type": "Visitor"}},
+    {"attendee_id": "m1", "name": "Anna Müller", "fields": {"ticket_type": "Visitor"}},
+    {"attendee_id": "z1", "name": "Zoë Zimmer", "fields": {"ticket_type": "Visitor"}},
+]
+
+
+async def printed_pdf_run(redis: Redis, venue: str, box_size: int = 2) -> PreprintStore:
+    """A run planned, its PDF written, its sheets printed (``preprint done``)."""
+    attendees = AttendeeStore(redis, venue)
+    await Importer(attendees).load(iter(rows(PEOPLE)))
+    store = PreprintStore(redis, venue, attendees)
+    await store.plan("night", box_size=box_size, pickup="the welcome desk")
+    await store.move("night", ["planned"], "planned", "pdf")
+    assert await store.done("night") == 3
+    return store
+
+
+async def test_a_kiosk_scan_of_a_pre_printed_attendee_prints_nothing_and_says_the_box(
+    desk: Desk, redis: Redis, venue: str
+) -> None:
+    await printed_pdf_run(redis, venue)
+    resp = await desk.client.post("/v1/attendees/m1/badge", headers=desk.auth("kiosk"))
+    assert resp.status == 200
+    body = await resp.json()
+    assert body["printed"] is False
+    assert body["preprint"] == {
+        "box": 1, "box_label": "Box 1: Kowalski - Müller", "range": "Kowalski - Müller", "pickup": "the welcome desk",
+        "state": "preprinted",
+    }  # fmt: skip
+    assert body["message"] == "Your badge is ready: box 1, Kowalski - Müller, the welcome desk."
+    assert await redis.llen(Keys(venue).pool) == 0
+    assert await redis.exists(Keys(venue).job(body["job_id"])) == 0
+    # the desk's search shows the box
+    found = await desk.client.get("/v1/attendees", params={"q": "zimmer"}, headers=desk.auth("desk"))
+    (zoe,) = (await found.json())["attendees"]
+    assert zoe["preprint"]["box_label"] == "Box 2: Zimmer" and zoe["preprint"]["run"] == "night"
+
+
+async def test_a_renamed_attendees_badge_is_void_and_printed_at_the_door_once(
+    desk: Desk, redis: Redis, venue: str
+) -> None:
+    store = await printed_pdf_run(redis, venue)
+    # a rename from the source (an import), and a desk's correction of another attendee
+    await Importer(store.attendees).load(iter(rows([{**PEOPLE[1], "name": "Anna Schmidt"}])))
+    await store.attendees.edit("z1", {"company": "Zimmer GmbH"})
+    voids = {v.code: v for v in await store.voids("night")}
+    assert set(voids) == {"m1", "z1"}
+    assert (voids["m1"].box, voids["m1"].name, voids["m1"].reason, voids["m1"].printed) == (
+        1, "Anna Müller", "name changed", True,
+    )  # fmt: skip
+    assert voids["z1"].reason == "company changed"
+    listed = await (await desk.client.get("/v1/preprint/voids", headers=desk.auth("desk"))).json()
+    assert [v["code"] for v in listed["runs"][0]["voids"]] == ["m1", "z1"]
+    first = await desk.client.post("/v1/attendees/m1/badge", headers=desk.auth("kiosk"))
+    assert first.status == 201 and (await first.json())["badge"]["state"] == "queued"
+    again = await desk.client.post("/v1/attendees/m1/badge", headers=desk.auth("kiosk"))
+    assert again.status == 200 and (await again.json())["duplicate"] is True
+    assert await redis.llen(Keys(venue).pool) == 1
+    payload = json.loads(await redis.hget(Keys(venue).job((await again.json())["job_id"]), "payload"))
+    assert payload["name"] == "Anna Schmidt"
+    # the hand-over of a void badge is refused: the desk prints theirs
+    refused = await desk.client.post("/v1/attendees/z1/handed-over", headers=desk.auth("desk"))
+    assert refused.status == 409 and "void" in (await refused.json())["detail"]
+    counts = await store.counts(await store.need_run("night"))
+    assert counts["void"] == 2 and counts["preprinted"] == 1 and counts["in_boxes"] == 1
+
+
+async def test_the_hand_over_checks_in_counts_and_tells_the_printed_record_in_one_step(
+    desk: Desk, redis: Redis, venue: str
+) -> None:
+    store = await printed_pdf_run(redis, venue)
+    record = PrintedRecord(redis, venue)
+    await record.join("pretix")
+    before = await store.attendees.counts()
+    resp = await desk.client.post("/v1/attendees/k1/handed-over", headers=desk.auth("desk"))
+    assert resp.status == 200 and (await resp.json())["handed_over"] is True
+    k1 = await store.attendees.get("k1")
+    assert k1 is not None and k1.preprint_state == "handed_over"
+    after = await store.attendees.counts()
+    assert after.checked_in == before.checked_in + 1
+    (entry,) = await record.after("pretix", 10)
+    assert (entry.kind, entry.job_id, entry.confirmed_by) == ("handed_over", k1.job_id, "desk")
+    again = await desk.client.post("/v1/attendees/k1/handed-over", headers=desk.auth("desk"))
+    assert (await again.json())["already"] is True
+    assert (await store.attendees.counts()).checked_in == after.checked_in and len(await record.after("pretix", 9)) == 1
+    kiosk = await (await desk.client.post("/v1/attendees/k1/badge", headers=desk.auth("kiosk"))).json()
+    assert kiosk["printed"] is False and "handed to you already" in kiosk["message"]
+    assert (await desk.client.post("/v1/attendees/k1/handed-over", headers=desk.auth("kiosk"))).status == 403
+    counts = await store.counts(await store.need_run("night"))
+    assert (counts["handed_over"], counts["preprinted"], counts["in_boxes"]) == (1, 2, 2)
+
+
+async def test_a_pre_print_jobs_confirm_is_recorded_as_such_and_a_separator_not_at_all(
+    redis: Redis, venue: str
+) -> None:
+    attendees = AttendeeStore(redis, venue)
+    await Importer(attendees).load(iter(rows(PEOPLE)))
+    store = PreprintStore(redis, venue, attendees)
+    await store.plan("night", box_size=5)
+    await store.move("night", ["planned"], "printing", "pool")
+    venue_store, record = Store(redis, venue), PrintedRecord(redis, venue)
+    await record.join("pretix")
+    await venue_store.beat("p1", {"state": "ready"}, 60_000, first=True)
+    k1 = await attendees.get("k1")
+    assert k1 is not None
+    job = preprint_job(k1)
+    assert job.hash_fields == {"kind": "preprint", "run": "night", "box": "1", "attendee": "k1"}
+    assert job.job.job_id == f"{k1.job_id}:pp" and job.job.name == "Jan Kowalski"
+    await venue_store.enqueue(job.job.job_id, job.payload, None)
+    await redis.hset(Keys(venue).job(job.job.job_id), mapping=job.hash_fields)
+    await venue_store.enqueue("sep-1", json.dumps({"attendee_id": "sep", "name": "Box 1"}), None)
+    await redis.hset(Keys(venue).job("sep-1"), "kind", "separator")
+    await print_it(venue_store, "p1", job.job.job_id)
+    await print_it(venue_store, "p1", "sep-1")
+    (entry,) = await record.after("pretix", 10)
+    assert (entry.kind, entry.job_id) == ("preprint", job.job.job_id)
+    # no arrival: not counted, and the door answers with the box
+    assert (await attendees.counts()).checked_in == 0
+    where = await store.where(k1)
+    assert where is not None and where.state == "preprinted"
+    assert (await attendees.badge("k1", "kiosk", at_desk=False))[0].kind == "preprinted"
+    counts = await store.counts(await store.need_run("night"))
+    assert (counts["preprinted"], counts["planned"]) == (1, 2)
+    assert await redis.hget(PreprintKeys(venue).run("night"), "mode") == b"pool"
