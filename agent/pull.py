@@ -156,23 +156,23 @@ class PullLoop:
             return
         if isinstance(self.lookahead, TakenAhead):
             await self._put_back(self.lookahead.job_id, blocked)
-        if blocked is Blocked.NOT_READY:
-            await self._group_back_if_long_unready()
+        if blocked in (Blocked.NOT_READY, Blocked.DRAINED):
+            await self._group_back_if_long_unready(at_once=blocked is Blocked.DRAINED)
         if blocked is Blocked.DRAINED:
             self.lookahead = Lookahead.UNKNOWN  # ask take again after the pause: the order may have been lifted
             await self.gate.sleep(timing.block_timeout)
             return
         await self.gate.wait_ready(timing.block_timeout)
 
-    async def _group_back_if_long_unready(self) -> None:
+    async def _group_back_if_long_unready(self, at_once: bool = False) -> None:
         """A printer that cannot print (out of labels, jammed) keeps the box it claimed while the fault may clear
         soon; past the dead-after bound, as if its agent had died, the rest of the box goes on whole to another
-        printer (``group_back``), opened by its continuation label. Once per episode of not being ready."""
+        printer (``group_back``), opened by its continuation label. ``at_once``: an operator drained it, which is no
+        passing fault. Once per episode of not being able to print."""
         now = time.monotonic()
         if self._unready_since is None:
             self._unready_since = now
-            return
-        if self._group_handed_back or now - self._unready_since < self.timing.dead_after:
+        if self._group_handed_back or (not at_once and now - self._unready_since < self.timing.dead_after):
             return
         self._group_handed_back = True
         seconds = now - self._unready_since

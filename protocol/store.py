@@ -587,9 +587,8 @@ class Store:
             for group_id in oldest_first:
                 pipe.hget(k.group(group_id), "printers")
             allowed = await pipe.execute()
-        name = me
         for group_id, printers in zip(oldest_first, allowed, strict=True):
-            if printers and name not in dec(printers).split():
+            if printers and me not in dec(printers).split():
                 continue
             claimed = await self.scripts.run(specs.GROUP_CLAIM.call(k, k.printer(me), group_id, self.events_maxlen))
             if claimed.kind is replies.GroupClaimKind.CLAIMED or claimed.why in ("drained", "busy"):

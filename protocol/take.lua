@@ -3,9 +3,9 @@
 -- flags: allow-oom
 -- KEYS q:<me> pool inflight:<me> ctl:<me> pinned gq:<me>
 -- ARGV <me>
--- Returns {"held", id} when in-flight already holds a job (a printer holds at most one), {"q"|"pool"|"group", id} when a job
--- was moved, {"drained", ""} when an operator drained this printer, false when both lists are empty (the caller then
--- blocks on BLMOVE pool).
+-- Returns {"held", id} when in-flight already holds a job (a printer holds at most one), {"q"|"pool"|"group", id}
+-- when a job was moved, {"drained", ""} when an operator drained this printer, false when all three lists are empty
+-- (the caller then claims a group, or blocks on BLMOVE pool).
 -- Refuse a caller that passes the keys of before the pinned index: it would move a pinned job and leave it indexed.
 if #KEYS < 5 or not ARGV[1] then
   return redis.error_reply('take: needs KEYS[5] pinned and ARGV[1] the printer (Store.take)')

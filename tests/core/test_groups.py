@@ -4,14 +4,17 @@ printer, never stolen, released back into the box, handed on whole from a dead p
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from redis.asyncio import Redis
 
-from protocol.codec import enc
+from cli.redis_server import RedisServer
+from protocol.codec import dec, enc
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.store import Store
-from tests.support.agents import add
+from tests.support.agents import add, at_least, printed_count, running_agent
+from tests.support.waiting import wait_until
 
 CONT = json.dumps({"job_id": "", "attendee_id": "box-1", "name": "Box 1, continued", "company": "{first} - Z",
                    "role": "{count} badges"})  # fmt: skip
@@ -134,3 +137,23 @@ async def test_a_box_given_back_before_its_label_printed_gets_no_second_label(re
     assert back.kind == "back" and back.count == 3 and back.continued == ""
     await store.claim_group("p2")
     assert [await take_begin_confirm(store, "p2") for _ in box] == box
+
+
+async def test_a_drained_printer_hands_the_rest_of_its_box_on_whole_at_once(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    store = Store(redis, venue)
+    k = Keys(venue)
+    box = await add_box(store, "r.1", 30)
+    async with running_agent(tmp_path, venue, redis_server.url, name="p1", print_time=0.05):
+        await wait_until(lambda: at_least(printed_count(redis, venue), 3), timeout=20)
+        await store.drain("p1", "drain", "ops")
+        await wait_until(lambda: _waiting(redis, k, "r.1"), timeout=20)
+    # Not one badge of the box went to the pool, and what is left waits whole, opened by its continued label.
+    assert await redis.llen(k.pool) == 0
+    rest = [dec(j) for j in reversed(await redis.lrange(k.group_queue("r.1"), 0, -1))]
+    assert rest[0] == "r.1:c1" and rest[1:] == box[-(len(rest) - 1) :]
+
+
+async def _waiting(redis: Redis, k: Keys, gid: str) -> bool:
+    return await redis.hget(k.group(gid), "state") == b"waiting" and await redis.llen(k.groups) == 1
