@@ -174,3 +174,17 @@ class Handover(Spec[list[str]]):
 
 HANDOVER = Handover()
 SPECS = (*SPECS, HANDOVER)
+
+
+class Undrawn(Spec[bool]):
+    name = "preprint_undrawn"
+
+    def call(self, k: PreprintKeys, ak: AttendeeKeys, run: str, code: str, reason: str) -> ScriptCall[bool]:
+        return (self, [enc(ak.attendee(code)), enc(k.voids(run))], [enc(run), enc(code), enc(reason)])
+
+    def parse(self, reply: Any) -> bool:
+        return bool(int(reply))
+
+
+UNDRAWN = Undrawn()
+SPECS = (*SPECS, UNDRAWN)
