@@ -78,7 +78,7 @@ async def test_a_plan_boxes_the_attendees_by_family_name_and_tells_each_where(re
     assert await redis.hgetall(keys.box("night-1", 2)) == {
         b"number": b"2",
         b"first": b"Lee",
-        b"last": b"M\xc3\xbcller",
+        b"last": b"muller",
         b"count": b"3",
     }
     record = json.loads(await redis.hget(store.attendees.keys.attendee("c1"), "preprint"))
