@@ -166,7 +166,7 @@ class Handover(Spec[list[str]]):
             enc(ak.attendee(code)), enc(k.run(run)), enc(ak.counts), venue_keys.printed_consumers,
             venue_keys.printed, venue_keys.events, venue_keys.done(enc(preprint_job_id(job_id))),
         ]  # fmt: skip
-        return (self, keys, [enc(run), enc(job_id), enc(by), maxlen])
+        return (self, keys, [enc(run), enc(job_id), enc(by), maxlen, enc(code)])
 
     def parse(self, reply: Any) -> list[str]:
         return _words(reply)
