@@ -13,7 +13,6 @@ order as they come back compressed (preprint/pdfwriter.py), so memory stays a fe
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -288,7 +287,3 @@ def write(
         writer.close()
     tmp.replace(out)
     return done
-
-
-def pages_needed(counts: Sequence[int], per_sheet: int) -> int:
-    return sum(1 + math.ceil(n / per_sheet) for n in counts)
