@@ -15,7 +15,7 @@ from attendees.store import Attendee, AttendeeStore
 from intake.context import Intake, authorize
 from intake.jsonreply import json_response
 from intake.problem import Problem
-from preprint.store import PreprintStore
+from preprint.store import PreprintStore, preprint_status
 from preprint.views import door_view
 
 if TYPE_CHECKING:
@@ -76,12 +76,13 @@ async def voids(request: web.Request) -> web.Response:
 
 
 async def metric_families(request: web.Request) -> list[Metric]:
-    """Each run's badges by where they are (preprint/store.py, ``counts``), as ``preprint status`` counts them."""
+    """Each run's badges by where they are (preprint/store.py, ``counts``), as ``preprint status`` counts them (a big
+    run's at most every few seconds: ``preprint_status``)."""
     from prometheus_client.core import GaugeMetricFamily
 
     store = request.app[PREPRINTS]
-    names = await store.names()
-    if not names:
+    found = await preprint_status(store.redis, store.venue)
+    if found is None:
         return []
     family = GaugeMetricFamily(
         "badge_preprint_badges",
@@ -89,10 +90,7 @@ async def metric_families(request: web.Request) -> list[Metric]:
         "in_boxes.",
         labels=["run", "what"],
     )
-    for name in names:
-        run = await store.run(name)
-        if run is None:
-            continue
-        for what, n in (await store.counts(run)).items():
-            family.add_metric([name, what], n)
+    for run in found["runs"]:
+        for what, n in run["counts"].items():
+            family.add_metric([run["run"], what], n)
     return [family]

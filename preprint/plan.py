@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -77,9 +76,10 @@ def family_of(name: str, fields: dict[str, str]) -> tuple[str, str]:
 
 
 def fields_hash(name: str, company: str, role: str, fields: dict[str, str], ticket_type: str) -> str:
-    """A short hash of what a badge prints: a later change of any of these makes a pre-printed badge void."""
-    printed = json.dumps([name, company, role, sorted(fields.items()), ticket_type], ensure_ascii=False)
-    return hashlib.sha256(printed.encode("utf-8")).hexdigest()[:16]
+    """A short hash of what a badge prints: a later change of any of these makes a pre-printed badge void. The
+    values are joined with a separator no printed text may hold (a control character: protocol/jobs.py)."""
+    parts = [name, company, role, ticket_type, *(f"{k}\x1e{v}" for k, v in sorted(fields.items()))]
+    return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def attendee_fields_hash(attendee: Attendee) -> str:
@@ -104,21 +104,19 @@ class Entry:
 
 def entry_for(attendee: Attendee, sort: SortBy, layout: str, layout_version: int) -> Entry:
     name = attendee.shown_name
-    key: tuple[tuple[int, ...], ...]
     family, given = family_of(name, attendee.shown_fields)
+    # One collation key a person: the family name, a space, the given name (a space sorts before every letter, so
+    # "Berg Anna" stays before "Bergmann Ada"); the ticket code breaks a tie, so the order never depends on the list.
     if sort == "family":
-        label = family or name
-        key = (sort_key(family), sort_key(given), sort_key(name))
+        label, text = family or name, f"{family} {given}".strip()
     elif sort == "name":
-        label = name
-        key = (sort_key(name),)
+        label, text = name, name
     else:
         company = attendee.shown_company
-        label = company or family or name
-        key = (sort_key(company), sort_key(family), sort_key(given))
+        label, text = company or family or name, f"{company} {family} {given}".strip()
     return Entry(
-        attendee.code, label, (*key, tuple(attendee.code.encode())), attendee.version, layout, layout_version,
-        attendee_fields_hash(attendee),
+        attendee.code, label, (sort_key(text), tuple(attendee.code.encode())), attendee.version, layout,
+        layout_version, attendee_fields_hash(attendee),
     )  # fmt: skip
 
 

@@ -3,8 +3,9 @@
 -- kind `handed_over` for its consumers (pretix checks the attendee in; webhooks hear it), as confirm.lua writes one
 -- for a badge printed at the door.
 -- KEYS att:<code> preprint:run:<run> attendees:counts printed:consumers printed events done:<pp_job_id>
--- ARGV <run> <job_id> <by> <maxlen>
--- <job_id>: the attendee's badge job id (what the printed record's consumers know the attendee by).
+-- ARGV <run> <job_id> <by> <maxlen> <code>
+-- <job_id>: the attendee's badge job id (what the printed record's consumers know the attendee by); <code>: their
+-- ticket code, named in the entry (no badge job of theirs may exist to read it from).
 -- Returns {"handed_over", <box>}, {"already", <box>} (handed over before: nothing changes), {"void", <box>} (it no
 -- longer says what the record does: print the attendee's badge instead), {"not_printed", <box>} (the run has not
 -- printed it yet), or {"none"} (the attendee has no badge in this run).
@@ -35,6 +36,6 @@ event(KEYS[6], ARGV[4], 'event', 'handed_over', 'job_id', ARGV[2], 'run', ARGV[1
 if redis.call('HLEN', KEYS[4]) > 0 then
   redis.call('XADD', KEYS[5], '*', 'kind', 'handed_over', 'job_id', ARGV[2], 'epoch', '', 'printer', '',
     'location', ARGV[3], 'printed_ms', now, 'layout', record['layout'] or '',
-    'layout_version', tostring(record['layout_version'] or ''), 'confirmed_by', 'desk')
+    'layout_version', tostring(record['layout_version'] or ''), 'confirmed_by', 'desk', 'attendee', ARGV[5])
 end
 return {'handed_over', box}

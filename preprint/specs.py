@@ -166,7 +166,7 @@ class Handover(Spec[list[str]]):
             enc(ak.attendee(code)), enc(k.run(run)), enc(ak.counts), venue_keys.printed_consumers,
             venue_keys.printed, venue_keys.events, venue_keys.done(enc(preprint_job_id(job_id))),
         ]  # fmt: skip
-        return (self, keys, [enc(run), enc(job_id), enc(by), maxlen])
+        return (self, keys, [enc(run), enc(job_id), enc(by), maxlen, enc(code)])
 
     def parse(self, reply: Any) -> list[str]:
         return _words(reply)
@@ -174,3 +174,17 @@ class Handover(Spec[list[str]]):
 
 HANDOVER = Handover()
 SPECS = (*SPECS, HANDOVER)
+
+
+class Undrawn(Spec[bool]):
+    name = "preprint_undrawn"
+
+    def call(self, k: PreprintKeys, ak: AttendeeKeys, run: str, code: str, reason: str) -> ScriptCall[bool]:
+        return (self, [enc(ak.attendee(code)), enc(k.voids(run))], [enc(run), enc(code), enc(reason)])
+
+    def parse(self, reply: Any) -> bool:
+        return bool(int(reply))
+
+
+UNDRAWN = Undrawn()
+SPECS = (*SPECS, UNDRAWN)

@@ -215,6 +215,16 @@ def _run_from(name: str, raw: dict[Any, Any]) -> Run:
     )
 
 
+def _void_printed(raw: bytes | str | None) -> int:
+    """1 when a void list's entry says its badge was printed (it is in a box, to pull)."""
+    if raw is None:
+        return 0
+    try:
+        return 1 if json.loads(raw).get("printed", True) else 0
+    except (ValueError, AttributeError):
+        return 1
+
+
 def check_run_name(name: str) -> None:
     if not RUN_RE.fullmatch(name):
         raise UserError(
@@ -479,12 +489,15 @@ class PreprintStore:
     async def counts(self, run: Run) -> dict[str, int]:
         """The run's badges by where they are: read from the attendees' records, so every view counts alike.
 
-        ``planned``: not printed yet; ``preprinted``: printed, still in a box; ``handed_over``; ``void``: to pull from
-        a box (``printed_at_door``: those of them whose new badge came out at the door). ``in_boxes`` is what the
-        boxes hold now (pre-printed, not handed over: the no-shows, once the doors close).
+        ``planned``: not printed yet; ``preprinted``: every badge of the run that came out (in a box, handed over, or
+        void after it was printed); ``in_boxes``: those a box holds now (not handed over, not void: the no-shows,
+        once the doors close); ``handed_over``; ``void``: no longer right (``printed_at_door``: those whose
+        attendee's badge came out at the door since).
         """
         counts = dict.fromkeys(COUNTS, 0)
         k = self.attendees.venue.encoded_keys
+        void_printed = 0
+        voids = {dec(c): v for c, v in (await self.redis.hgetall(enc(self.keys.voids(run.name)))).items()}
         async for _, codes in self.codes(run):
             if not codes:
                 continue
@@ -494,15 +507,21 @@ class PreprintStore:
             door: list[Attendee] = []
             for attendee, was_printed in zip(mine, printed, strict=True):
                 state = attendee.preprint_state or (BadgeState.PREPRINTED if was_printed else "planned")
-                counts[state] = counts.get(state, 0) + 1
+                if state == BadgeState.PREPRINTED:
+                    counts["in_boxes"] += 1
+                elif state in (BadgeState.HANDED_OVER, BadgeState.VOID):
+                    counts[state] += 1
+                else:
+                    counts["planned"] += 1
                 if state == BadgeState.VOID:
                     door.append(attendee)
+                    void_printed += _void_printed(voids.get(attendee.code))
             if door:
                 raws = await self.scripts.run(
                     attendee_specs.READ.call([k.job(enc(a.job_id)) for a in door], (b"state",))
                 )
                 counts["printed_at_door"] += sum(1 for r in raws if r[0] is not None and dec(r[0]) == "printed")
-        counts["in_boxes"] = counts[BadgeState.PREPRINTED]
+        counts["preprinted"] = counts["in_boxes"] + counts["handed_over"] + void_printed
         return counts
 
     async def _printed(self, run: Run, attendees: Sequence[Attendee]) -> list[bool]:
@@ -593,3 +612,32 @@ class PreprintStore:
 __all__ = [
     "BadgeState", "PlanError", "PlanReport", "PreprintStore", "Run", "StoredBox", "Void", "Where", "parse_where",
 ]  # fmt: skip
+
+
+#: (venue, run) -> (when, counts): a board's refreshes and /metrics scrapes read a big run's counts at most this often.
+_COUNTED: dict[tuple[str, str], tuple[float, dict[str, int]]] = {}
+COUNTS_FRESH_S = 5.0
+
+
+async def preprint_status(redis: Redis, venue: str) -> dict[str, Any] | None:
+    """Each run's state and counts (``PreprintStore.counts``, the same numbers ``preprint status``, /metrics and the
+    attendee export give), for ``badge-agent status`` and the board; None for a venue without runs."""
+    import time
+
+    store = PreprintStore(redis, venue)
+    names = await store.names()
+    if not names:
+        return None
+    runs = []
+    for name in names:
+        run = await store.run(name)
+        if run is None:
+            continue
+        kept = _COUNTED.get((venue, name))
+        if kept is not None and time.monotonic() - kept[0] < COUNTS_FRESH_S:
+            counts = kept[1]
+        else:
+            counts = await store.counts(run)
+            _COUNTED[(venue, name)] = (time.monotonic(), counts)
+        runs.append({"run": name, "state": run.state, "mode": run.mode, "total": run.total, "counts": counts})
+    return {"runs": runs}

@@ -23,7 +23,7 @@ for _, entry in ipairs(entries) do
     local first = fields.kind == 'badge' or fields.kind == 'handed_over'
     redis.call('XADD', KEYS[4], '*', 'job_id', fields.job_id, 'epoch', fields.epoch or '',
       'first', first and '1' or '0', 'printer', fields.printer or '', 'location', fields.location or '',
-      'printed_ms', fields.printed_ms or '0')
+      'printed_ms', fields.printed_ms or '0', 'code', fields.attendee or '')
     added = added + 1
   end
 end

@@ -36,6 +36,7 @@ import click
 
 from cli.main import fail
 from layouts.specs import ADMIN_ONLY
+from preprint.keys import PreprintKeys
 from pretix_sync.keys import PretixKeys
 from protocol.keys import PRINTER_RE, VENUE_RE, Keys
 from protocol.library import Library, default_library
@@ -57,7 +58,7 @@ READS = (
 )  # fmt: skip
 #: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
 #: reads ranges of its terms and its postings (attendees/store.py) itself.
-SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl", "hexists", "hvals")
+SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl", "hexists", "hvals", "hlen")
 #: What the agent sends outside scripts (protocol/store.py): the blocking pop, the clean leave, events; and
 #: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to; and ``cancel --token``
 #: with the same credential, which removes cancelled jobs from the token's set.
@@ -96,6 +97,9 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "attendee_counts": (lambda k: f"{k.prefix}attendees:counts", "hash"),
     "attendee_badging": (lambda k: f"{k.prefix}attendees:badging", "hash"),
     "attendee_secret": (lambda k: f"{k.prefix}attendees:key", "string"),
+    # the pre-print runs (preprint/keys.py): a run's hash, its boxes and its void list, all hashes under the run's
+    # name (a box's list of codes, written only by the admin's `preprint plan`, is not among them)
+    "preprint_run": (lambda k: PreprintKeys(k.venue).run("*"), "hash"),
     # the printed record (protocol/printed.py): written by confirm, trimmed by its consumers as they take it
     "printed": (lambda k: k.printed, "stream"),
     "printed_consumers": (lambda k: k.printed_consumers, "hash"),
@@ -128,7 +132,7 @@ PRETIX_SYNC_FUNCTIONS = (
 )  # fmt: skip
 PRETIX_SYNC_WRITES = (
     "job", "pool", "queue", "pinned", "events", "stats", *(w for w in ATTENDEE_WRITES if w != "attendee_secret"),
-    "pretix_jobs", "pretix_outbox", "pretix_sender", "printed", "printed_consumers",
+    "pretix_jobs", "pretix_outbox", "pretix_sender", "printed", "printed_consumers", "preprint_run",
 )  # fmt: skip
 
 
@@ -179,7 +183,7 @@ ROLES: dict[str, Role] = {
         Role(
             "intake",
             "the intake service: enqueue, reprint, cancel, the attendee list, reads",
-            functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS),
+            functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS, "preprint_handover"),
             # reprint starts a new round: it deletes the job's done marker, takes it out of the DLQ and a stale copy
             # of its id out of any printer's in-flight list; enqueue adds a token's jobs to its set
             # (``owned:<token>``), which the intake prunes of final ones
@@ -195,6 +199,10 @@ ROLES: dict[str, Role] = {
                 "owned",
                 "inflight",
                 *ATTENDEE_WRITES,
+                # a correction voids a pre-printed badge on its run's list; the desk's hand-over counts on the run
+                # and is told to the printed record's consumers (preprint_handover.lua)
+                "preprint_run",
+                "printed",
             ),
             # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
             # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's

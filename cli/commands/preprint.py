@@ -9,6 +9,7 @@ the badges staff must pull from the boxes; ``void`` voids those of an older layo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -16,8 +17,10 @@ from rich.console import Console
 
 from cli.commands.preprint_pool import pool_lines, print_run
 from cli.main import Target, fleet_options, run_async
+from preprint.pdf import DEFAULT_STOCK, SHEETS
 from preprint.plan import DEFAULT_BOX_SIZE, DEFAULT_PICKUP, SORTS, SortBy
 from preprint.pool import pool_status
+from preprint.printing import write_pdf
 from preprint.store import PlanReport, PreprintStore, Run, StoredBox
 
 
@@ -167,3 +170,76 @@ async def _store_call(target: Target, call: Any) -> Any:
 
 
 preprint.add_command(print_run)
+
+
+@preprint.command("pdf")
+@fleet_options
+@click.argument("run")
+@click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--sheet", type=click.Choice(sorted(SHEETS)), default="a4", show_default=True)
+@click.option("--per-sheet", type=int, default=None, help="Badges a sheet (default: as many as fit).")
+@click.option("--dpi", type=int, default=300, show_default=True)
+@click.option("--badge-size", "stock", default=DEFAULT_STOCK, show_default=True, help="WIDTHxHEIGHT in mm.")
+@click.option("--butterfly", is_flag=True, help="Fold-over badges: the back half, turned, above the front.")
+@click.option("--json", "as_json", is_flag=True)
+def pdf_command(
+    target: Target,
+    run: str,
+    out: Path,
+    sheet: str,
+    per_sheet: int | None,
+    dpi: int,
+    stock: str,
+    butterfly: bool,
+    as_json: bool,
+) -> None:
+    """Write RUN as a PDF for a print shop or an office printer: a separator page a box, cut marks. Its badges count
+    as pre-printed once you say the sheets are printed (preprint done RUN), not before."""
+    report = run_async(
+        _store_call(
+            target,
+            lambda s: write_pdf(
+                s, run, out, sheet=sheet, per_sheet=per_sheet, dpi=dpi, stock=stock, butterfly=butterfly
+            ),
+        )
+    )
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
+        return
+    out_console = Console(highlight=False, soft_wrap=True)
+    out_console.print(f"{out}: {report.badges} badges on {report.pages} pages (run {run})", markup=False)
+    for code, name, why in report.left_out:
+        out_console.print(f"  left out: {name or '?'} ({code}): {why}", markup=False)
+    out_console.print(f"once the sheets are printed: badge-agent preprint done {run}", markup=False)
+
+
+@preprint.command()
+@fleet_options
+@click.argument("run")
+@click.option("--all", "everything", is_flag=True, help="Also those never printed (nothing to pull).")
+@click.option("--json", "as_json", is_flag=True)
+def voids(target: Target, run: str, everything: bool, as_json: bool) -> None:
+    """The badges of RUN staff must pull from their boxes: their attendees' details changed (the door prints
+    theirs)."""
+    found = run_async(_store_call(target, lambda s: s.voids(run)))
+    shown = [v for v in found if v.printed or everything]
+    if as_json:
+        click.echo(json.dumps([v.as_dict() for v in shown], ensure_ascii=False))
+        return
+    out = Console(highlight=False, soft_wrap=True)
+    if not shown:
+        out.print(f"run {run}: nothing to pull from the boxes", markup=False)
+    for v in shown:
+        what = "pull" if v.printed else "never printed"
+        out.print(f"box {v.box}: {v.name} ({v.code}): {v.reason} — {what}", markup=False)
+
+
+@preprint.command()
+@fleet_options
+@click.argument("run")
+@click.option("--layout", "layout", required=True, help="Void the badges drawn with an older version of it.")
+def void(target: Target, run: str, layout: str) -> None:
+    """Void the badges of RUN drawn with an older version of a layout than the venue's now (a new version voids
+    nothing by itself): staff pull them, the door prints their attendees' badges."""
+    voided, version = run_async(_store_call(target, lambda s: s.void_layout(run, layout)))
+    click.echo(f"run {run}: {voided} badges drawn before layout {layout} v{version} are void (preprint voids {run})")

@@ -4,12 +4,16 @@ arrival, and a pre-print job's confirm is no arrival."""
 
 from __future__ import annotations
 
+import asyncio
+import csv
 import json
+from pathlib import Path
 
 from redis.asyncio import Redis
 
 from attendees.importer import Importer
 from attendees.store import AttendeeStore
+from cli.redis_server import RedisServer
 from preprint.jobs import preprint_job
 from preprint.keys import PreprintKeys
 from preprint.store import PreprintStore
@@ -19,6 +23,7 @@ from protocol.store import Store
 from tests.support.agents import print_it
 from tests.support.attendee_files import rows
 from tests.support.intake import Desk
+from tests.support.processes import cli
 
 PEOPLE = [
     {"attendee_id": "k1", "name": "Jan Kowalski", "fields": {"ticket_type": "Visitor"}},
@@ -85,7 +90,7 @@ async def test_a_renamed_attendees_badge_is_void_and_printed_at_the_door_once(
     refused = await desk.client.post("/v1/attendees/z1/handed-over", headers=desk.auth("desk"))
     assert refused.status == 409 and "void" in (await refused.json())["detail"]
     counts = await store.counts(await store.need_run("night"))
-    assert counts["void"] == 2 and counts["preprinted"] == 1 and counts["in_boxes"] == 1
+    assert (counts["void"], counts["preprinted"], counts["in_boxes"]) == (2, 3, 1)
 
 
 async def test_the_hand_over_checks_in_counts_and_tells_the_printed_record_in_one_step(
@@ -110,7 +115,7 @@ async def test_the_hand_over_checks_in_counts_and_tells_the_printed_record_in_on
     assert kiosk["printed"] is False and "handed to you already" in kiosk["message"]
     assert (await desk.client.post("/v1/attendees/k1/handed-over", headers=desk.auth("kiosk"))).status == 403
     counts = await store.counts(await store.need_run("night"))
-    assert (counts["handed_over"], counts["preprinted"], counts["in_boxes"]) == (1, 2, 2)
+    assert (counts["handed_over"], counts["preprinted"], counts["in_boxes"]) == (1, 3, 2)
 
 
 async def test_a_pre_print_jobs_confirm_is_recorded_as_such_and_a_separator_not_at_all(
@@ -145,3 +150,43 @@ async def test_a_pre_print_jobs_confirm_is_recorded_as_such_and_a_separator_not_
     counts = await store.counts(await store.need_run("night"))
     assert (counts["preprinted"], counts["planned"]) == (1, 2)
     assert await redis.hget(PreprintKeys(venue).run("night"), "mode") == b"pool"
+
+
+async def test_the_counts_agree_in_status_metrics_and_the_export(
+    desk: Desk, redis: Redis, venue: str, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    store = await printed_pdf_run(redis, venue)
+    await Importer(store.attendees).load(iter(rows([{**PEOPLE[1], "name": "Anna Schmidt"}])))  # void
+    assert (await desk.client.post("/v1/attendees/m1/badge", headers=desk.auth("kiosk"))).status == 201
+    venue_store = Store(redis, venue)
+    await venue_store.beat("p1", {"state": "ready"}, 60_000, first=True)
+    m1 = await store.attendees.get("m1")
+    assert m1 is not None
+    await print_it(venue_store, "p1", m1.job_id)  # printed at the door
+    assert (await desk.client.post("/v1/attendees/k1/handed-over", headers=desk.auth("desk"))).status == 200
+    want = {"planned": 0, "preprinted": 3, "in_boxes": 1, "handed_over": 1, "void": 1, "printed_at_door": 1}
+    assert await store.counts(await store.need_run("night")) == want
+    # badge-agent status (and the board: the same section of the venue's view)
+    shown = await asyncio.to_thread(cli, redis_server, venue, "status", "--json")
+    assert shown.returncode == 0, shown.stderr
+    (run,) = json.loads(shown.stdout)["preprint"]["runs"]
+    assert run["counts"] == want
+    text = (await asyncio.to_thread(cli, redis_server, venue, "status")).stdout
+    line = "pre-print night (done): pre-printed 3 (in boxes 1) · handed over 1 · void 1 (printed at the door 1)"
+    assert line in text
+    # the intake's /metrics
+    metrics = await (await desk.client.get("/metrics", headers=desk.auth("viewer"))).text()
+    for what, n in want.items():
+        assert f'badge_preprint_badges{{run="night",what="{what}"}} {n}.0' in metrics, what
+    # the attendee export: the no-shows still in boxes, and who is checked in
+    out = tmp_path / "in-boxes.csv"
+    await asyncio.to_thread(cli, redis_server, venue, "attendees", "export", "-o", str(out), "--in-boxes")
+    boxed = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [(r["code"], r["preprint_run"], r["preprint_box"], r["preprint_state"]) for r in boxed] == [
+        ("z1", "night", "2", "preprinted")
+    ]
+    out = tmp_path / "checked-in.csv"
+    await asyncio.to_thread(cli, redis_server, venue, "attendees", "export", "-o", str(out), "--checked-in")
+    checked = {r["code"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    assert set(checked) == {"k1", "m1"} and checked["k1"]["preprint_state"] == "handed_over"
+    assert (await store.attendees.counts()).checked_in == len(checked)

@@ -66,7 +66,7 @@ async def test_a_plan_boxes_the_attendees_by_family_name_and_tells_each_where(re
     assert report.run.total == 8 and report.run.boxes == 3 and report.run.state == "planned"
     assert [b.label for b in report.boxes] == [
         "Box 1: Adams - Łaska",
-        "Box 2: Lee - Müller",
+        "Box 2: Lee - muller",  # Anna Müller, then Ben muller: the accent and case split nothing, the given name does
         "Box 3: Ybarra - Zimmer",
     ]
     assert await store.box_codes("night-1", 1) == ["c3", "c0", "c5"]
@@ -78,7 +78,7 @@ async def test_a_plan_boxes_the_attendees_by_family_name_and_tells_each_where(re
     assert await redis.hgetall(keys.box("night-1", 2)) == {
         b"number": b"2",
         b"first": b"Lee",
-        b"last": b"M\xc3\xbcller",
+        b"last": b"muller",
         b"count": b"3",
     }
     record = json.loads(await redis.hget(store.attendees.keys.attendee("c1"), "preprint"))

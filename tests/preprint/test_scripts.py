@@ -28,6 +28,7 @@ def _calls() -> dict[str, ScriptCall[Any]]:
         "preprint_state": specs.STATE.call(k, "r", ["planned"], "printing", "pool"),
         "preprint_void_layout": specs.VOID_LAYOUT.call(k, a, v, "r", "default", 2, [("c1", "J1")]),
         "preprint_handover": specs.HANDOVER.call(k, a, v, "c1", "r", "J1", "desk-1", 100),
+        "preprint_undrawn": specs.UNDRAWN.call(k, a, "r", "c1", "no font"),
     }
 
 
