@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from drivers.base import DeviceState, DeviceStatus, Driver, DriverError
@@ -42,6 +43,9 @@ class DeviceMonitor:
         self.failures = 0
         self.successes = 0
         self.opened = False
+        #: monotonic time of the first of the faulted readings in a row (None after a good one): the fault's age,
+        #: which /metrics exports so an alert can wait for a fault nobody clears
+        self.faulted_since: float | None = None
         self.ready = asyncio.Event()  # set while the printer may be sent a badge
         # Readings come from two tasks (the probe task and the pull loop, with a print's outcome) and ``observe``
         # awaits inside (the down and up hooks, a test print): one reading is folded in at a time, whole, in the
@@ -79,7 +83,10 @@ class DeviceMonitor:
         if good:
             self.successes += 1
             self.failures = 0
+            self.faulted_since = None
         else:
+            if self.faulted_since is None:
+                self.faulted_since = time.monotonic()
             self.failures += 1
             self.successes = 0
             self.ready.clear()

@@ -147,6 +147,12 @@ def _state_families(snap: Snapshot) -> Iterator[Metric]:
     down = GaugeMetricFamily("badge_device_down", "1 while the printer is declared down (work handed back).")
     down.add_metric([], 1.0 if snap.device_down else 0.0)
     yield down
+    fault_age = GaugeMetricFamily(
+        "badge_device_fault_age_seconds",
+        "Seconds the printer has read faulted without a good reading between (0 while it reads good).",
+    )
+    fault_age.add_metric([], 0.0 if snap.faulted_since is None else now - snap.faulted_since)
+    yield fault_age
     age = GaugeMetricFamily(
         "badge_heartbeat_age_seconds", "Seconds since Redis last acknowledged a heartbeat (+Inf before the first)."
     )

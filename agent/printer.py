@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from core.logs import kv
-from drivers.base import Badge, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
+from drivers.base import Badge, DeviceStatus, Driver, DriverError, Handed, Outcome, PrintResult, RenderError
 
 log = logging.getLogger("agent")
+
+T = TypeVar("T")
 
 BACKSTOP = 5.0  # seconds past the driver's own print timeout before the agent gives up on it
 
@@ -84,3 +87,28 @@ class Printer:
 
     async def clear_buffer(self) -> None:
         await clear_buffer(self.driver, self.io_timeout)
+
+    # -- the badge waiting at the printer (``driver.holds`` 2; agent/pull.py, ``_print_held``) -------------------
+
+    async def hand(self, data: bytes, badge: Badge) -> Handed | PrintResult:
+        """Hand the printer a badge to hold; a driver that hangs or whose link fails gives ``unknown``."""
+        return await _bounded(self.driver.hand(data, badge), self.io_timeout + BACKSTOP, "handing the badge over")
+
+    async def outcome(self, handed: Handed) -> PrintResult:
+        return await _bounded(
+            self.driver.outcome(handed, self.print_timeout), self.print_timeout + BACKSTOP, "printing"
+        )
+
+    async def withdraw(self, handed: Handed) -> PrintResult:
+        return await _bounded(self.driver.withdraw(handed), self.io_timeout + BACKSTOP, "withdrawing the badge")
+
+
+async def _bounded(step: Awaitable[T], seconds: float, what: str) -> T | PrintResult:
+    """One step of a handed badge with the agent's backstop: a step that hangs or fails is ``unknown``."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await step
+    except TimeoutError:
+        return PrintResult(Outcome.UNKNOWN, f"printer gave no answer {what} within {seconds:g} s")
+    except DriverError as exc:
+        return PrintResult(Outcome.UNKNOWN, f"printer link failed {what}: {exc}")

@@ -1,6 +1,7 @@
 """The pull loop: take the next badge, begin it, print it, confirm it. One badge at a time, read top-down: ``run``
 takes (``_next_job``, or the take that rode with the last confirm), ``handle`` begins, draws and prints, and
-``_confirm`` confirms, letting the next take ride along.
+``_confirm`` confirms, letting the next take ride along. A printer that holds the next badge while one prints (an
+IPP printer: ``driver.holds`` 2) is handed it early (``_print_held``); the in-flight list then holds both.
 
 Ownership of a badge is decided in Redis (``inflight:<me>``), never in this process's memory: ``begin`` checks right
 before printing that the job is still ours (and that its record, and a payload it can decode, are for this job), and
@@ -46,7 +47,7 @@ from agent.recovery import Recovered, Recovery
 from agent.venue_fault import VenueFaultBackoff, venue_fault_name
 from core.errors import JobError
 from core.logs import kv
-from drivers.base import Outcome, PrintResult, RenderError
+from drivers.base import Badge, Handed, Outcome, PrintResult, RenderError
 from layouts.book import LayoutBook
 from protocol.connection import wait_for_redis
 from protocol.jobs import job_from_payload
@@ -60,6 +61,16 @@ class Lookahead(enum.Enum):
     UNKNOWN = "unknown"  # ask ``take``
     EMPTY = "empty"  # the take that rode with the last confirm found both lists empty: wait on the pool
     DRAINED = "drained"  # take answered that an operator drained this printer (before the heartbeat said so)
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A badge begun, drawn and recorded ``sending``: what is left is to send it."""
+
+    job_id: str
+    begun: Begun
+    badge: Badge
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -260,20 +271,42 @@ class PullLoop:
         """Begin, draw, print and settle one job found in our in-flight list.
 
         ``may_take_next``: a confirm may take the next job in the same round trip (not while recovery settles the
-        in-flight list, which must end with nothing taken behind its back).
+        in-flight list, which must end with nothing taken behind its back); a printer that holds two badges
+        (``driver.holds``) is then handed the next one while this one prints (``_print_held``).
         """
+        ready = await self._ready(job_id)
+        if ready is None:
+            return
+        if may_take_next and self.printer.driver.holds > 1:
+            await self._print_held(ready)
+            return
+        self.printing = job_id
+        send_started = time.monotonic()
+        self.ahead.start()
+        try:
+            result = await self.printer.print(ready.data, ready.badge)
+        finally:
+            self.printing = None
+        seconds = time.monotonic() - send_started
+        if result.status is not None:
+            await self.printer.observe(result.status)
+        await self._settle(ready, result, seconds, may_take_next)
+
+    async def _ready(self, job_id: str) -> Ready | None:
+        """Begin and draw a job, and record ``sending``: what is left is to send it. None when it was settled
+        otherwise (not ours any more, printed already, dead-lettered, or given back unsent)."""
         # begin.lua, the last check before paper: the job is still in our in-flight list (else a peer reclaimed it),
         # has no done:<id> (else it printed already), has a record that agrees with the protocol, and its payload, if
         # it decodes as JSON, names this job_id (else it is dead-lettered as an integrity fault). Only then "print".
         begun = await self.store.begin(self.me, self.location, job_id)
         if begun.kind is not BeginKind.PRINT:
             self.events.skipped(job_id, begun)
-            return
+            return None
         if await self._printed_this_round(job_id):
             # Redis lost our confirm (restart or failover) and handed the job out again: it is on paper already.
             kind, _ = await self.store.confirm(self.me, self.location, job_id, begun.epoch)
             self.events.confirmed_again(job_id, kind)
-            return
+            return None
         try:
             badge = job_from_payload(begun.payload).badge()
             data = await self.ahead.take(begun.payload) or await self.ahead.draw(badge)
@@ -284,7 +317,7 @@ class PullLoop:
             # (protocol/jobs.py) or cannot be drawn, it left to us.
             await self.store.dead_letter(self.me, job_id, str(exc))
             self.events.dead_lettered(job_id, str(exc))
-            return
+            return None
         # Recorded before the lease is checked: where each record is synced, a slow card can stall here, and that
         # must not open a gap between the check and the first byte in which peers declare us dead and take the job.
         await self.journal.append(job_id, begun.epoch, "sending", durable=True)
@@ -294,21 +327,75 @@ class PullLoop:
             await self.journal.append(job_id, begun.epoch, "closed")  # nothing was sent: not "maybe printed"
             released = await self.store.release(self.me, self.location, job_id, "unsent", why, self.max_attempts)
             self.events.unsent(job_id, why, released)
-            return
-        self.printing = job_id
-        send_started = time.monotonic()
-        self.ahead.start()
-        try:
-            result = await self.printer.print(data, badge)
-        finally:
-            self.printing = None
-        seconds = time.monotonic() - send_started
-        if result.status is not None:
-            await self.printer.observe(result.status)
+            return None
+        return Ready(job_id, begun, badge, data)
+
+    async def _settle(self, ready: Ready, result: PrintResult, seconds: float, may_take_next: bool) -> None:
         if result.outcome is Outcome.PRINTED:
-            await self._confirm(job_id, begun, seconds, may_take_next)
+            await self._confirm(ready.job_id, ready.begun, seconds, may_take_next)
         else:
-            await self._release(job_id, begun, result, seconds)
+            await self._release(ready.job_id, ready.begun, result, seconds)
+
+    # -- the badge waiting at the printer ----------------------------------------------------------------------------
+
+    async def _print_held(self, ready: Ready) -> None:
+        """Print on a printer that holds the next badge while one prints (``driver.holds`` 2: an IPP printer).
+
+        While a badge prints, the next is taken (``take`` with room for two: our in-flight list then holds both, as
+        the printer does), begun, drawn and handed to the printer, which starts it the moment the first ends. Each is
+        settled on its own evidence, in order. When the first does not print, the waiting one is withdrawn (cancelled
+        at the printer) before either leaves the agent: one the printer never started goes back unflagged, one it
+        may have started flagged with this printer's place. A fault the printer reports while one waits withdraws
+        it at once (the driver's watch), before the printer can start it.
+        """
+        current: tuple[Ready, Handed | PrintResult] | None = (ready, await self.printer.hand(ready.data, ready.badge))
+        while current is not None:
+            ready, handed = current
+            if isinstance(handed, PrintResult):  # the printer holds none of it
+                await self._settle(ready, handed, 0.0, may_take_next=False)
+                return
+            self.printing = ready.job_id
+            started = time.monotonic()
+            behind = asyncio.create_task(self._hand_next(), name="hand-next")
+            try:
+                result = await self.printer.outcome(handed)
+            except asyncio.CancelledError:
+                behind.cancel()  # the agent is going down: recovery settles what the printer holds
+                raise
+            finally:
+                self.printing = None
+            seconds = time.monotonic() - started
+            error: RedisError | OSError | None = None
+            nxt: tuple[Ready, Handed | PrintResult] | None = None
+            try:
+                nxt = await behind
+            except (RedisError, OSError) as exc:
+                error = exc  # raised once this badge is settled: its outcome is known and must not be lost
+            if result.status is not None:
+                await self.printer.observe(result.status)
+            if nxt is not None and result.outcome is not Outcome.PRINTED and isinstance(nxt[1], Handed):
+                # The badge before it did not print: take the waiting one back before anything leaves the agent.
+                nxt = (nxt[0], await self.printer.withdraw(nxt[1]))
+            await self._settle(ready, result, seconds, may_take_next=nxt is None and error is None)
+            if error is not None:
+                raise error
+            current = nxt
+
+    async def _hand_next(self) -> tuple[Ready, Handed | PrintResult] | None:
+        """While a badge prints: the next one taken, begun, drawn and handed to the printer (or what the printer
+        said instead); None when this printer may not take one now or none waits."""
+        if self.blocked() is not None:
+            return None
+        taken = await self.store.take(self.me, room=self.printer.driver.holds)
+        if taken is None or taken.source is Source.HELD:
+            return None
+        if taken.source is Source.DRAINED:
+            self.lookahead = Lookahead.DRAINED
+            return None
+        ready = await self._ready(taken.job_id)
+        if ready is None:
+            return None
+        return ready, await self.printer.hand(ready.data, ready.badge)
 
     async def _printed_this_round(self, job_id: str) -> bool:
         """True when the journal says this printer printed the job in its current round (not before a reprint)."""

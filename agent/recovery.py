@@ -69,10 +69,13 @@ class Recovery:
         caller the counts up to it.
         """
         store, journal, me, location = self.store, self.journal, self.me, self.location
+        # Whose word a print the journal recorded is on: this agent drives one printer, so its driver says (an IPP
+        # driver reads it from the printer when it opens). confirm.lua writes it only on a print's first confirm.
+        by = self.printer.driver.confirmed_by
         for job_id in await store.inflight(me):
             entry = journal.lookup(job_id)
             if entry is not None and entry.stage == "printed":
-                kind, _ = await store.confirm(me, location, job_id, entry.epoch)
+                kind, _ = await store.confirm(me, location, job_id, entry.epoch, confirmed_by=by)
                 await journal.append(job_id, entry.epoch, "closed")
                 done.confirmed += 1
                 log.warning("confirmed a badge printed before the interruption", extra=kv(job=job_id, confirm=kind))
@@ -107,7 +110,7 @@ class Recovery:
         held = set(await store.inflight(me))
         for open_entry in journal.open_entries():
             if open_entry.job_id not in held and open_entry.stage == "printed":
-                await store.confirm(me, location, open_entry.job_id, open_entry.epoch)
+                await store.confirm(me, location, open_entry.job_id, open_entry.epoch, confirmed_by=by)
             if open_entry.job_id not in held:
                 await journal.append(open_entry.job_id, open_entry.epoch, "closed")
         if (master_moved or self.first_run) and not stopping:
@@ -127,7 +130,7 @@ class Recovery:
             # is a no-op where Redis kept them; otherwise it settles the job, or flags the peer's copy as a duplicate.
             # As for the flags above, an earlier process may have stopped before it saw the master move.
             for job_id, epoch in journal.recent_prints(RECONFIRM_AFTER_FAILOVER):
-                await store.confirm(me, location, job_id, epoch)
+                await store.confirm(me, location, job_id, epoch, confirmed_by=by)
         return done
 
     async def _unrecorded(self, job_id: str) -> bool:

@@ -150,6 +150,7 @@ class Agent:
             budgets=self.loop_budgets,
             stock=self.layouts.stock if self.layouts is not None else "",
             confirmed_by=self.driver.confirmed_by,
+            faulted_since=device.faulted_since,
         )
 
     # -- lifecycle -----------------------------------------------------------------------------------------------

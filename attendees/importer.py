@@ -8,7 +8,9 @@ under it), and marks rows no longer in the file as cancelled only with ``prune``
 from __future__ import annotations
 
 import json
+import math
 import secrets
+import string
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,8 @@ class Summary:
     cancelled: int = 0
     rejected: int = 0
     rejected_rows: list[dict[str, Any]] = field(default_factory=list)
+    #: Why the file's ticket codes could be guessed (``guessable``), one sentence each; none when they are safe.
+    warnings: list[str] = field(default_factory=list)
 
     def line(self, dry_run: bool) -> str:
         head = "would load: " if dry_run else ""
@@ -78,6 +82,7 @@ class Importer:
                 await self._flush(batch, dry_run)
                 batch = []
         await self._flush(batch, dry_run)
+        self.summary.warnings = guessable(self._seen)
         return self.summary
 
     async def _check(self, number: int, row: dict[str, Any] | None, error: str) -> tuple[str, specs.Record] | None:
@@ -165,6 +170,66 @@ class Importer:
                 await self.store.set_status(code, "cancelled", f"import --prune ({self.source})")
         self.summary.cancelled += len(gone)
         return len(gone)
+
+
+#: Bits a ticket code must carry (by ``code_bits``) not to be worth guessing: at the intake's rates a guesser tries
+#: at most millions of codes in an event's days, and 2**64 leaves a list of 100,000 codes out of reach.
+SAFE_BITS = 64
+#: A numbered code is sequential when a guess in the range of the list's numbers hits a code at least this often.
+SEQUENTIAL_DENSITY = 1 / 1000
+#: Characters of each class a code may use, printable ASCII without spaces being 94 (keys.py, CODE_RE).
+_CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase, string.punctuation)
+#: Row numbers named in a warning.
+ROWS_SHOWN = 5
+
+
+def code_bits(part: str) -> float:
+    """The estimate of a code's unpredictable bits: its length times log2 of the characters of the classes it uses
+    (10 digits, 26 lowercase, 26 uppercase, 32 others). An overestimate for a word or a date, exact for random
+    characters: a code under the bar is guessable whatever its source."""
+    alphabet = sum(len(chars) for chars in _CLASSES if any(c in chars for c in part))
+    return len(part) * math.log2(alphabet) if alphabet > 1 else 0.0
+
+
+def guessable(seen: dict[str, int]) -> list[str]:
+    """Warnings for ticket codes (code -> row number) someone could guess, and so collect a stranger's badge at a
+    kiosk: numbered in sequence (by ``SEQUENTIAL_DENSITY``), or under ``SAFE_BITS`` by ``code_bits`` once the part
+    every code shares (a prefix, a suffix, which guessers read off their own ticket) is left out. Names rows, never
+    a code."""
+    codes = list(seen)
+    if not codes:
+        return []
+    prefix = _shared(codes) if len(codes) > 1 else 0
+    suffix = _shared([c[prefix:][::-1] for c in codes]) if len(codes) > 1 else 0
+    parts = {code: code[prefix : len(code) - suffix] for code in codes}
+    warnings = []
+    numbers = sorted(int(part) for part in parts.values() if part.isdigit() and part.isascii())
+    if len(numbers) > 1 and len(numbers) / (numbers[-1] - numbers[0] + 1) >= SEQUENTIAL_DENSITY:
+        warnings.append(
+            f"ticket codes look sequential: {len(numbers)} of {len(codes)} are numbers from {numbers[0]} to "
+            f"{numbers[-1]} (beside what every code shares), so a guess in that range names a ticket 1 time in "
+            f"{math.ceil((numbers[-1] - numbers[0] + 1) / len(numbers))}; anyone who guesses a code can collect that "
+            "badge at a kiosk"
+        )
+    weak = [seen[code] for code, part in parts.items() if code_bits(part) < SAFE_BITS]
+    if weak:
+        rows = ", ".join(str(n) for n in sorted(weak)[:ROWS_SHOWN]) + (", ..." if len(weak) > ROWS_SHOWN else "")
+        warnings.append(
+            f"ticket codes are guessable: {len(weak)} of {len(codes)} carry under {SAFE_BITS} bits by this estimate "
+            "(length × log2 of the characters they use: 10 digits, 26 lowercase, 26 uppercase, 32 others; a part "
+            f"every code shares counts nothing) (rows {rows}); a safe code has 13 or more random letters and digits "
+            "(pretix's secrets have 32)"
+        )
+    return warnings
+
+
+def _shared(texts: list[str]) -> int:
+    """How many characters every one of ``texts`` starts with."""
+    first, last = min(texts), max(texts)  # what the first and last in order share, all between them share
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return n
 
 
 def _says(job: Job) -> str:

@@ -73,16 +73,20 @@ class PutSpec(Spec[Any]):
         generation: str,
         record: Record,
         old_terms: str,
+        maxlen: int,
         preprint_run: str = "",
     ) -> ScriptCall[Put]:
-        """``old_terms``: the terms on the record as read (at ``version``); ``preprint_run``: the pre-print run the
-        record names as read ("" for none)."""
+        """``old_terms``: the terms on the record as read (at ``version``); ``maxlen``: the events stream's, where a
+        count that is no number is told as it restarts; ``preprint_run``: the pre-print run the record names as read
+        ("" for none)."""
         more_keys, more_args = _preprint(k, venue_keys, preprint_run, record.job_id)
         keys = [
             enc(k.attendee(code)), enc(k.terms), enc(k.counts), venue_keys.job(enc(record.job_id)), enc(k.badging),
-            enc(k.exact), enc(k.refs), *_word_keys(k, old_terms, record.terms), *more_keys,
+            enc(k.exact), enc(k.refs), venue_keys.events, *_word_keys(k, old_terms, record.terms), *more_keys,
         ]  # fmt: skip
-        args = [enc(code), enc(version), enc(generation), *(enc(v) for v in record), enc(old_terms), *more_args]
+        args: list[bytes | int] = [
+            enc(code), enc(version), enc(generation), *(enc(v) for v in record), enc(old_terms), maxlen, *more_args,
+        ]  # fmt: skip
         return (self, keys, args)
 
     def parse(self, reply: Any) -> Put:
@@ -123,13 +127,15 @@ class BadgeSpec(Spec[Any]):
         maxlen: int,
         created_by: str,
         zone: tuple[bytes, bytes] | None = None,
+        owned: bytes | None = None,
     ) -> ScriptCall[Badged]:
-        """``zone``: the zone of the token that asks and its printers (protocol/store.py, ``zone_args``)."""
+        """``zone``: the zone of the token that asks and its printers (protocol/store.py, ``zone_args``); ``owned``:
+        the set of jobs of the intake token that asks (``owned:<token>``), which a new badge joins."""
         queue, printer = (pinned.queue, pinned.name) if pinned is not None else (venue_keys.pool, b"")
         job = enc(job_id)
         keys = [
             enc(k.attendee(code)), venue_keys.job(job), queue, venue_keys.events, venue_keys.stats,
-            venue_keys.pinned, enc(k.badging),
+            venue_keys.pinned, enc(k.badging), *([owned] if owned else []),
         ]  # fmt: skip
         args = [enc(code), enc(version), job, enc(payload), printer, maxlen, enc(created_by), *(zone or ())]
         return (self, keys, args)
@@ -144,6 +150,7 @@ class EditSpec(Spec[Any]):
     def call(
         self,
         k: AttendeeKeys,
+        venue_keys: EncodedKeys,
         code: str,
         version: str,
         name: str,
@@ -151,15 +158,20 @@ class EditSpec(Spec[Any]):
         fields: str,
         terms: str,
         old_terms: str,
+        maxlen: int,
         preprint: tuple[EncodedKeys, str, str] | None = None,
     ) -> ScriptCall[str]:
         """``preprint``: (the venue's keys, the pre-print run the record names as read, the attendee's job id), for
         an attendee in a run."""
         more_keys, more_args = _preprint(k, *preprint) if preprint else ([], [])
         args: list[bytes | int] = [
-            enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms), enc(old_terms), *more_args,
+            enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms), enc(old_terms), maxlen,
+            *more_args,
         ]  # fmt: skip
-        keys = [enc(k.attendee(code)), enc(k.terms), enc(k.exact), enc(k.refs), *_word_keys(k, old_terms, terms)]
+        keys = [
+            enc(k.attendee(code)), enc(k.terms), enc(k.exact), enc(k.refs), venue_keys.events,
+            *_word_keys(k, old_terms, terms),
+        ]  # fmt: skip
         return (self, keys + more_keys, args)
 
     def parse(self, reply: Any) -> str:
@@ -170,11 +182,11 @@ class StatusSpec(Spec[Any]):
     name = "attendee_status"
 
     def call(
-        self, k: AttendeeKeys, venue_keys: EncodedKeys, code: str, status: str, job_id: str
+        self, k: AttendeeKeys, venue_keys: EncodedKeys, code: str, status: str, job_id: str, maxlen: int
     ) -> ScriptCall[tuple[str, str, bool]]:
         """``job_id``: the attendee's badge job as read (its record is restored to "none" when a cancel is undone)."""
-        keys = [enc(k.attendee(code)), enc(k.counts), venue_keys.job(enc(job_id))]
-        return (self, keys, [enc(status), enc(job_id)])
+        keys = [enc(k.attendee(code)), enc(k.counts), venue_keys.job(enc(job_id)), venue_keys.events]
+        return (self, keys, [enc(status), enc(job_id), maxlen])
 
     def parse(self, reply: Any) -> tuple[str, str, bool]:
         # (changed | same | unknown | stale, job id, the badge a cancel withdrew is back to "none")
@@ -184,10 +196,10 @@ class StatusSpec(Spec[Any]):
 class CheckinSpec(Spec[Any]):
     name = "attendee_checkin"
 
-    def call(self, k: AttendeeKeys, venue_keys: EncodedKeys, job_ids: list[str]) -> ScriptCall[int]:
+    def call(self, k: AttendeeKeys, venue_keys: EncodedKeys, job_ids: list[str], maxlen: int) -> ScriptCall[int]:
         ids = [enc(j) for j in job_ids]
-        keys = [enc(k.counts), enc(k.badging), *(venue_keys.done(j) for j in ids)]
-        return (self, keys, list[bytes | int](ids))
+        keys = [enc(k.counts), enc(k.badging), venue_keys.events, *(venue_keys.done(j) for j in ids)]
+        return (self, keys, [maxlen, *ids])
 
     def parse(self, reply: Any) -> int:
         return int(reply)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,10 @@ SEARCH_TERMS = 500
 #: Retries of a step whose record changed between the read and the script.
 STALE_RETRIES = 5
 NO_TYPE = "-"
+#: Hex digits of a handle's MAC: 96 bits, too many to guess at any rate the intake answers.
+HANDLE_MAC_HEX = 24
+#: An attendee's handle (``AttendeeStore.handle``): a ref (base 36) and its MAC.
+HANDLE_RE = re.compile(rf"[0-9a-z]{{1,13}}\.[0-9a-f]{{{HANDLE_MAC_HEX}}}")
 
 
 @dataclass(frozen=True)
@@ -340,17 +345,48 @@ class AttendeeStore:
 
     # -- job ids ---------------------------------------------------------------------------------------------------
 
-    async def job_id_for(self, code: str) -> str:
-        """A job id made from the code with the venue's secret (HMAC-SHA256): stable, and no one who sees it in a log
-        or on the board can work back to the ticket code."""
+    async def _key(self) -> bytes:
+        """The venue's list secret (``attendees:key``), made once (SET NX) and kept by this process."""
         if self._secret is None:
             await self.redis.set(enc(self.keys.secret), secrets.token_hex(32).encode(), nx=True)
             raw = await self.redis.get(enc(self.keys.secret))
             if raw is None:
                 raise RuntimeError("the attendee list's secret vanished while it was read")
             self._secret = enc(raw) if isinstance(raw, str) else bytes(raw)
-        digest = hmac.new(self._secret, code.encode("utf-8"), hashlib.sha256).hexdigest()
+        return self._secret
+
+    async def job_id_for(self, code: str) -> str:
+        """A job id made from the code with the venue's secret (HMAC-SHA256): stable, and no one who sees it in a log
+        or on the board can work back to the ticket code."""
+        digest = hmac.new(await self._key(), code.encode("utf-8"), hashlib.sha256).hexdigest()
         return f"att-{digest[:20]}"
+
+    # -- handles ---------------------------------------------------------------------------------------------------
+
+    async def handle(self, attendee: Attendee) -> str:
+        """The name a desk and a kiosk act on this attendee by instead of the ticket code (docs/design.md, "The
+        attendee list"): ``<ref>.<mac>``, the attendee's ref in the search index (which ``attendees:refs`` maps back
+        to the code) and an HMAC of ref and code under the venue's secret. Stable while the attendee is listed; not
+        forgeable nor made for another ref without the secret; after a purge (a new secret) no old handle works."""
+        return f"{attendee.ref}.{self._mac(await self._key(), attendee.ref, attendee.code)}"
+
+    @staticmethod
+    def _mac(key: bytes, ref: str, code: str) -> str:
+        message = f"handle\0{ref}\0{code}".encode("utf-8", "surrogateescape")
+        return hmac.new(key, message, hashlib.sha256).hexdigest()[:HANDLE_MAC_HEX]
+
+    async def code_of(self, handle: str) -> str | None:
+        """The ticket code a handle names, or None when it is not one of this list's handles."""
+        if not HANDLE_RE.fullmatch(handle):
+            return None
+        ref, _, mac = handle.partition(".")
+        entry = await self.redis.hget(enc(self.keys.refs), enc(ref))
+        if entry is None:
+            return None
+        code = dec(entry).partition(" ")[0]
+        if not hmac.compare_digest(mac, self._mac(await self._key(), ref, code)):
+            return None
+        return code
 
     # -- writing -------------------------------------------------------------------------------------------------
 
@@ -377,6 +413,7 @@ class AttendeeStore:
                         generation,
                         _as_shown(record, attendee),
                         attendee.indexed if attendee else "",
+                        self.venue.events_maxlen,
                         run_of(attendee.preprint) if attendee else "",
                     )
                 )
@@ -403,11 +440,13 @@ class AttendeeStore:
         printer: str | None = None,
         at_desk: bool = True,
         zone: Zoned | None = None,
+        owned: bool = False,
     ) -> tuple[specs.Badged, Attendee | None]:
         """Create this attendee's badge job unless it exists: ("queued"), ("exists", state), ("cancelled"),
         ("unknown"). Exactly one job, however many desks and kiosks ask at once. Not ``at_desk`` (a kiosk): an
         attendee flagged for the help desk (``attention``) whose badge does not exist yet answers ("attention").
-        ``zone``: the zone of the token that asks and its printers, recorded on the job (``Job.zoned``)."""
+        ``zone``: the zone of the token that asks and its printers, recorded on the job (``Job.zoned``); ``owned``:
+        ``created_by`` is an intake token, whose set of jobs (its outstanding count) a new badge joins."""
         k = self.venue.encoded_keys
         for _ in range(STALE_RETRIES):
             attendee = await self.get(code)
@@ -432,6 +471,7 @@ class AttendeeStore:
                     self.venue.events_maxlen,
                     created_by,
                     zone_args(job.zoned),
+                    k.owned(enc(created_by)) if owned else None,
                 )
             )
             if reply.kind is not specs.BadgeKind.STALE:
@@ -482,6 +522,7 @@ class AttendeeStore:
             reply = await self.scripts.run(
                 specs.EDIT.call(
                     self.keys,
+                    self.venue.encoded_keys,
                     code,
                     attendee.version,
                     str(edits.get("name", "")),
@@ -489,6 +530,7 @@ class AttendeeStore:
                     fields_json,
                     shown.terms(),
                     attendee.indexed,
+                    self.venue.events_maxlen,
                     (self.venue.encoded_keys, run, attendee.job_id) if (run := run_of(attendee.preprint)) else None,
                 )
             )
@@ -514,7 +556,9 @@ class AttendeeStore:
             if attendee is None:
                 return "unknown", ""
             kind, job_id, restored = await self.scripts.run(
-                specs.STATUS.call(self.keys, self.venue.encoded_keys, code, status, attendee.job_id)
+                specs.STATUS.call(
+                    self.keys, self.venue.encoded_keys, code, status, attendee.job_id, self.venue.events_maxlen
+                )
             )
             if kind != "stale":
                 break
@@ -543,7 +587,9 @@ class AttendeeStore:
         if fold:
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                await self.scripts.run(specs.CHECKIN.call(self.keys, self.venue.encoded_keys, chunk))
+                await self.scripts.run(
+                    specs.CHECKIN.call(self.keys, self.venue.encoded_keys, chunk, self.venue.events_maxlen)
+                )
         elif ids:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for job_id in ids:

@@ -49,13 +49,44 @@ def printed_iso(ms: int | None) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).isoformat(timespec="seconds")
 
 
-def kiosk_view(attendee: Attendee, badge: BadgeState) -> dict[str, Any]:
+def kiosk_view(attendee: Attendee, badge: BadgeState, handle: str) -> dict[str, Any]:
     """What a kiosk that presented this attendee's full code sees: enough to greet them and say where their badge
-    is; not their e-mail, order or the rest of the list."""
+    is; not their e-mail, order or the rest of the list. Not the badge's job id either (a pretix badge's is the order
+    code and position): the kiosk follows the badge by ``badge_id``, the attendee's handle."""
     return {
         "name": attendee.shown_name,
         "first_name": attendee.shown_fields.get("first_name") or next(iter(attendee.shown_name.split()), ""),
         "status": attendee.status,
-        "job_id": attendee.job_id,
+        "badge_id": handle,
         "badge": badge.as_dict(),
     }
+
+
+#: Characters of a ticket code a desk sees (its end, for a volunteer to match against the ticket in front of them),
+#: and only of a code at least this long, so at most a quarter of it shows.
+MASK_SHOWN = 4
+MASK_MIN_LENGTH = 16
+
+
+def masked_code(code: str) -> str:
+    """A ticket code as a desk sees it: ``…a1b2`` (its last 4 characters, of a code of 16 or more), else ``…``."""
+    return "…" + (code[-MASK_SHOWN:] if len(code) >= MASK_MIN_LENGTH else "")
+
+
+def masked_email(email: str) -> str:
+    """An e-mail as a desk sees it: its first character and its domain (``r…@example.org``), enough to ask "the
+    address at example.org?" without handing out the list's addresses."""
+    local, at, domain = email.partition("@")
+    if not email:
+        return ""
+    return (local[:1] + "…" + at + domain) if at else "…"
+
+
+def desk_view(attendee: Attendee, badge: BadgeState, handle: str) -> dict[str, Any]:
+    """An attendee as a desk sees it: what a volunteer needs to help (the badge's text, order code, status, badge),
+    the ticket code and e-mail masked, and the ``handle`` the desk acts on the attendee by."""
+    data = describe(attendee, badge)
+    data["code"] = masked_code(attendee.code)
+    data["email"] = masked_email(attendee.email)
+    data["handle"] = handle
+    return data

@@ -41,6 +41,7 @@ import aiohttp
 import yaml
 from redis.asyncio import Redis
 
+from attendees.store import AttendeeStore
 from bench.common import ROOT, fmt, http_load, percentile, redis_server, table, verdict, write_results
 from bench.intake import intake_process
 from drivers.emulators import EMULATORS
@@ -246,7 +247,10 @@ async def scan_to_first_byte(tmp: Path, samples: int) -> dict[str, Any]:
                     t0 = time.perf_counter()
                     async with session.post(f"{base}/v1/attendees/{code}/badge") as resp:
                         body = await resp.json()
-                    job_id = body["job_id"]
+                    # A kiosk's answer names the badge by badge_id, not its job id: the job id is in the list.
+                    listed = await AttendeeStore(redis, venue).get(code)
+                    assert body["badge"]["state"] != "none" and listed is not None
+                    job_id = listed.job_id
                     async with asyncio.timeout(10):
                         while not [t for t in arrivals if t > t0]:
                             await asyncio.sleep(0.001)

@@ -22,8 +22,10 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from board.venue_view import venue_view
+from board.wire import merge_patch, wire
 from core.logs import kv, safe_json, shown
 from core.page_headers import add_page_headers
+from eventday.counts import event_day
 from protocol.codec import dec, enc
 from protocol.connection import stop_if_cancelled
 from protocol.fleet import events_after, tail_events
@@ -47,6 +49,12 @@ SEND_TIMEOUT = 10.0
 MAX_FIELD_CHARS = 200
 #: A Redis error that lasts is logged again this often, not once per poll.
 LOG_EVERY = 30.0
+#: ``/updates`` sends a viewer at most one patch this often: a busy venue's changes are merged into one (board/wire.py).
+PUSH_EVERY = 2.0
+#: The event day's numbers (eventday/) are read again this often, not every poll: they move by the minute.
+DAY_EVERY = 2.0
+#: The window a printer's busy share is averaged over (its share of polls with a badge in flight), in seconds.
+BUSY_WINDOW = 600.0
 POLLER = web.AppKey("poller", asyncio.Task[None])
 
 
@@ -66,6 +74,12 @@ class Board:
         self.version = 0
         self.payload = safe_json(self.snapshot, separators=(",", ":")).encode()  # the snapshot, encoded once
         self.viewers = 0
+        self.wire: dict[str, Any] = wire(self.snapshot)  # the page's form of the snapshot (board/wire.py)
+        self.patches: dict[int, bytes] = {}  # version seen -> the patch to the current one, made once for all viewers
+        self.day: dict[str, Any] | None = None
+        self.day_read = 0.0  # monotonic time of the last read of the event day
+        self.busy: dict[str, float] = {}  # printer -> share of recent polls with a badge in flight
+        self.clock = (0, 0.0)  # (Redis server ms, monotonic time) at the last poll: the pages' clock for ages
         self.changed = asyncio.Condition()
         self.closing = asyncio.Event()  # set at server shutdown: open streams end
 
@@ -97,6 +111,8 @@ class Board:
         async with self.changed:
             self.snapshot = snapshot
             self.payload = safe_json(snapshot, separators=(",", ":")).encode()
+            self.wire = wire(snapshot)
+            self.patches = {}
             self.version += 1
             self.changed.notify_all()
 
@@ -114,7 +130,18 @@ class Board:
         for event in await events_after(self.redis, self.venue, self.last_event, 1000, block_ms=None):
             self._add_event(event)
         view = await venue_view(self.redis, self.venue)
+        now = time.monotonic()
+        self.clock = (view.server_ms, now)
+        if self.day is None or now - self.day_read >= DAY_EVERY:
+            self.day, self.day_read = (await event_day(self.redis, self.venue, view)).as_dict(), now
+        weight = min(1.0, self.interval / BUSY_WINDOW)
+        for p in view.printers:
+            self.busy[p.name] = self.busy.get(p.name, 0.0) * (1 - weight) + (weight if p.inflight else 0.0)
         data = view.as_dict()
+        for printer in data["printers"]:
+            # In steps of 5%: a share that wobbles by one point would be sent again and again for nothing.
+            printer["busy"] = 5 * round(20 * self.busy.get(printer["name"], 0.0))
+        data["day"] = self.day
         counts = data["counts"]
         data["duplicates_count"] = StaffCounts.from_stats(counts).to_find
         data["words"] = BOARD_WORDS
@@ -160,8 +187,27 @@ def bounded(value: Any) -> Any:
     return value
 
 
+def server_ms(board: Board) -> int:
+    """Redis server time now, as the last poll read it plus what has passed since: a page measures ages against it
+    (a phone's clock may be off by minutes)."""
+    at_ms, at = board.clock
+    return at_ms + int((time.monotonic() - at) * 1000) if at_ms else 0
+
+
+def patch_since(board: Board, seen: int, sent: dict[str, Any]) -> bytes:
+    """The message that brings a viewer from ``sent`` (the form it has, of version ``seen``) to the current one."""
+    cached = board.patches.get(seen)
+    if cached is None:
+        if len(board.patches) > 64:  # viewers are at a few versions; a new snapshot's cache starts empty anyway
+            board.patches.clear()
+        patch = {"t": server_ms(board), "patch": merge_patch(sent, board.wire)}
+        cached = board.patches[seen] = safe_json(patch, separators=(",", ":")).encode()
+    return cached
+
+
 def make_board_app(board: Board) -> web.Application:
-    """The board's aiohttp app: the page, its assets, ``/events`` (SSE) and ``/snapshot.json``."""
+    """The board's aiohttp app: the page, its assets, ``/events`` (SSE, each snapshot whole), ``/updates`` (SSE,
+    the snapshot once and then merge patches: what the page reads) and ``/snapshot.json``."""
 
     async def asset(request: web.Request) -> web.Response:
         name = ASSETS[request.path]
@@ -197,6 +243,38 @@ def make_board_app(board: Board) -> web.Application:
             board.viewers -= 1
         return resp
 
+    async def updates(request: web.Request) -> web.StreamResponse:
+        if board.viewers >= MAX_VIEWERS:
+            log.warning("board refused a viewer: too many open", extra=kv(viewers=board.viewers))
+            raise web.HTTPServiceUnavailable(text="too many viewers", headers={"Retry-After": "10"})
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        )
+        board.viewers += 1
+        try:
+            await resp.prepare(request)
+            seen, sent = board.version, board.wire
+            whole = {"t": server_ms(board), "full": sent}
+            await send(resp, b"data: " + safe_json(whole, separators=(",", ":")).encode() + b"\n\n")
+            while not board.closing.is_set():
+                await board.next_version(seen, KEEPALIVE)
+                if board.closing.is_set():
+                    break
+                if board.version == seen:
+                    await send(resp, b": keepalive\n\n")
+                    continue
+                message = patch_since(board, seen, sent)
+                seen, sent = board.version, board.wire
+                await send(resp, b"data: " + message + b"\n\n")
+                # Changes until the next push are merged into one patch: a busy venue costs each phone a patch a
+                # PUSH_EVERY, however many polls changed something.
+                await asyncio.sleep(PUSH_EVERY)
+        except (ConnectionError, TimeoutError):
+            pass
+        finally:
+            board.viewers -= 1
+        return resp
+
     async def send(resp: web.StreamResponse, data: bytes) -> None:
         async with asyncio.timeout(SEND_TIMEOUT):  # write waits while the viewer's socket buffer is full
             await resp.write(data)
@@ -220,6 +298,7 @@ def make_board_app(board: Board) -> web.Application:
     for path in ASSETS:
         app.router.add_get(path, asset)
     app.router.add_get("/events", events)
+    app.router.add_get("/updates", updates)
     app.router.add_get("/snapshot.json", snapshot)
     app.on_startup.append(start_poller)
     app.on_shutdown.append(stop_streams)

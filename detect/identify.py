@@ -8,10 +8,11 @@ is known, the printer is asked what that language lets it tell: an ESC/POS print
 serial number) and its paper width, a Zebra ``~HI`` and its serial number (SGD ``device.unique_id``). A Brother's
 status names its model and loaded roll; it reports no firmware or serial number over the print port.
 
-TSPL is asked last and only where the caller allows it (a serial port the user named, a TSC USB device): ``~!T``
-on a printer of another language would come out as text. Its line starts with CR LF, so the questions before it
-(no TSPL command) end as a line the printer ignores. DYMO LabelWriters answer none of these: they are found by
-their USB vendor id and asked ``ESC A 0`` (:func:`identify_dymo`).
+TSPL is asked last and only where the caller allows it (a serial port or a network host the user named, a TSC USB
+device): ``~!T`` on a printer of another language would come out as text. Its line starts with CR LF, so the
+questions before it (no TSPL command) end as a line the printer ignores. DYMO LabelWriters answer none of these:
+they are found by their USB vendor id and asked ``ESC A 0`` (:func:`identify_dymo`), or, on a network host the user
+named that answered nothing else, asked it last.
 """
 
 from __future__ import annotations
@@ -119,8 +120,9 @@ async def identify_tspl(ask: Ask, timeout: float) -> dict[str, str] | None:
     return {"language": "tspl", "model": model or "TSPL printer", "media": ts.parse_status(reply[0]).describe()}
 
 
-async def identify(ask: Ask, timeout: float, tspl: bool = False) -> dict[str, str] | None:
-    """Language, model, firmware and media of the printer behind ``ask``; None when nothing answered.
+async def identify(ask: Ask, timeout: float, tspl: bool = False, dymo: bool = False) -> dict[str, str] | None:
+    """Language, model, firmware and media of the printer behind ``ask``; None when nothing answered. ``tspl`` and
+    ``dymo``: the caller allows asking those last (a port the user named).
 
     ``ask(question, complete, timeout)`` writes ``question`` and returns what came back once ``complete`` holds
     or the timeout passed.
@@ -138,7 +140,10 @@ async def identify(ask: Ask, timeout: float, tspl: bool = False) -> dict[str, st
         return {"language": "brother_ql", "model": _brother_model(replies[-1][4]), "media": media}
     reply = await ask(zs.HOST_STATUS, zs.host_status_complete, timeout)
     if not zs.host_status_complete(reply):
-        return await identify_tspl(ask, timeout) if tspl else None
+        what = await identify_tspl(ask, timeout) if tspl else None
+        if what is None and dymo:
+            what = await identify_dymo(ask, timeout, None)
+        return what
     hs = zs.parse_host_status(reply)
     found = {"language": "zpl", "model": "Zebra (ZPL)", "media": f"label length {hs.label_length} dots"}
     info = await ask(_ZPL_INFO, lambda b: b"\x03" in b, timeout)
@@ -154,7 +159,11 @@ async def identify(ask: Ask, timeout: float, tspl: bool = False) -> dict[str, st
     return found
 
 
-async def identify_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float) -> Any:
+async def identify_stream(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, timeout: float, named: bool = False
+) -> Any:
+    """identify() over a network connection; ``named``: a host the user named, also asked TSPL and DYMO."""
+
     async def ask(question: bytes, complete: Callable[[bytes], bool], wait: float) -> bytes:
         writer.write(question)
         await writer.drain()
@@ -171,7 +180,7 @@ async def identify_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWr
             buf += chunk
         return buf
 
-    return await identify(ask, timeout)
+    return await identify(ask, timeout, tspl=named, dymo=named)
 
 
 async def identify_transport(link: Transport, timeout: float, tspl: bool = False) -> dict[str, str] | None:

@@ -29,14 +29,14 @@ def hosts_of(network: str, port: int = RAW_PORT) -> list[tuple[str, int]]:
     return [(str(a), port) for a in addresses]
 
 
-async def _probe(host: str, port: int, timeout: float, slots: asyncio.Semaphore) -> Found | None:
+async def _probe(host: str, port: int, timeout: float, slots: asyncio.Semaphore, named: bool) -> Found | None:
     async with slots:
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
         except (OSError, TimeoutError):
             return None
         try:
-            what = await identify_stream(reader, writer, timeout)
+            what = await identify_stream(reader, writer, timeout, named)
         except OSError:
             what = None
         finally:
@@ -48,8 +48,14 @@ async def _probe(host: str, port: int, timeout: float, slots: asyncio.Semaphore)
     return found("tcp", f"{host}:{port}", what, host=host, port=port)
 
 
-async def probe_hosts(targets: list[tuple[str, int]], timeout: float = 0.5, in_flight: int = 64) -> list[Found]:
-    """Every target that accepts a connection and answers in a printer language, in the order given."""
+async def probe_hosts(
+    targets: list[tuple[str, int]],
+    timeout: float = 0.5,
+    in_flight: int = 64,
+    named: frozenset[tuple[str, int]] = frozenset(),
+) -> list[Found]:
+    """Every target that accepts a connection and answers in a printer language, in the order given. ``named``: the
+    hosts the user named, also asked TSPL and DYMO (never a host of a scanned network: ``~!T`` would print there)."""
     slots = asyncio.Semaphore(in_flight)
-    results = await asyncio.gather(*(_probe(h, p, timeout, slots) for h, p in targets))
+    results = await asyncio.gather(*(_probe(h, p, timeout, slots, (h, p) in named) for h, p in targets))
     return [r for r in results if r is not None]

@@ -31,12 +31,14 @@ async def detect_all(
     mdns_window: float = 0.0,
     mdns_interfaces: list[str] | None = None,
     named_serial: frozenset[str] = frozenset(),
+    named_hosts: frozenset[tuple[str, int]] = frozenset(),
     ipp_port: int | None = IPP_PORT,
     cups: str | None = None,
 ) -> list[Found]:
     """USB devices (when ``usb``), the serial ``devices``, the network ``targets`` and, when ``mdns_window`` > 0,
     every printer announced over mDNS within that many seconds, each that answers as a printer. ``named_serial``:
-    the serial ports the user named, the only ones asked whether they speak TSPL. ``ipp_port``: the port each
+    the serial ports the user named, the only ones asked whether they speak TSPL; ``named_hosts``: the network hosts
+    the user named, the only ones asked TSPL and DYMO. ``ipp_port``: the port each
     network host is asked IPP on (None: not asked); ``cups``: the local CUPS server (``HOST:PORT``) whose queues are
     listed, None for none."""
     if mdns_window > 0:
@@ -51,7 +53,7 @@ async def detect_all(
     network = list(dict.fromkeys([*targets, *names]))
     hosts = [host for host, _ in targets] if ipp_port is not None else []
     found, ipp = await asyncio.gather(
-        probe_hosts(network, timeout),
+        probe_hosts(network, timeout, named=named_hosts),
         probe_ipp(
             hosts, timeout, port=ipp_port or IPP_PORT, announced=[(a.uri, a.name) for a in announced_ipp], cups=cups
         ),

@@ -99,6 +99,15 @@ class Badge:
     layout: str | None = None
 
 
+@dataclass(frozen=True)
+class Handed:
+    """A badge handed to a printer that holds it in its own queue (``Driver.holds`` 2): the printer's name for the
+    job, and what the printer said just before it took it."""
+
+    job: Any
+    before: DeviceStatus
+
+
 class DriverError(Exception):
     """The device or its link failed (cannot connect, timed out, unplugged)."""
 
@@ -123,6 +132,12 @@ class Driver(abc.ABC):
     #: it) or ``spooler`` (a print server that hands the bytes on and cannot read the printer: a CUPS queue with a
     #: ``usb://``, ``socket://`` or ``file:`` backend). Written on each confirmed print and shown by ``status``.
     confirmed_by: str = "device"
+
+    #: How many badges the printer may hold at once. 1: the agent sends a badge and waits for its outcome
+    #: (``print``). 2: the printer queues a badge it is handed while another prints and can cancel it there before it
+    #: starts (an IPP printer or queue), so the agent hands it the next one early (``hand``, ``outcome``,
+    #: ``withdraw``) and the printer never waits for the agent between two badges.
+    holds: int = 1
 
     #: A short human description for logs and ``check-config`` ("ZPL over TCP 10.0.0.5:9100").
     description: str = ""
@@ -183,3 +198,20 @@ class Driver(abc.ABC):
 
         Raises DriverError when the device cannot be reached (the caller records that the buffer may survive).
         """
+
+    async def hand(self, data: bytes, badge: Badge) -> Handed | PrintResult:
+        """Hand the printer a badge without waiting for it to print (``holds`` 2 only): a ``Handed`` the printer now
+        holds, or the outcome when it took none of it (refused, faulted: ``failed``; cut off: ``unknown``)."""
+        raise NotImplementedError(f"{type(self).__name__} holds one badge at a time")
+
+    async def outcome(self, handed: Handed, timeout: float) -> PrintResult:
+        """Watch a handed badge until its outcome is known or ``timeout`` passes (counted from now: it may have
+        waited behind another). While another handed badge waits behind it, a fault the printer reports withdraws
+        that one (``withdraw``) before the printer can start it."""
+        raise NotImplementedError(f"{type(self).__name__} holds one badge at a time")
+
+    async def withdraw(self, handed: Handed) -> PrintResult:
+        """Take back a handed badge before it leaves the agent: cancelled at the printer. ``failed`` (nothing sent
+        counted: ``sent`` False) when the printer never started it, ``printed`` when it already proved it,
+        ``unknown`` otherwise."""
+        raise NotImplementedError(f"{type(self).__name__} holds one badge at a time")

@@ -24,12 +24,15 @@ from redis.exceptions import OutOfMemoryError, RedisError
 from core.errors import JobError, UserError
 from core.exposition import exposition
 from core.page_headers import add_page_headers
+from eventday.counts import event_day
+from eventday.metrics import metric_families as day_families
 from intake.attendee_routes import (
     add_routes,
     any_printer_can_print,
     badge_if_listed,
     desk_target,
     kiosk_settings,
+    kiosk_walk_in,
     metric_families,
     refuse_unlisted,
 )
@@ -42,6 +45,7 @@ from intake.outstanding import FINAL
 from intake.preprint_routes import metric_families as preprint_metric_families
 from intake.problem import Problem, field_error, response
 from intake.tokens import TOKEN_NAME_RE, Token
+from protocol.connection import master_changes
 from protocol.fleet import fleet
 from protocol.jobs import Job, parse_job
 from protocol.keys import JOB_ID_RE, PRINTER_RE
@@ -208,6 +212,8 @@ async def create(request: web.Request) -> web.Response:
     if batch and not items:
         raise field_error(422, "jobs", "is empty")
     jobs = _parse_jobs(token, items, batch)
+    if token.role == "kiosk":
+        jobs = [kiosk_walk_in(job, intake.config.kiosk.walk_in_type) for job in jobs]
 
     out = []
     async with intake.lanes.lane(token.role):
@@ -459,12 +465,26 @@ async def metrics(request: web.Request) -> web.Response:
     intake: Intake = request.app[INTAKE]
     async with intake.lanes.lane(None):
         view = await fleet(intake.redis, intake.config.venue)
+        day = await event_day(intake.redis, intake.config.venue, view)
     jobs = GaugeMetricFamily("badge_venue_jobs", "Venue counts by transition (the stats hash).", labels=["what"])
     for name, value in sorted(view.counts.items()):
         jobs.add_metric([name], value)
 
-    families = [jobs, staff_family(StaffCounts.from_stats(view.counts)), *await metric_families(request)]
-    families += await preprint_metric_families(request)
+    dlq = GaugeMetricFamily("badge_venue_dlq_length", "Dead letters in the venue's DLQ now.")
+    dlq.add_metric([], view.dlq)
+    moved = CounterMetricFamily(
+        "badge_redis_master_changes", "Times this process followed the venue's Redis master to another server."
+    )
+    moved.add_metric([], master_changes(intake.redis))
+    families = [
+        jobs,
+        dlq,
+        moved,
+        staff_family(StaffCounts.from_stats(view.counts)),
+        *await metric_families(request),
+        *day_families(day),
+        *await preprint_metric_families(request),
+    ]
     watches = GaugeMetricFamily("badge_intake_watches", "SSE streams and long-polls open now.")
     watches.add_metric([], intake.watches.count)
     reads = CounterMetricFamily(

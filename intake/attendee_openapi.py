@@ -6,8 +6,20 @@ from typing import Any
 
 from intake.openapi_parts import AUTH, BEARER, TEXT, json_body, json_reply, problem
 
-CODE = {"name": "code", "in": "path", "required": True, "schema": {"type": "string", "pattern": "^[!-~]{1,128}$"}}
-LOOKUP_429 = {"429": {**AUTH["429"], "description": "over the token's rate, or its attendee lookups' rate"}}
+CODE = {
+    "name": "code",
+    "in": "path",
+    "required": True,
+    "description": "the ticket code, or the attendee's handle (an answer's handle or badge_id)",
+    "schema": {"type": "string", "pattern": "^[!-~]{1,128}$"},
+}
+LOOKUP_429 = {
+    "429": {
+        **AUTH["429"],
+        "description": "over the token's rate, its attendee lookups' rate, or the failed lookups (codes not on the "
+        "list) of the token or the client address; for a badge, the token's outstanding jobs at its cap",
+    }
+}
 
 
 def schemas() -> dict[str, Any]:
@@ -24,13 +36,21 @@ def schemas() -> dict[str, Any]:
                 "description": "kiosk tokens, a queued badge: no printer it may go to can print now (its zone's "
                 "nor the venue's): send the attendee to the help desk",
             },
+            "wait_minutes": {
+                "type": "integer",
+                "description": "kiosk tokens, a queued badge: about how many minutes it waits, present when its "
+                "zone's expected wait passes kiosk.say_wait_after",
+            },
         },
     }
     attendee = {
         "type": "object",
-        "description": "a kiosk token sees name, first_name, status, job_id and badge only",
+        "description": "staff see all and the handle; a desk the code and e-mail masked and the handle; a kiosk "
+        "name, first_name, status, badge_id and badge only",
         "properties": {
-            "code": TEXT,
+            "code": {**TEXT, "description": "the ticket code (staff); masked for a desk: its last 4 characters"},
+            "handle": {**TEXT, "description": "desk, staff: what to name the attendee by in the path, not the code"},
+            "badge_id": {**TEXT, "description": "kiosk: the id to follow the badge by (GET /v1/attendees/{code})"},
             "name": TEXT,
             "first_name": TEXT,
             "company": TEXT,
@@ -61,7 +81,7 @@ def paths() -> dict[str, Any]:
     return {
         "/v1/attendees": {
             "get": {
-                "summary": "search the list (desk, staff, viewer): at most 50, by any word's prefix of name, company, "
+                "summary": "search the list (desk, staff): at most 50, by any word's prefix of name, company, "
                 "order code or e-mail, case and accents ignored, any script",
                 "security": BEARER,
                 "parameters": [{"name": "q", "in": "query", "schema": {"type": "string", "maxLength": 200}}],
@@ -96,7 +116,7 @@ def paths() -> dict[str, Any]:
         },
         "/v1/attendees/{code}": {
             "get": {
-                "summary": "one attendee by ticket code, with their badge (kiosk, desk, staff, viewer)",
+                "summary": "one attendee by ticket code or handle, with their badge (kiosk, desk, staff)",
                 "security": BEARER,
                 "parameters": [CODE],
                 "responses": {
@@ -155,9 +175,9 @@ def paths() -> dict[str, Any]:
         },
         "/desk/{name}": {
             "get": {
-                "summary": "the desk page's script and style; settings.json (with the page's token: desk, staff, "
-                "viewer): its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct) "
-                "and reprint_cap",
+                "summary": "the desk page's script and style; settings.json (with the page's token: desk, staff): "
+                "its role, what it may do (may: print, walk_in, reprint, force, cancel, restore, correct), "
+                "reprint_cap and day (expected, arrived, to_come; null without an attendee list)",
                 "parameters": [
                     {
                         "name": "name",

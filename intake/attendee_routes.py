@@ -1,24 +1,27 @@
 """The intake's attendee routes (docs/intake.md, "Attendee list"): look up, search, badge, walk-in, correct.
 
-A ticket code is a credential: a kiosk token may look up one full code and never search or list; every lookup is
-rate-limited per token (``limits.lookup_rate``); no handler here logs a code (the request log names the route, not
-the path). Registered on the intake's app by ``add_routes``.
+A ticket code is a credential: a kiosk token may look up one full code and never search or list; a viewer token
+sees no attendee; a desk sees the code masked and acts on an attendee by its handle (``AttendeeStore.handle``);
+only staff see codes. Every lookup is rate-limited per token (``limits.lookup_rate``); no handler here logs a code
+(the request log names the route, not the path). Registered on the intake's app by ``add_routes``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from aiohttp import web
 
 from attendees.keys import CODE_RE
 from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
-from attendees.views import describe, kiosk_view
+from attendees.views import describe, desk_view, kiosk_view
 from core.errors import JobError
 from intake import preprint_routes
 from intake.context import INTAKE, Intake, authorize, json_body
@@ -26,6 +29,7 @@ from intake.jsonreply import json_response
 from intake.problem import Problem, field_error
 from intake.ratelimit import RateLimit
 from intake.tokens import Token
+from intake.waits import kiosk_wait
 from protocol.fleet import FleetView, PrinterView, fleet
 from protocol.jobs import Job, parse_job
 from protocol.state import AgentState
@@ -36,8 +40,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("badge_agent.intake.attendees")
 
-LOOKUP = ("kiosk", "desk", "staff", "viewer")
-SEARCH = ("desk", "staff", "viewer")
+# A viewer (the board, a screen in the hall) sees no attendee: a search answers names, e-mails and order codes.
+LOOKUP = ("kiosk", "desk", "staff")
+SEARCH = ("desk", "staff")
 BADGE = ("kiosk", "desk", "staff")
 WALK_IN = ("desk", "staff")
 CORRECT = ("staff",)
@@ -50,12 +55,15 @@ ATTENTION = "Please go to the help desk: staff will print your badge there."
 
 ATTENDEES = web.AppKey("attendees", AttendeeStore)
 LOOKUPS = web.AppKey("attendee_lookups", RateLimit)
+#: Failed lookups (codes not on the list), per token and per client address: ``token:<name>``, ``address:<ip>``.
+MISSES = web.AppKey("attendee_misses", RateLimit)
 
 
 def add_routes(app: web.Application, intake: Intake) -> None:
     app[ATTENDEES] = AttendeeStore(intake.redis, intake.config.venue, intake.store)
     limits = intake.config.limits
     app[LOOKUPS] = RateLimit(limits.lookup_rate, limits.lookup_burst)
+    app[MISSES] = RateLimit(limits.miss_rate, limits.miss_burst)
     app.router.add_get("/v1/attendees", search, allow_head=False)
     app.router.add_post("/v1/attendees", walk_in)
     app.router.add_get("/v1/attendees/{code}", lookup, allow_head=False)
@@ -81,21 +89,31 @@ def _authorize_lookup(request: web.Request, roles: tuple[str, ...]) -> Token:
     return token
 
 
-def _code(request: web.Request) -> str:
+async def _code(request: web.Request) -> str:
+    """The ticket code the path names: by the attendee's handle (what desks and kiosks are given), or by the code
+    itself (a ticket scanned or typed). A code that looks like a handle but is none is taken as a code."""
     code = request.match_info["code"]
     if not CODE_RE.fullmatch(code):
         raise field_error(422, "code", "a ticket code is 1-128 printable characters without spaces")
-    return code
+    return await request.app[ATTENDEES].code_of(code) or code
 
 
 async def _view(request: web.Request, token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]:
+    """The attendee as the token's role may see it (docs/intake.md, "Attendee list"): staff all and the handle, a
+    desk the code and e-mail masked and the handle, a kiosk the little of ``kiosk_view``; with where a pre-printed
+    badge is (preprint/views.py), to a kiosk without the run's name or layout."""
+    handle = await request.app[ATTENDEES].handle(attendee)
     preprinted = await preprint_routes.door_answer(request, attendee)
     if token.role != "kiosk":
-        body = describe(attendee, state)
+        body = (
+            {**describe(attendee, state), "handle": handle}
+            if token.role == "staff"
+            else desk_view(attendee, state, handle)
+        )
         if preprinted is not None:
-            body["preprint"] = preprinted
+            body["preprint"] = preprinted  # the desk sees the box
         return body
-    body = kiosk_view(attendee, state)
+    body = kiosk_view(attendee, state, handle)
     if preprinted is not None:
         # A badge in a box: the kiosk prints nothing and says where it is (no run's name or layout to a kiosk).
         body["preprint"] = {k: preprinted[k] for k in ("box", "box_label", "range", "pickup", "state")}
@@ -105,6 +123,9 @@ async def _view(request: web.Request, token: Token, attendee: Attendee, state: B
         # Waiting, and no printer it may go to can print (all out of labels, paused, down): the kiosk sends the
         # attendee to the help desk instead of saying "next in line" for ever.
         body["badge"]["no_printer"] = not await any_printer_can_print(request)
+        wait = await kiosk_wait(request, token)
+        if wait is not None:
+            body["badge"]["wait_minutes"] = wait
     return body
 
 
@@ -115,9 +136,37 @@ async def _found(request: web.Request, code: str) -> tuple[Attendee, BadgeState]
     return found
 
 
+def _miss_buckets(request: web.Request, token: Token) -> tuple[str, str]:
+    return f"token:{token.name}", f"address:{request.remote or '?'}"
+
+
+async def _looked_up(request: web.Request, token: Token, code: str) -> tuple[Attendee, BadgeState]:
+    """``_found``, counting a code not on the list against the token's and the client address's failed lookups: past
+    either's bucket (``limits.miss_rate``, ``miss_burst``) every lookup is refused until it refills, so codes cannot
+    be tried fast with many tokens from one machine, nor with one token from many."""
+    misses = request.app[MISSES]
+    buckets = _miss_buckets(request, token)
+    wait = max(misses.wait(bucket) for bucket in buckets)
+    if wait:
+        rate = request.app[INTAKE].config.limits.miss_rate
+        raise Problem(
+            429,
+            f"too many codes not on the list from this token or address (at most {rate:g}/s): wait, or go to the "
+            "help desk",
+            headers={"Retry-After": str(wait)},
+            retry_after=wait,
+        )
+    found = await request.app[ATTENDEES].found(code)
+    if found is None:
+        for bucket in buckets:
+            misses.take(bucket)
+        raise Problem(404, UNKNOWN)
+    return found
+
+
 async def lookup(request: web.Request) -> web.Response:
     token = _authorize_lookup(request, LOOKUP)
-    attendee, state = await _found(request, _code(request))
+    attendee, state = await _looked_up(request, token, await _code(request))
     body = await _view(request, token, attendee, state)
     if attendee.status == "cancelled":
         body["message"] = CANCELLED
@@ -125,20 +174,14 @@ async def lookup(request: web.Request) -> web.Response:
 
 
 async def search(request: web.Request) -> web.Response:
-    _authorize_lookup(request, SEARCH)
+    token = _authorize_lookup(request, SEARCH)
     query = request.query.get("q", "")
     if len(query) > MAX_QUERY:
         raise field_error(422, "q", f"at most {MAX_QUERY} characters")
     store = request.app[ATTENDEES]
     found = await store.search(query)
     states = await store.badge_states(found)
-    shown = []
-    for attendee, state in zip(found, states, strict=True):
-        body = describe(attendee, state)
-        if attendee.preprint and (boxed := await preprint_routes.door_answer(request, attendee)) is not None:
-            body["preprint"] = boxed  # the desk sees the box
-        shown.append(body)
-    return json_response({"attendees": shown})
+    return json_response({"attendees": [await _view(request, token, a, s) for a, s in zip(found, states, strict=True)]})
 
 
 async def _printer(request: web.Request, token: Token) -> str | None:
@@ -228,10 +271,22 @@ async def zone_printer(request: web.Request, token: Token) -> tuple[str | None, 
 
 async def _print(request: web.Request, token: Token, code: str, printer: str | None) -> web.Response:
     store = request.app[ATTENDEES]
+    intake = request.app[INTAKE]
+    _, before = await _looked_up(request, token, code)
     chosen, zone = await zone_printer(request, token)
     # created_by: the token, as POST /v1/jobs records it. A pin the desk asked for wins over the zone's choice; the
-    # badge still carries the zone.
-    reply, _ = await store.badge(code, token.name, printer or chosen, at_desk=token.role != "kiosk", zone=zone)
+    # badge still carries the zone. A badge made now counts against the token's cap of outstanding jobs, as a job it
+    # creates does (room held while it is made; the badge joins the token's set in the same step); a badge that
+    # exists makes nothing, so a second scan is answered at the cap too.
+    room = (
+        intake.outstanding.room_in_turn(token.name, token.max_outstanding)
+        if before.state == "none"
+        else contextlib.nullcontext()
+    )
+    async with room:
+        reply, _ = await store.badge(
+            code, token.name, printer or chosen, at_desk=token.role != "kiosk", zone=zone, owned=True
+        )
     if reply.kind is BadgeKind.UNKNOWN:
         raise Problem(404, UNKNOWN)
     if reply.kind is BadgeKind.CANCELLED:
@@ -251,7 +306,7 @@ async def _print(request: web.Request, token: Token, code: str, printer: str | N
 async def badge(request: web.Request) -> web.Response:
     """Print this attendee's badge from the list: created once; any later request answers with that badge."""
     token = _authorize_lookup(request, BADGE)
-    code = _code(request)
+    code = await _code(request)
     try:
         printer = await _printer(request, token)
         return await _print(request, token, code, printer)
@@ -297,7 +352,7 @@ async def walk_in(request: web.Request) -> web.Response:
         raise Problem(409, "this code is on the list already: look it up instead", code_taken=True)
     if body.get("print", True) is False:
         attendee, state = await _found(request, code)
-        return json_response(describe(attendee, state), status=201)
+        return json_response(await _view(request, token, attendee, state), status=201)
     printer = body.get("printer")
     if printer is not None and not isinstance(printer, str):
         raise field_error(422, "printer", "must be a printer name")
@@ -310,7 +365,7 @@ async def correct(request: web.Request) -> web.Response:
     prints it."""
     token = authorize(request, CORRECT)
     store = request.app[ATTENDEES]
-    code = _code(request)
+    code = await _code(request)
     body = await json_body(request)
     if not isinstance(body, dict) or not body:
         raise Problem(422, "the body must be a JSON object: name, company, fields or status")
@@ -340,7 +395,7 @@ async def correct(request: web.Request) -> web.Response:
         await store.set_status(code, status, f"token:{token.name}")
     attendee, state = await _found(request, code)
     log.info("attendee corrected by token %s: %s", token.name, ", ".join(sorted(body)))
-    return json_response(describe(attendee, state))
+    return json_response(await _view(request, token, attendee, state))
 
 
 #: What each role may do on the desk page (the page shows a button only for what its token may do).
@@ -364,6 +419,7 @@ async def desk_settings(request: web.Request) -> web.Response:
             "role": token.role,
             "may": {what: token.role in roles for what, roles in DESK_MAY.items()},
             "reprint_cap": intake.config.limits.reprint_cap,
+            "day": await day_counts(request),
         }
     )
 
@@ -382,6 +438,27 @@ async def refuse_unlisted(request: web.Request, token: Token) -> None:
         )
 
 
+def kiosk_walk_in(job: Job, walk_in_type: str) -> Job:
+    """A job a kiosk types (no list, or ``kiosk.allow_unlisted``): a name and company, and the venue's walk-in type
+    (``kiosk.walk_in_type``) as its ticket type; a role, a layout or a field it sets answers 403 naming it (a
+    ticket type equal to the walk-in type aside). Venues give badge types room access (a Speaker's, a STAFF role):
+    a kiosk prints only what the list says, or a walk-in's badge. A listed code's badge is the list's anyway."""
+    asked = [("role", job.role)] if job.role else []
+    if job.layout is not None:
+        asked.append(("layout", job.layout))
+    asked += [(f"fields.{k}", v) for k, v in job.fields.items() if not (k == "ticket_type" and v == walk_in_type)]
+    if asked:
+        field, _ = asked[0]
+        raise Problem(
+            403,
+            f"a kiosk token cannot set {field}: a badge typed at a kiosk carries a name and company, and the venue's "
+            "walk-in ticket type (kiosk.walk_in_type); a listed ticket's badge says what the list says",
+            field=field,
+            role="kiosk",
+        )
+    return msgspec.structs.replace(job, fields={"ticket_type": walk_in_type} if walk_in_type else {})
+
+
 async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple[bool, str] | None:
     """For ``POST /v1/jobs``: a job whose attendee id is a listed ticket code is that attendee's one badge (made now,
     or the one that exists), never a second job. Returns (made now, the attendee's job id), or None for a code not
@@ -394,7 +471,12 @@ async def badge_if_listed(request: web.Request, token: Token, job: Job) -> tuple
         return None
     chosen, zone = await zone_printer(request, token)
     reply, attendee = await store.badge(
-        job.attendee_id, token.name, job.printer or chosen, at_desk=token.role != "kiosk", zone=job.zoned or zone
+        job.attendee_id,
+        token.name,
+        job.printer or chosen,
+        at_desk=token.role != "kiosk",
+        zone=job.zoned or zone,
+        owned=True,  # within the room POST /v1/jobs holds for it
     )
     if reply.kind is BadgeKind.CANCELLED:
         raise Problem(409, CANCELLED, status_of_ticket="cancelled")
@@ -438,6 +520,17 @@ async def desk_asset(request: web.Request) -> web.Response:
 async def _desk_file(name: str) -> web.Response:
     text = resources.files("intake").joinpath(f"desk/{name}").read_text(encoding="utf-8")
     return web.Response(text=text, content_type=DESK_FILES[name])
+
+
+async def day_counts(request: web.Request) -> dict[str, int] | None:
+    """The day's counts the desk shows at the top: expected, arrived (checked in) and still to come; None without a
+    list."""
+    intake = request.app[INTAKE]
+    if not await AttendeeStore.exists(intake.redis, intake.config.venue):
+        return None
+    counts = await request.app[ATTENDEES].counts()
+    return {"expected": counts.expected, "arrived": counts.checked_in,
+            "to_come": max(0, counts.expected - counts.checked_in)}  # fmt: skip
 
 
 async def metric_families(request: web.Request) -> list[Metric]:

@@ -9,9 +9,9 @@ import msgspec
 from msgspec import Meta
 
 from core import validate
-from core.errors import ConfigError
+from core.errors import ConfigError, JobError
 from core.settings import Strict, host_port, read_config_mapping
-from protocol.jobs import ZONE_NAME
+from protocol.jobs import ZONE_NAME, parse_job
 from protocol.keys import PRINTER_RE
 from protocol.redis_config import RedisConfig, venue_name
 
@@ -50,6 +50,12 @@ class LimitsConfig(Strict, kw_only=True):
     #: a ticket code is a credential, and codes must not be tried fast.
     lookup_rate: Annotated[float, Meta(gt=0, le=10_000)] = 5.0
     lookup_burst: Annotated[int, Meta(ge=1, le=10_000)] = 30
+    #: Failed attendee lookups (a code not on the list) per second each token, and each client address, may make
+    #: (a bucket of ``miss_burst`` each); past it every lookup and badge request of that token or address answers
+    #: 429 until the bucket refills: many kiosk tokens on one machine cannot try codes together. Behind a proxy
+    #: the address is the proxy's, shared by every client behind it.
+    miss_rate: Annotated[float, Meta(gt=0, le=10_000)] = 0.5
+    miss_burst: Annotated[int, Meta(ge=1, le=10_000)] = 20
 
 
 class KioskConfig(Strict, kw_only=True):
@@ -57,8 +63,14 @@ class KioskConfig(Strict, kw_only=True):
     strings: Path | None = None
     #: With an attendee list loaded, a kiosk prints only listed tickets; true lets it type a name for any code.
     allow_unlisted: bool = False
+    #: The ticket type (``fields.ticket_type``) of a badge typed at a kiosk (no list, or ``allow_unlisted``); "" for
+    #: none. A kiosk sets no role, layout or field itself: venues give badge types room access.
+    walk_in_type: Annotated[str, Meta(max_length=120)] = ""
     #: Seconds the kiosk shows an answer before it clears itself for the next attendee.
     reset_after: Annotated[float, Meta(ge=3, le=600)] = 20.0
+    #: Minutes of expected wait in the kiosk's zone (eventday/counts.py) above which its answer says about how long;
+    #: 0 says it whenever there is a wait to say.
+    say_wait_after: Annotated[float, Meta(ge=0, le=240)] = 5.0
 
 
 def _printer_names(values: list[str]) -> list[str]:
@@ -128,4 +140,13 @@ def load_intake_config(path: str | Path) -> IntakeConfig:
         config.kiosk.strings = strings = base / strings
     if strings is not None and not strings.is_file():
         raise ConfigError(str(path), [f"kiosk.strings: {strings} does not exist or is not a file"])
+    if config.kiosk.walk_in_type:
+        try:  # checked as a badge's field is, since every kiosk-typed badge carries it
+            parse_job(
+                {"attendee_id": "walk-in", "name": "Walk In", "fields": {"ticket_type": config.kiosk.walk_in_type}}
+            )
+        except JobError as exc:
+            raise ConfigError(
+                str(path), [f"kiosk.walk_in_type: {str(exc).removeprefix('fields.ticket_type: ')}"]
+            ) from None
     return config

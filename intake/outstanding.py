@@ -10,6 +10,7 @@ near the cap, a request racing one that just finished may be refused although th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
@@ -31,6 +32,7 @@ class Outstanding:
         self.redis, self.keys = redis, keys
         self._creating: dict[str, int] = {}  # token -> jobs being created by this process now
         self._pruned: dict[str, float] = {}  # token -> when its set was last pruned (monotonic)
+        self._serial: dict[str, asyncio.Lock] = {}  # token -> its creations one at a time (``room_in_turn``)
 
     async def _prune(self, key: bytes) -> int:
         """Drop the final and missing jobs from the set; returns how many remain."""
@@ -76,3 +78,13 @@ class Outstanding:
                 self._creating[token] = left
             else:
                 del self._creating[token]
+
+    @contextlib.asynccontextmanager
+    async def room_in_turn(self, token: str, cap: int) -> AsyncIterator[None]:
+        """``room`` for one new job, the token's creations in this process made one after another: each counts
+        every one made before it (its set's count is read after the last one's job joined it), so the cap holds
+        exactly however many requests come at once. For a route a token creates one job a request on (an attendee's
+        badge), where waiting behind its own earlier request costs a round trip."""
+        lock = self._serial.setdefault(token, asyncio.Lock())
+        async with lock, self.room(token, cap, 1):
+            yield

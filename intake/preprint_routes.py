@@ -2,7 +2,8 @@
 
 A kiosk's scan of an attendee whose badge is in a box prints nothing and says where it is (attendee_routes.py asks
 ``door_answer``); the desk's search shows the box; ``POST /v1/attendees/{code}/handed-over`` is the desk giving the
-badge out, which checks the attendee in.
+badge out, which checks the attendee in: by the attendee's handle, as the desk's other actions (or staff by the code).
+The void list names attendees: a desk sees their codes masked, a viewer none of it (as the attendee routes).
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from attendees.keys import CODE_RE
 from attendees.store import Attendee, AttendeeStore
-from intake.context import Intake, authorize
+from attendees.views import masked_code
+from intake.context import INTAKE, Intake, authorize
 from intake.jsonreply import json_response
-from intake.problem import Problem
+from intake.problem import Problem, field_error
 from preprint.store import PreprintStore, preprint_status
 from preprint.views import door_view
 
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
 HAND_OVER = ("desk", "staff")
-VOIDS = ("desk", "staff", "viewer")
+VOIDS = ("desk", "staff")
 
 PREPRINTS = web.AppKey("preprints", PreprintStore)
 
@@ -43,9 +46,16 @@ async def door_answer(request: web.Request, attendee: Attendee) -> dict[str, Any
 async def hand_over(request: web.Request) -> web.Response:
     """The desk gives an attendee their pre-printed badge: their arrival (checked in, told to pretix and webhooks)."""
     token = authorize(request, HAND_OVER)
-    code = request.match_info["code"]
     store = request.app[PREPRINTS]
-    outcome, _ = await store.handover(code, token.name)
+    raw = request.match_info["code"]
+    if not CODE_RE.fullmatch(raw):
+        raise field_error(422, "code", "a ticket code is 1-128 printable characters without spaces")
+    # The handle the desk was given (attendee_routes.py, ``_code``), or a code as staff type it.
+    code = await store.attendees.code_of(raw) or raw
+    intake = request.app[INTAKE]
+    # The arrival counts in the desk's zone, as a badge a token of a zone asks for is that zone's (the board).
+    zone = intake.config.zone_name_of(token.name, token.zone) or ""
+    outcome, _ = await store.handover(code, token.name, zone)
     if outcome == "unknown":
         raise Problem(404, "This code is not on the list.")
     attendee = await store.attendees.get(code)
@@ -66,12 +76,14 @@ async def hand_over(request: web.Request) -> web.Response:
 
 async def voids(request: web.Request) -> web.Response:
     """Every run's void badges, by run and box, for staff to pull before the doors open."""
-    authorize(request, VOIDS)
+    token = authorize(request, VOIDS)
     store = request.app[PREPRINTS]
     runs = []
     for name in await store.names():
-        found = await store.voids(name)
-        runs.append({"run": name, "voids": [v.as_dict() for v in found]})
+        found = [v.as_dict() for v in await store.voids(name)]
+        if token.role != "staff":
+            found = [{**v, "code": masked_code(v["code"])} for v in found]  # a desk sees codes masked
+        runs.append({"run": name, "voids": found})
     return json_response({"runs": runs})
 
 

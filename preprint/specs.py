@@ -43,11 +43,14 @@ class BoxWrite(Spec[list[str]]):
         first: str,
         last: str,
         rows: Sequence[tuple[str, str, str]],
+        events: bytes,
+        maxlen: int,
     ) -> ScriptCall[list[str]]:
-        """``rows``: (code, the record's version as read, the attendee's ``preprint`` JSON), in print order."""
-        keys = [enc(k.run(run)), enc(k.box(run, number)), enc(k.box_codes(run, number))]
+        """``rows``: (code, the record's version as read, the attendee's ``preprint`` JSON), in print order;
+        ``events``, ``maxlen``: the venue's events stream, where a count that is no number is told as it restarts."""
+        keys = [enc(k.run(run)), enc(k.box(run, number)), enc(k.box_codes(run, number)), events]
         keys += [enc(ak.attendee(code)) for code, _, _ in rows]
-        args: list[bytes | int] = [enc(run), number, enc(first), enc(last)]
+        args: list[bytes | int] = [enc(run), number, enc(first), enc(last), maxlen]
         for code, version, record in rows:
             args += [enc(code), enc(version), enc(record)]
         return (self, keys, args)
@@ -94,10 +97,17 @@ class Done(Spec[list[str]]):
     name = "preprint_done"
 
     def call(
-        self, k: PreprintKeys, ak: AttendeeKeys, run: str, number: int, codes: Sequence[str]
+        self,
+        k: PreprintKeys,
+        ak: AttendeeKeys,
+        run: str,
+        number: int,
+        codes: Sequence[str],
+        events: bytes,
+        maxlen: int,
     ) -> ScriptCall[list[str]]:
-        keys = [enc(k.run(run)), enc(k.box_codes(run, number)), *(enc(ak.attendee(code)) for code in codes)]
-        return (self, keys, [enc(run)])
+        keys = [enc(k.run(run)), enc(k.box_codes(run, number)), events, *(enc(ak.attendee(code)) for code in codes)]
+        return (self, keys, [enc(run), maxlen])
 
     def parse(self, reply: Any) -> list[str]:
         return _words(reply)
@@ -161,12 +171,14 @@ class Handover(Spec[list[str]]):
         job_id: str,
         by: str,
         maxlen: int,
+        zone: str = "",
     ) -> ScriptCall[list[str]]:
+        """``zone``: where the hand-over counts as an arrival (the desk's zone; "" for none)."""
         keys = [
             enc(ak.attendee(code)), enc(k.run(run)), enc(ak.counts), venue_keys.printed_consumers,
-            venue_keys.printed, venue_keys.events, venue_keys.done(enc(preprint_job_id(job_id))),
+            venue_keys.printed, venue_keys.events, venue_keys.done(enc(preprint_job_id(job_id))), venue_keys.minutes,
         ]  # fmt: skip
-        return (self, keys, [enc(run), enc(job_id), enc(by), maxlen, enc(code)])
+        return (self, keys, [enc(run), enc(job_id), enc(by), maxlen, enc(code), enc(zone)])
 
     def parse(self, reply: Any) -> list[str]:
         return _words(reply)

@@ -414,7 +414,17 @@ class PreprintStore:
             current = Box(box.number, tuple(entries))
             rows = [(e.code, e.version, record_json(run, box.number, e)) for e in entries]
             reply = await self.scripts.run(
-                specs.BOX.call(self.keys, self.attendees.keys, run, box.number, current.first, current.last, rows)
+                specs.BOX.call(
+                    self.keys,
+                    self.attendees.keys,
+                    run,
+                    box.number,
+                    current.first,
+                    current.last,
+                    rows,
+                    self.attendees.venue.encoded_keys.events,
+                    self.attendees.venue.events_maxlen,
+                )
             )
             if reply[0] == "written":
                 return current
@@ -479,7 +489,17 @@ class PreprintStore:
         marked = 0
         for n in range(1, run.boxes + 1):
             codes = await self.box_codes(name, n)
-            reply = await self.scripts.run(specs.DONE.call(self.keys, self.attendees.keys, name, n, codes))
+            reply = await self.scripts.run(
+                specs.DONE.call(
+                    self.keys,
+                    self.attendees.keys,
+                    name,
+                    n,
+                    codes,
+                    self.attendees.venue.encoded_keys.events,
+                    self.attendees.venue.events_maxlen,
+                )
+            )
             if reply[0] != "done":
                 raise UserError(f"run {name!r} is {reply[1]} now: boxes before {n} were marked printed")
             marked += int(reply[1])
@@ -548,10 +568,14 @@ class PreprintStore:
                 data = json.loads(value)
                 found.append(
                     Void(
-                        dec(code), int(data.get("box") or 0), str(data.get("name") or ""),
-                        str(data.get("reason") or ""), int(data.get("ms") or 0), bool(data.get("printed", True)),
+                        dec(code),
+                        int(data.get("box") or 0),
+                        str(data.get("name") or ""),
+                        str(data.get("reason") or ""),
+                        int(data.get("ms") or 0),
+                        bool(data.get("printed", True)),
                     )
-                )  # fmt: skip
+                )
             except (ValueError, TypeError, AttributeError):
                 found.append(Void(dec(code), 0, "", "the void entry cannot be read", 0, True))
         return sorted(found, key=lambda v: (v.box, sort_key(v.name), v.code))
@@ -590,10 +614,10 @@ class PreprintStore:
             return Where(**{**where.__dict__, "state": BadgeState.PREPRINTED})
         return where
 
-    async def handover(self, code: str, by: str) -> tuple[str, Where | None]:
-        """The desk hands the attendee their pre-printed badge: checked in, counted, told to the printed record's
-        consumers, in one step. Returns (``handed_over`` | ``already`` | ``void`` | ``not_printed`` | ``none`` |
-        ``unknown``, where the badge is)."""
+    async def handover(self, code: str, by: str, zone: str = "") -> tuple[str, Where | None]:
+        """The desk hands the attendee their pre-printed badge: checked in, counted (an arrival of ``zone`` on the
+        event day's counts, "" for none), told to the printed record's consumers, in one step. Returns
+        (``handed_over`` | ``already`` | ``void`` | ``not_printed`` | ``none`` | ``unknown``, where the badge is)."""
         attendee = await self.attendees.get(code)
         if attendee is None:
             return "unknown", None
@@ -603,7 +627,7 @@ class PreprintStore:
         reply = await self.scripts.run(
             specs.HANDOVER.call(
                 self.keys, self.attendees.keys, self.attendees.venue.encoded_keys, code, where.run, attendee.job_id,
-                by, self.attendees.venue.events_maxlen,
+                by, self.attendees.venue.events_maxlen, zone,
             )
         )  # fmt: skip
         return reply[0], await self.where(await self.attendees.get(code) or attendee)

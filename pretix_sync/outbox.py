@@ -8,13 +8,13 @@ badge (check in, then log the print) or a reprint (log only), the printer, where
 once every consumer has taken it. Nothing can confirm a print without its record entry, so none is missed, whatever
 happens to the process that sends them; entries an earlier version wrote into the outbox itself are sent as any.
 
-Sending: the process that holds the sender's lease (``P pretix:sender``, ``pretix_lease.lua``) reads the oldest
-entries, sends each with :func:`pretix_sync.push.send_print` (the job id as pretix's redeem nonce; a print log only
-when the ticket lacks it) and removes it only once pretix answered (``pretix_sent.lua``, which removes nothing for a
-process whose lease has run out). A second sync process finds the lease held and sends nothing; it takes over when
-the holder stops renewing (it died). The lease is renewed before every entry and one send may take at most
-``SEND_TIMEOUT``, well inside it, so two processes never send at the same time. pretix unreachable: the entry
-stays, and is sent when pretix answers again.
+Sending: the process that holds the sender's lease (``P pretix:sender``, ``pretix_lease.lua``) reads the oldest entries,
+sends them ``CONCURRENCY`` at a time (a wave), each with :func:`pretix_sync.push.send_print` (the job id as pretix's
+redeem nonce; a print log only when the ticket lacks it) and removes it only once pretix answered (``pretix_sent.lua``,
+which removes nothing for a process whose lease has run out). A second sync process finds the lease held and sends
+nothing; it takes over when the holder stops renewing (it died). The lease is renewed before every wave and one send may
+take at most ``SEND_TIMEOUT``, well inside it, so two processes never send at the same time. pretix unreachable: the
+entry stays, and is sent when pretix answers again.
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ LEASE_MS = 60_000
 SEND_TIMEOUT = 20.0
 #: Entries read per look.
 BATCH = 50
+#: Entries sent to pretix at once (each two requests, a reprint's one more): pretix on PostgreSQL answers them side
+#: by side, so a backlog drains in a fraction of the time one at a time takes.
+CONCURRENCY = 4
 #: Entries of the printed record the pump moves per call (one script call each: short, so Redis never waits long).
 PUMP_BATCH = 200
 
@@ -84,6 +87,20 @@ class Entry:
     @property
     def printed_at(self) -> str:
         return datetime.fromtimestamp(self.printed_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def waves(entries: list[Entry], size: int) -> list[list[Entry]]:
+    """``entries`` in order, cut into waves of at most ``size``, never two prints of one job in a wave (a badge and
+    its reprint are told in the order they happened)."""
+    found: list[list[Entry]] = []
+    jobs: set[str] = set()
+    for entry in entries:
+        if not found or len(found[-1]) >= size or entry.job_id in jobs:
+            found.append([])
+            jobs = set()
+        found[-1].append(entry)
+        jobs.add(entry.job_id)
+    return found
 
 
 def sender_name() -> str:
@@ -185,8 +202,10 @@ class Sender:
         report: Report | None = None,
         lease_ms: int = LEASE_MS,
         send_timeout: float = SEND_TIMEOUT,
+        concurrency: int = CONCURRENCY,
     ) -> None:
         self.outbox = outbox
+        self.concurrency = concurrency
         self.client = client
         self.list_id = list_id
         self.me = me or sender_name()
@@ -213,33 +232,62 @@ class Sender:
         return done
 
     async def _send(self, entries: list[Entry], done: Round) -> bool:
-        for entry in entries:
+        """Send ``entries`` a wave of ``concurrency`` at a time (pretix answers them side by side: a backlog drains
+        in a fraction of the time one at a time takes), renewing the lease before each wave; each wave is done
+        within ``send_timeout``, well inside the lease. False once pretix is away or the lease is lost."""
+        for wave in waves(entries, self.concurrency):
             if not (await self.outbox.lease(self.me, self.lease_ms)).held:
                 return False
-            badge = await self.outbox.badge_of(entry)
-            if badge is None:
-                self._report(f"{entry.job_id}: its job or pretix position is gone (list purged?): not sent")
-                done.dropped += await self._drop(entry)
-                continue
             try:
-                async with asyncio.timeout(self.send_timeout):
-                    result = await send_print(self.client, self.list_id, badge)
-            except (PretixUnavailable, TimeoutError) as exc:
-                done.unavailable = str(exc) or f"no answer within {self.send_timeout:g} s"
+                async with asyncio.TaskGroup() as group:
+                    tasks = [group.create_task(self._send_one(entry)) for entry in wave]
+            except* PretixConfigError as errors:
+                # The token or the list is wrong: the entries wait for a sync that can send them.
+                raise errors.exceptions[0] from None
+            results = [task.result() for task in tasks]
+            if any(outcome == "unavailable" for outcome, _ in results) and any(
+                outcome != "unavailable" for outcome, _ in results
+            ):
+                # pretix answered some and failed others (a pretix on SQLite refuses concurrent writes with a
+                # 500): those are tried again one at a time now, before pretix is taken to be away.
+                for i, (entry, (outcome, _)) in enumerate(zip(wave, results, strict=True)):
+                    if outcome == "unavailable":
+                        results[i] = await self._send_one(entry)
+            away = ""
+            for entry, (outcome, detail) in zip(wave, results, strict=True):
+                if outcome == "unavailable":
+                    away = away or detail
+                    continue  # stays in the outbox: sent again when pretix answers
+                if outcome in ("gone", "refused"):
+                    self._report(f"{entry.job_id}: {detail}")
+                    done.dropped += await self._drop(entry)
+                    continue
+                if outcome == "checkin refused":
+                    done.refused += 1
+                    self._report(f"{entry.job_id}: printed, but pretix refused the check-in ({detail})")
+                if not await self.outbox.sent(self.me, entry.id):
+                    return False  # the lease ran out meanwhile: the holder sends it again (safe to repeat)
+                done.sent += 1
+            if away:
+                done.unavailable = away
                 return False
-            except PretixConfigError:
-                raise  # the token or the list is wrong: the entries wait for a sync that can send them
-            except PretixRefused as exc:
-                self._report(f"{entry.job_id}: pretix refused it ({exc}): not sent again")
-                done.dropped += await self._drop(entry)
-                continue
-            if result.checkin == "refused":
-                done.refused += 1
-                self._report(f"{entry.job_id}: printed, but pretix refused the check-in ({result.reason})")
-            if not await self.outbox.sent(self.me, entry.id):
-                return False  # the lease ran out meanwhile: the holder sends it again (safe to repeat)
-            done.sent += 1
         return True
+
+    async def _send_one(self, entry: Entry) -> tuple[str, str]:
+        """One entry told to pretix: ("sent" | "checkin refused" | "gone" | "refused" | "unavailable", detail)."""
+        badge = await self.outbox.badge_of(entry)
+        if badge is None:
+            return "gone", "its job or pretix position is gone (list purged?): not sent"
+        try:
+            async with asyncio.timeout(self.send_timeout):
+                result = await send_print(self.client, self.list_id, badge)
+        except (PretixUnavailable, TimeoutError) as exc:
+            return "unavailable", str(exc) or f"no answer within {self.send_timeout:g} s"
+        except PretixRefused as exc:
+            return "refused", f"pretix refused it ({exc}): not sent again"
+        if result.checkin == "refused":
+            return "checkin refused", result.reason
+        return "sent", ""
 
     async def _drop(self, entry: Entry) -> int:
         return 1 if await self.outbox.sent(self.me, entry.id) else 0

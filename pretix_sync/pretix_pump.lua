@@ -7,6 +7,14 @@
 -- KEYS printed:consumers printed pretix:jobs pretix:outbox
 -- ARGV <consumer> <count>
 -- Returns {entries read, entries added to the outbox}. Not registered as a consumer: {0, 0}, nothing read.
+-- What pretix is told of one entry: '1' check in and log the print, '0' log it only, nil nothing.
+-- A pre-printed badge coming out is no arrival (nil); the desk handing it over is (as a first badge's print).
+local function pretix_first(fields)
+  if fields.kind == 'preprint' then
+    return nil
+  end
+  return (fields.kind == 'badge' or fields.kind == 'handed_over') and '1' or '0'
+end
 local cursor = redis.call('HGET', KEYS[1], ARGV[1])
 if not cursor then
   return {0, 0}
@@ -19,10 +27,10 @@ for _, entry in ipairs(entries) do
   for i = 1, #entry[2], 2 do
     fields[entry[2][i]] = entry[2][i + 1]
   end
-  if fields.kind ~= 'preprint' and fields.job_id and redis.call('HEXISTS', KEYS[3], fields.job_id) == 1 then
-    local first = fields.kind == 'badge' or fields.kind == 'handed_over'
+  local first = pretix_first(fields)
+  if first and fields.job_id and redis.call('HEXISTS', KEYS[3], fields.job_id) == 1 then
     redis.call('XADD', KEYS[4], '*', 'job_id', fields.job_id, 'epoch', fields.epoch or '',
-      'first', first and '1' or '0', 'printer', fields.printer or '', 'location', fields.location or '',
+      'first', first, 'printer', fields.printer or '', 'location', fields.location or '',
       'printed_ms', fields.printed_ms or '0', 'code', fields.attendee or '')
     added = added + 1
   end

@@ -8,7 +8,8 @@
 -- or {"print", payload, attempts, epoch, maybe_printed_where}.
 -- A record contradicts the protocol when its state is printed but done:<id> is absent (done exists exactly when
 -- printed), when it is dead yet in a list (a dead job is in none), or when its payload names another job_id: none
--- of these is reachable through the scripts, so a hand or a tool wrote it, and staff must look before it prints.
+-- of these is reachable through the scripts, so a hand or a tool wrote it, and staff must look before it prints. So
+-- does a field the steps read as a number, a state or a list of printers that holds something else (job_fault).
 -- So does a job key of the wrong type (job:<id> not a hash, done:<id> not a string): that job is dead-lettered and
 -- its key left for staff to look at, where the failed read would stop this printer until someone deleted the key.
 local id, me = ARGV[1], ARGV[2]
@@ -21,7 +22,7 @@ local function dead(reason, integrity, record)
   -- a record already marked dead may be in the DLQ too: to_dlq lists it once
   to_dlq(record and KEYS[2], KEYS[5], KEYS[6], KEYS[4], ARGV[4], id, me, reason, now)
   if integrity then
-    redis.call('HINCRBY', KEYS[6], 'integrity_fault', 1)
+    bump(KEYS[6], 'integrity_fault', 1, KEYS[4], ARGV[4])
   end
   return {'dead', reason}
 end
@@ -53,13 +54,19 @@ end
 if job[2] == 'dead' then
   return dead('integrity fault: state is dead but the job was still in a list', true, true)
 end
+-- A field the steps read as a number, a state or a list of printers, with a value they cannot use (HSET by hand or by
+-- a role user): this job is dead-lettered with the field named, where the failed step would stop this printer.
+local fault = job_fault(KEYS[2])
+if fault then
+  return dead(fault, true, true)
+end
 if job[2] == 'printing' and job[4] and job[4] ~= '' and job[4] ~= me then
   -- Every step that moves a job out of a printer's in-flight list sets state queued and printer '', so this id
   -- was pushed into a list by hand while another printer holds it. Printing it would make a second badge: drop
   -- this copy of the id and leave the record to the printer that holds it.
   local reason = 'integrity fault: ' .. job[4] .. ' is printing this job; a second copy of its id was dropped'
   redis.call('LREM', KEYS[1], 0, id)
-  redis.call('HINCRBY', KEYS[6], 'integrity_fault', 1)
+  bump(KEYS[6], 'integrity_fault', 1, KEYS[4], ARGV[4])
   event(KEYS[4], ARGV[4], 'event', 'integrity_fault', 'job_id', id, 'printer', me, 'reason', reason)
   return {'dropped', reason}
 end

@@ -29,6 +29,6 @@ if removed == 0 then
 end
 local now = now_ms()
 redis.call('HSET', KEYS[1], 'state', 'cancelled', 'cancelled_by', ARGV[3], 'cancelled_ms', now)
-redis.call('HINCRBY', KEYS[6], 'cancelled', 1)
+bump(KEYS[6], 'cancelled', 1, KEYS[5], ARGV[4])
 event(KEYS[5], ARGV[4], 'event', 'cancelled', 'job_id', id, 'by', ARGV[3], 'printer', pinned)
 return {'cancelled'}

@@ -13,13 +13,15 @@ local state = redis.call('HGET', KEYS[1], 'state')
 if state then
   return {0, state}
 end
-add_job(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], now_ms(), ARGV[6] or '',
-  ARGV[7] or '')
-if ARGV[8] == '1' and ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[1], 'only', ARGV[3])
-end
+-- Whom the job answers to, and its place in the token's set, first: nothing that fails later in this step (Redis
+-- keeps what a failed script wrote) may leave a job its creator cannot read, or one the token's cap does not count.
 if ARGV[5] ~= '' then
   redis.call('HSET', KEYS[1], 'created_by', ARGV[5])
   redis.call('SADD', KEYS[6], ARGV[1])
 end
+if ARGV[8] == '1' and ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'only', ARGV[3])
+end
+add_job(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], now_ms(), ARGV[6] or '',
+  ARGV[7] or '')
 return {1, 'queued'}

@@ -72,7 +72,8 @@ async def fleet(redis: Redis, venue: str) -> FleetView:
         for name in names:
             pipe.get(enc(k.health(name)))
             pipe.llen(enc(k.queue(name)))
-            pipe.lindex(enc(k.inflight(name)), 0)
+            # The oldest job held: the one printing (a printer with the next badge waiting holds two).
+            pipe.lindex(enc(k.inflight(name)), -1)
         replies = await pipe.execute()
     (sec, usec), pool, dlq, stats, beats = replies[:5]
     now = int(sec) * 1000 + int(usec) // 1000

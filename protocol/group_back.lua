@@ -4,13 +4,16 @@
 -- with the group's opening label. Run for a dead printer by the peer that reclaims it (before reclaim), and by an
 -- agent whose printer has been unable to print past the dead-after bound, or that stops.
 -- flags: allow-oom
--- KEYS hb inflight:<p> gq:<p> gclaim:<p> groups group:<gid> group:<gid>:q events stats pinned printers job:<cont> [job:<held>]
+-- KEYS hb inflight:<p> gq:<p> gclaim:<p> groups group:<gid> group:<gid>:q events stats pinned printers job:<cont> [job:<held>] [job:<held>...]
 -- ARGV <p> <dead_after_ms> <gid> <held> <cont> <by> <maxlen> <reason>
 -- <dead_after_ms>: "force" to hand back without judging the printer's heartbeat (its own agent asks); <gid>, <held>:
--- the group and the job in hand as the caller read them (gclaim:<p>, inflight:<p>; "" for none); <cont>: the id
--- of the continuation label if one is made. Returns {"alive"}, {"none"} (no group claimed, or nothing of it left),
--- {"retry"} (the claim, the job in hand or the label's id changed since the caller looked), or {"back", 1 when the
--- job in hand went back with it else 0, jobs handed back, the continuation label's id or ""}.
+-- the group and the jobs in hand as the caller read them (gclaim:<p>; inflight:<p> as LRANGE gives it, newest
+-- first, ids joined by spaces: one, or two where a door badge waits at the printer behind one of the group; "" for
+-- none), each held job's key in KEYS from 13 on, in that order; <cont>: the id of the continuation label if one is
+-- made. Only the held jobs of the group go back with it: a door badge held beside it is left for reclaim or the
+-- agent. Returns {"alive"}, {"none"} (no group claimed, or nothing of it left), {"retry"} (the claim, the jobs in
+-- hand or the label's id changed since the caller looked), or {"back", how many jobs in hand went back with it,
+-- jobs handed back, the continuation label's id or ""}.
 local p, gid, held_arg, cont_id = ARGV[1], ARGV[3], ARGV[4], ARGV[5]
 local now = now_ms()
 if ARGV[2] ~= 'force' then
@@ -26,8 +29,8 @@ end
 if gid == '' then
   return {'none'}
 end
-local held = redis.call('LINDEX', KEYS[2], 0) or ''
-if held ~= held_arg then
+local held_ids = redis.call('LRANGE', KEYS[2], 0, -1)
+if table.concat(held_ids, ' ') ~= held_arg then
   return {'retry'}
 end
 if redis.call('EXISTS', KEYS[12]) == 1 then
@@ -35,19 +38,23 @@ if redis.call('EXISTS', KEYS[12]) == 1 then
 end
 local location = redis.call('HGET', KEYS[11], p) or ''
 local where = p .. ' (' .. location .. ')'
-local moved = 0
-if held ~= '' and KEYS[13] and redis.pcall('HGET', KEYS[13], 'group') == gid then
-  redis.call('LREM', KEYS[2], 0, held)
-  if redis.call('HGET', KEYS[13], 'state') == 'printing' then
-    -- It may be on paper at this printer: say where, so its print elsewhere is flagged for staff.
-    local prior = redis.call('HGET', KEYS[13], 'maybe_printed_where') or ''
-    if prior == '' then prior = where elseif not string.find(prior, where, 1, true) then prior = prior .. '; ' .. where end
-    redis.call('HSET', KEYS[13], 'maybe_printed', 1, 'maybe_printed_where', prior)
+local moved = {}
+-- Newest first, each pushed to the right end (taken next): the oldest, the one the printer started, ends up first.
+for i, held in ipairs(held_ids) do
+  local job = KEYS[12 + i]
+  if job and redis.pcall('HGET', job, 'group') == gid then
+    redis.call('LREM', KEYS[2], 0, held)
+    if redis.call('HGET', job, 'state') == 'printing' then
+      -- It may be on paper at this printer: say where, so its print elsewhere is flagged for staff.
+      local prior = redis.call('HGET', job, 'maybe_printed_where') or ''
+      if prior == '' then prior = where elseif not string.find(prior, where, 1, true) then prior = prior .. '; ' .. where end
+      redis.call('HSET', job, 'maybe_printed', 1, 'maybe_printed_where', prior)
+    end
+    redis.call('HSET', job, 'state', 'queued', 'printer', '')
+    bump(job, 'reclaims', 1, KEYS[8], ARGV[7])
+    redis.call('RPUSH', KEYS[3], held)
+    moved[#moved + 1] = held
   end
-  redis.call('HSET', KEYS[13], 'state', 'queued', 'printer', '')
-  redis.call('HINCRBY', KEYS[13], 'reclaims', 1)
-  redis.call('RPUSH', KEYS[3], held)
-  moved = 1
 end
 local count = redis.call('LLEN', KEYS[3])
 if count == 0 then
@@ -77,7 +84,7 @@ if first ~= redis.call('HGET', KEYS[6], 'head') and template ~= '' then
     redis.call('LREM', KEYS[3], 1, cont_id)
     redis.call('RPUSH', KEYS[3], cont_id)
     redis.call('HSET', KEYS[6], 'head', cont_id)
-    redis.call('HINCRBY', KEYS[6], 'continued', 1)
+    bump(KEYS[6], 'continued', 1, KEYS[8], ARGV[7])
     made = cont_id
   end
 end
@@ -87,5 +94,5 @@ redis.call('DEL', KEYS[4])
 redis.call('HSET', KEYS[6], 'state', 'waiting', 'printer', '', 'back_from', where, 'back_ms', now)
 redis.call('RPUSH', KEYS[5], gid)
 event(KEYS[8], ARGV[7], 'event', 'group_back', 'group', gid, 'printer', p, 'location', location, 'by', ARGV[6],
-  'count', count, 'held', moved == 1 and held or '', 'continued', made, 'reason', ARGV[8])
-return {'back', moved, count, made}
+  'count', count, 'held', table.concat(moved, ' '), 'continued', made, 'reason', ARGV[8])
+return {'back', #moved, count, made}

@@ -93,6 +93,12 @@ class Keys:
         """Hash: each consumer of the printed record -> the id of the last entry it has taken."""
         return self.prefix + "printed:consumers"
 
+    @property
+    def minutes(self) -> str:
+        """Hash: the event day's per-minute counts (arrivals per zone, prints per printer), written by ``confirm`` and
+        the hand-over in their atomic steps (``count_print`` in prelude.lua), read by eventday/counts.py."""
+        return self.prefix + "minutes"
+
     def done(self, job_id: str) -> str:
         return f"{self.prefix}done:{job_id}"
 
@@ -149,6 +155,7 @@ class EncodedKeys:
         self.stats, self.pinned, self.hb = enc(keys.stats), enc(keys.pinned), enc(keys.hb)
         self.printers, self.sweep_lease = enc(keys.printers), enc(keys.sweep_lease)
         self.printed, self.printed_consumers = enc(keys.printed), enc(keys.printed_consumers)
+        self.minutes = enc(keys.minutes)
         self._job_prefix, self._done_prefix = enc(keys.job("")), enc(keys.done(""))
         self._owned_prefix = enc(keys.owned(""))
         self.groups = enc(keys.groups)

@@ -15,6 +15,54 @@ local function event(stream, maxlen, ...)
   redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', ...)
 end
 
+-- Checked reads. Every role user (the intake, a kiosk, a ticketing sync) may HSET any field of a job or of the stats
+-- hash, and Redis does not undo a script's writes when it fails halfway: a value a script relies on is read through
+-- these, before the script's first write, so that a wrong one is that job's integrity fault (dead-lettered with the
+-- field named) or a counter reset with an event, and never an error that stops the printer calling the script.
+
+-- A value as an event or a reason shows it: quoted, cut short (a hand may have written anything).
+local function shown_value(value)
+  return string.format('%q', string.sub(tostring(value), 1, 40))
+end
+
+-- <value> (a field as HGET or HMGET gave it) as a whole number, the kind HINCRBY keeps; <default> when absent; nil
+-- when it is anything else (at most 15 digits: a Lua number holds those exactly).
+local function int_of(value, default)
+  if not value then
+    return default
+  end
+  if #value <= 16 and string.match(value, '^%-?%d+$') and #string.match(value, '%d+') <= 15 then
+    return tonumber(value)
+  end
+  return nil
+end
+
+-- The integrity-fault reason for field <field> of <key> holding <value> where a <kind> belongs.
+local function bad_value(key, field, value, kind)
+  return 'integrity fault: ' .. key .. ' field ' .. field .. ' is ' .. shown_value(value) .. ', not ' .. kind ..
+    ' (written by hand or by a tool; left for staff to look at)'
+end
+
+-- HINCRBY of a counter (<field> of hash <hash>: a venue's stats, a job's reclaims). A value that is not a whole
+-- number (written by hand) does not fail the step that counts: the counter restarts at <by>, told in an event
+-- (<events> and <maxlen>). A key of the wrong type still fails (a venue fault for staff), so a step bumps its
+-- counters after what must never be lost. Returns the counter's new value.
+local function bump(hash, field, by, events, maxlen)
+  local n = redis.pcall('HINCRBY', hash, field, by)
+  if type(n) == 'number' then
+    return n
+  end
+  local err = n['err'] or ''
+  if not string.find(err, 'not an integer', 1, true) and not string.find(err, 'overflow', 1, true) then
+    return redis.call('HINCRBY', hash, field, by)  -- not about the value (WRONGTYPE, NOPERM): fails as it did
+  end
+  local was = redis.call('HGET', hash, field)
+  redis.call('HSET', hash, field, by)
+  event(events, maxlen, 'event', 'integrity_fault', 'key', hash, 'field', field,
+    'reason', bad_value(hash, field, was, 'a whole number') .. '; the counter restarts at ' .. by)
+  return by
+end
+
 -- The pinned index's member for a job waiting in a printer's queue.
 local function pinned_member(printer, id)
   return printer .. '|' .. id
@@ -29,7 +77,7 @@ local function to_dlq(job, dlq, stats, events, maxlen, id, me, reason, now, ...)
   if job then
     redis.call('HSET', job, 'state', 'dead', 'error', reason, 'printer', me, 'dead_ms', now)
   end
-  redis.call('HINCRBY', stats, 'dead', 1)
+  bump(stats, 'dead', 1, events, maxlen)
   event(events, maxlen, 'event', 'dead', 'job_id', id, 'printer', me, 'reason', reason, ...)
 end
 
@@ -50,23 +98,57 @@ local function add_job(job, queue, events, stats, pinned, id, payload, printer, 
     -- Indexed by when it arrived, so idle peers find the oldest pinned job of the venue without reading every queue.
     redis.call('ZADD', pinned, now, pinned_member(printer, id))
   end
-  redis.call('HINCRBY', stats, 'enqueued', 1)
+  bump(stats, 'enqueued', 1, events, maxlen)
   event(events, maxlen, 'event', 'enqueued', 'job_id', id, 'printer', printer)
 end
 
+-- A zone's printers as a job's zone_printers names them (apart by spaces), sorted; nil when that is not a list of
+-- printer names (lowercase letters, digits, - and _, at most 63, as agent/config.py checks; at most 64 of them):
+-- each name becomes keys a caller must give, so a hand-written value must not ask for thousands, or for a "|".
+local function zone_names(names)
+  local zone = {}
+  for name in string.gmatch(names, '%S+') do
+    if #zone == 64 or #name > 63 or not string.match(name, '^[%l%d][%l%d_%-]*$') then
+      return nil
+    end
+    zone[#zone + 1] = name
+  end
+  table.sort(zone)
+  return zone
+end
+
 -- The printers of a job's zone (its hash's zone_printers), sorted by name, or nil for a job of no zone. A record that
--- is not a hash has no zone (begin dead-letters it when a printer takes it).
+-- is not a hash, or whose zone_printers is not a list of printer names, has no zone here (begin dead-letters it when
+-- a printer takes it).
 local function zone_of(job)
   local names = redis.pcall('HGET', job, 'zone_printers')
   if type(names) ~= 'string' or names == '' then
     return nil
   end
-  local zone = {}
-  for name in string.gmatch(names, '%S+') do
-    zone[#zone + 1] = name
+  return zone_names(names)
+end
+
+-- Whether job hash <job> holds what the steps rely on: its state one of the job states (docs/design.md, "Job
+-- states"), its counters and times whole
+-- numbers (absent ones count as 0), its zone_printers a list of printer names. Returns nil when it does, else the
+-- integrity-fault reason naming the first field that does not. Read before a printer's first write to the job.
+local function job_fault(job)
+  local fields = {'attempts', 'epoch', 'enqueued_ms', 'reclaims', 'round_epoch', 'reprints', 'state',
+    'zone_printers'}
+  local states = {queued = true, printing = true, printed = true, dead = true, cancelled = true}
+  local values = redis.call('HMGET', job, unpack(fields))
+  for i = 1, 6 do
+    if not int_of(values[i], 0) then
+      return bad_value(job, fields[i], values[i], 'a whole number')
+    end
   end
-  table.sort(zone)
-  return zone
+  if values[7] and not states[values[7]] then
+    return bad_value(job, 'state', values[7], 'a job state')
+  end
+  if values[8] and values[8] ~= '' and not zone_names(values[8]) then
+    return bad_value(job, 'zone_printers', values[8], 'a list of printer names')
+  end
+  return nil
 end
 
 -- The zone printers a step was given: the ARGV from <first> on name them, and the last four KEYS per name are theirs
@@ -189,8 +271,9 @@ end
 
 -- What handing a printer's pinned queue on needs, read before anything moves: the queue as the caller read it
 -- (queue_read from KEYS[<key>] and ARGV[<arg>]), the zone printers it gave (zone_peers), the zone of each queued job
--- and of <held> (a job key, or nil: a held job handed on too). Returns that plan; or nil and the step's answer when
--- it must not go on: {"retry"} (the queue changed) or {"zones", printer...} (their keys are needed as well).
+-- and of each job key in <held> (nil: none; the held jobs handed on too, each with its zone in held_zones). Returns
+-- that plan; or nil and the step's answer when it must not go on: {"retry"} (the queue changed) or {"zones",
+-- printer...} (their keys are needed as well).
 local function hand_on_plan(keys, argv, queue, key, arg, except, held)
   local ids, jobs, first = queue_read(keys, argv, key, arg)
   local peers = zone_peers(keys, argv, first)
@@ -199,14 +282,18 @@ local function hand_on_plan(keys, argv, queue, key, arg, except, held)
   if not zones then
     return nil, {'retry'}
   end
-  local held_zone = held and zone_of(held)
-  if held_zone then
-    zone_missing(held_zone, peers, except, missing)
+  local held_zones = {}
+  for _, job in ipairs(held or {}) do
+    local held_zone = zone_of(job)
+    if held_zone then
+      held_zones[job] = held_zone
+      zone_missing(held_zone, peers, except, missing)
+    end
   end
   if #missing.names > 0 then
     return nil, {'zones', unpack(missing.names)}
   end
-  return {ids = ids, jobs = jobs, zones = zones, peers = peers, held_zone = held_zone}
+  return {ids = ids, jobs = jobs, zones = zones, peers = peers, held_zones = held_zones}
 end
 
 -- Hand on every job of <printer>'s pinned queue as <plan> read it (hand_on_plan), oldest last so that it ends up
@@ -252,4 +339,39 @@ local function printed_took(consumers, stream, consumer, id)
   end
   redis.call('XTRIM', stream, 'MINID', string.format('%d-%d', lms, lseq + 1))
   return 1
+end
+
+-- The event day's counts (eventday/counts.py reads them), in one hash <minutes>: per minute (server time / 60 s)
+-- 'b|<zone>|<m>' a zone's badges printed for the first time (its arrivals at a printer), 'h|<zone>|<m>' its
+-- pre-printed badges handed over, 'p|<printer>|<m>' a printer's prints of any kind; 'n|<printer>' its prints ever
+-- (the roll estimate's counter), 'f|<zone>' when the zone's current stretch of printing began (its first print after
+-- five idle minutes: the rate's start) and 'l|<zone>' its last print. A bucket is new at most once a minute; the
+-- buckets 240 to 249 minutes older go then, so the hash holds four hours (readers trim what a long gap left).
+local function count_minute(minutes, what, name, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', minutes, what .. '|' .. name .. '|' .. minute, 1) == 1 then
+    local old = {}
+    for back = 240, 249 do old[#old + 1] = what .. '|' .. name .. '|' .. (minute - back) end
+    redis.call('HDEL', minutes, unpack(old))
+  end
+end
+
+-- A pre-printed badge handed over at a desk: an arrival of <zone> ("" for none) at server time <now>. The hand-over
+-- step calls it in its own atomic step, so the arrival curve counts it exactly once.
+local function count_handover(minutes, zone, now)
+  count_minute(minutes, 'h', zone ~= '' and zone or '-', now)
+end
+
+-- A confirmed print by <printer> of a job of <zone> ("" or false for none) at <now>: <arrival> when it is the job's
+-- first confirmed badge (not a reprint, nor a pre-print made ahead of the day).
+local function count_print(minutes, zone, printer, arrival, now)
+  count_minute(minutes, 'p', printer, now)
+  redis.call('HINCRBY', minutes, 'n|' .. printer, 1)
+  if arrival then
+    zone = (zone and zone ~= '') and zone or '-'
+    count_minute(minutes, 'b', zone, now)
+    local last = tonumber(redis.call('HGET', minutes, 'l|' .. zone) or '0')
+    if now - last > 300000 then redis.call('HSET', minutes, 'f|' .. zone, now) end
+    redis.call('HSET', minutes, 'l|' .. zone, now)
+  end
 end

@@ -15,7 +15,8 @@ end
 local job = redis.call('HMGET', KEYS[1], 'state', 'printer', 'printed_epoch', 'round_epoch', 'maybe_printed_where',
   'printed_at')
 -- An attempt from before the job's latest reprint round (reprint.lua) is no copy of this round.
-if tonumber(epoch) <= tonumber(job[4] or '0') then
+-- A round_epoch that is not a whole number (HSET by hand or by a role user) counts as none, as confirm counts it.
+if tonumber(epoch) <= (int_of(job[4], 0) or 0) then
   return {'unchanged'}
 end
 local printed = job[1] == 'printed'
@@ -35,7 +36,7 @@ end
 -- Confirmed by another print while this attempt's flag was lost: that copy may be a second one, flagged as
 -- confirm.lua does.
 redis.call('HSET', KEYS[1], 'maybe_duplicate', 1)
-redis.call('HINCRBY', KEYS[3], 'maybe_duplicate', 1)
+bump(KEYS[3], 'maybe_duplicate', 1, KEYS[2], ARGV[5])
 event(KEYS[2], ARGV[5], 'event', 'maybe_duplicate', 'job_id', id, 'printer', job[2] or '', 'location', job[6] or '',
   'reason', 'an earlier attempt may also have printed: look at ' .. here)
 return {'duplicate', job[2] or ''}

@@ -25,17 +25,26 @@ redis.call('LREM', KEYS[1], 0, id)
 if redis.call('EXISTS', KEYS[3]) == 1 then
   return {'done'}
 end
+-- Read before the job is written: attempts that are not a whole number (HSET by hand or by a role user) would fail
+-- this step every time and stop this printer; the job is dead-lettered with the field named instead.
+local held = redis.call('HGET', KEYS[2], 'attempts')
+if not int_of(held, 0) then
+  to_dlq(KEYS[2], KEYS[5], KEYS[7], KEYS[6], ARGV[7], id, me, bad_value(KEYS[2], 'attempts', held, 'a whole number'),
+    now_ms(), 'location', loc)
+  bump(KEYS[7], 'integrity_fault', 1, KEYS[6], ARGV[7])
+  return {'dead'}
+end
 if outcome == 'unknown' then
   local where = redis.call('HGET', KEYS[2], 'maybe_printed_where') or ''
   local here = me .. ' (' .. loc .. ')'
   if where == '' then where = here elseif not string.find(where, here, 1, true) then where = where .. '; ' .. here end
   redis.call('HSET', KEYS[2], 'maybe_printed', 1, 'maybe_printed_where', where)
 elseif outcome == 'unsent' then
-  if tonumber(redis.call('HGET', KEYS[2], 'attempts') or '0') > 0 then
+  if int_of(held, 0) > 0 then
     redis.call('HINCRBY', KEYS[2], 'attempts', -1)
   end
 end
-local attempts = tonumber(redis.call('HGET', KEYS[2], 'attempts') or '0')
+local attempts = int_of(redis.call('HGET', KEYS[2], 'attempts'), 0)
 if outcome ~= 'unsent' and attempts >= tonumber(ARGV[6]) then
   local why = 'gave up after ' .. attempts .. ' attempts; last: ' .. reason
   to_dlq(KEYS[2], KEYS[5], KEYS[7], KEYS[6], ARGV[7], id, me, why, now_ms(), 'location', loc)
@@ -47,7 +56,7 @@ local group = redis.pcall('HGET', KEYS[2], 'group')
 if type(group) == 'string' and group ~= '' then
   redis.call('RPUSH', KEYS[9], id)
   redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'last_error', reason)
-  redis.call('HINCRBY', KEYS[7], 'released', 1)
+  bump(KEYS[7], 'released', 1, KEYS[6], ARGV[7])
   event(KEYS[6], ARGV[7], 'event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome,
     'reason', reason, 'to', me)
   return {'released', me}
@@ -62,7 +71,7 @@ if not to then
   return {'released', ''}
 end
 redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'last_error', reason)
-redis.call('HINCRBY', KEYS[7], 'released', 1)
+bump(KEYS[7], 'released', 1, KEYS[6], ARGV[7])
 event(KEYS[6], ARGV[7], 'event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome, 'reason', reason,
   'to', to)
 return {'released', to}

@@ -106,8 +106,9 @@ class ReclaimKind(StrEnum):
 
 @dataclass(frozen=True)
 class Reclaimed:
-    """What ``reclaim`` did: the job it held (or "") and the number of pinned jobs moved, when reclaimed; of the
-    held and pinned jobs, how many went to a printer of their zone (``to_zone``) rather than the pool."""
+    """What ``reclaim`` did: the jobs it held (their ids apart by spaces: two where the next badge waited at the
+    printer; "" for none) and the number of pinned jobs moved, when reclaimed; of the held and pinned jobs, how many
+    went to a printer of their zone (``to_zone``) rather than the pool."""
 
     kind: ReclaimKind
     held: str = ""

@@ -29,7 +29,14 @@ end
 if state ~= 'printed' and state ~= 'dead' then
   return {'refused', state}
 end
-local reprints = tonumber(job[2] or '0')
+-- A reprints that is not a whole number (HSET by hand or by a role user) counts as none, told in an event; this round
+-- writes it again.
+local reprints = int_of(job[2], 0)
+if not reprints then
+  reprints = 0
+  event(KEYS[5], ARGV[6], 'event', 'integrity_fault', 'job_id', id, 'field', 'reprints',
+    'reason', bad_value(KEYS[1], 'reprints', job[2], 'a whole number') .. '; counted as 0')
+end
 if reprints >= tonumber(ARGV[4]) and ARGV[5] ~= '1' then
   return {'cap', reprints}
 end
@@ -54,7 +61,7 @@ local pinned = ARGV[7] or ''
 -- maybe_duplicate stays: a second copy of an earlier round may still be lying somewhere.
 redis.call('HSET', KEYS[1], 'state', 'queued', 'printer', '', 'attempts', 0, 'maybe_printed', 0,
   'maybe_printed_where', '', 'error', '', 'reprints', reprints, 'reprint_reason', ARGV[2], 'reprint_by', ARGV[3],
-  'reprint_ms', now, 'round_epoch', job[7] or '0', 'pinned', pinned)
+  'reprint_ms', now, 'round_epoch', int_of(job[7], 0) or 0, 'pinned', pinned)
 if ARGV[9] and ARGV[9] ~= '' then
   redis.call('HSET', KEYS[1], 'zone', ARGV[8], 'zone_printers', ARGV[9])
 end
@@ -65,7 +72,7 @@ if pinned ~= '' then
   redis.call('HSET', KEYS[1], 'enqueued_ms', now)
   redis.call('ZADD', KEYS[7], now, pinned_member(pinned, id))
 end
-redis.call('HINCRBY', KEYS[6], 'reprint', 1)
+bump(KEYS[6], 'reprint', 1, KEYS[5], ARGV[6])
 event(KEYS[5], ARGV[6], 'event', 'reprint', 'job_id', id, 'by', ARGV[3],
   'reason', ARGV[2], 'reprints', reprints, 'last_printer', job[3] or '', 'printer', pinned)
 return {'reprint', reprints}

@@ -157,8 +157,10 @@ class Take(Spec[Taken | None]):
     name = "take"
     pull_loop = True
 
-    def call(self, k: EncodedKeys, me: PrinterKeys) -> ScriptCall[Taken | None]:
-        return (self, [me.queue, k.pool, me.inflight, me.control, k.pinned, me.group_held], [me.name])
+    def call(self, k: EncodedKeys, me: PrinterKeys, room: int = 1) -> ScriptCall[Taken | None]:
+        """``room``: how many jobs the printer may hold at once (2: the next badge waits at the printer)."""
+        args: list[bytes | int] = [me.name] if room == 1 else [me.name, room]
+        return (self, [me.queue, k.pool, me.inflight, me.control, k.pinned, me.group_held], args)
 
     def parse(self, reply: Any) -> Taken | None:
         return Taken(_SOURCES[reply[0]], dec(reply[1])) if reply else None
@@ -225,6 +227,7 @@ class Confirm(Spec[Confirmed]):
                 k.printed_consumers,
                 k.printed,
                 k.printers,
+                k.minutes,
                 *queue,
             ],
             [job_id, me.name, location, str(epoch).encode(), maxlen, *drawn],
@@ -337,7 +340,7 @@ class Reclaim(Spec[Reclaimed]):
         k: EncodedKeys,
         victim: PrinterKeys,
         dead_after_ms: int | None,
-        held: bytes,
+        held: bytes | Sequence[bytes],
         by: bytes,
         maxlen: int,
         dead_ttl_ms: int,
@@ -345,20 +348,33 @@ class Reclaim(Spec[Reclaimed]):
         queue: Sequence[bytes] = (),
         zone: Sequence[str] = (),
     ) -> ScriptCall[Reclaimed]:
-        """``dead_after_ms=None`` forces it; ``held``: the job the caller saw the victim hold, or b"" (then the
-        held job's keys are left out of KEYS); ``queue``: the victim's pinned queue as the caller read it (LRANGE);
+        """``dead_after_ms=None`` forces it; ``held``: the jobs the caller saw the victim hold (its in-flight list,
+        LRANGE: two where the next badge waited at the printer), one job, or b"" (then no held job's keys are in
+        KEYS); ``queue``: the victim's pinned queue as the caller read it (LRANGE);
         ``zone``: the zone printers whose keys the script asked for; ``zone_dead_after_ms``: how old a zone
         printer's beat may be for it to take a zone's job."""
         keys = [k.hb, victim.inflight, victim.queue, k.pool, victim.health, k.events, k.stats, k.printers, k.pinned]
-        if held:
-            keys += [k.job(held), k.done(held)]
+        held_ids = [held] if isinstance(held, bytes) else list(held)
+        for job_id in held_ids:
+            if job_id:
+                keys += [k.job(job_id), k.done(job_id)]
         staleness: bytes | int = b"force" if dead_after_ms is None else dead_after_ms
         queue_keys, queue_args = _queue_tail(k, queue)
         zone_keys, zone_args = _zone_tail(k, zone)
         return (
             self,
             keys + queue_keys + zone_keys,
-            [victim.name, staleness, held, by, maxlen, dead_ttl_ms, zone_dead_after_ms, *queue_args, *zone_args],
+            [
+                victim.name,
+                staleness,
+                b" ".join(held_ids),
+                by,
+                maxlen,
+                dead_ttl_ms,
+                zone_dead_after_ms,
+                *queue_args,
+                *zone_args,
+            ],
         )
 
     def parse(self, reply: Any) -> Reclaimed:
@@ -590,14 +606,15 @@ class GroupBackSpec(Spec[GroupBack]):
         printer: PrinterKeys,
         dead_after_ms: int | None,
         group_id: bytes,
-        held: bytes,
+        held: bytes | Sequence[bytes],
         cont_id: bytes,
         by: bytes,
         maxlen: int,
         reason: bytes,
     ) -> ScriptCall[GroupBack]:
         """``dead_after_ms=None``: hand back whatever the printer's heartbeat says (its own agent asks); ``held``:
-        the job the caller saw in its in-flight list, or b"" (then its key is left out)."""
+        the jobs the caller saw in its in-flight list (LRANGE, newest first; two where a badge waits at the
+        printer), each job's key named; one job, or b"" for none."""
         keys = [
             k.hb,
             printer.inflight,
@@ -612,15 +629,15 @@ class GroupBackSpec(Spec[GroupBack]):
             k.printers,
             k.job(cont_id),
         ]
-        if held:
-            keys.append(k.job(held))
+        held_ids = ([held] if held else []) if isinstance(held, bytes) else list(held)
+        keys += [k.job(job_id) for job_id in held_ids]
         staleness: bytes | int = b"force" if dead_after_ms is None else dead_after_ms
-        return (self, keys, [printer.name, staleness, group_id, held, cont_id, by, maxlen, reason])
+        return (self, keys, [printer.name, staleness, group_id, b" ".join(held_ids), cont_id, by, maxlen, reason])
 
     def parse(self, reply: Any) -> GroupBack:
         kind = _GROUP_BACK_KINDS[reply[0]]
         if kind is GroupBackKind.BACK:
-            return GroupBack(kind, int(reply[1]) == 1, int(reply[2]), dec(reply[3]))
+            return GroupBack(kind, int(reply[1]) > 0, int(reply[2]), dec(reply[3]))
         return GroupBack(kind)
 
 

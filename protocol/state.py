@@ -52,6 +52,8 @@ class Snapshot:
     stock: str = ""  # the label stock loaded ("101.6x152.4", mm): which variant of a badge layout it prints
     #: Whose word a print is on: ``device`` (the printer's own status) or ``spooler`` (drivers/base.py).
     confirmed_by: str = "device"
+    #: Monotonic time since which every reading of the printer was a fault; None while it reads good.
+    faulted_since: float | None = None
 
     @property
     def state(self) -> AgentState:

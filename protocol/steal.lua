@@ -31,7 +31,9 @@ if type(only) == 'string' and only ~= '' then
   return {'no', 'only'}
 end
 local now = now_ms()
-local since = tonumber(redis.call('HGET', KEYS[3], 'enqueued_ms') or now)
+-- An enqueued_ms that is not a whole number (HSET by hand or by a role user) counts as waiting since ever: the job is
+-- taken, and the taker's begin dead-letters it with the field named (job_fault), where failing here would stop us.
+local since = int_of(redis.call('HGET', KEYS[3], 'enqueued_ms'), now) or 0
 if now - since < tonumber(ARGV[4]) then
   return {'no', 'young'}
 end

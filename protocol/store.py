@@ -163,10 +163,12 @@ class Store:
 
     # -- the hot path --------------------------------------------------------------------------------------------
 
-    async def take(self, me: str) -> replies.Taken | None:
-        """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None."""
+    async def take(self, me: str, room: int = 1) -> replies.Taken | None:
+        """Move the next job (pinned queue first, then pool) into in-flight. Returns (source, id) or None.
+
+        ``room``: how many jobs the printer may hold at once; 2 hands it the next badge while one prints."""
         k = self.encoded_keys
-        return await self.scripts.run(specs.TAKE.call(k, k.printer(me)))
+        return await self.scripts.run(specs.TAKE.call(k, k.printer(me), room))
 
     async def wait_pool(self, me: str, timeout: float) -> str | None:
         """Block up to ``timeout`` seconds for a pool job, moving it into in-flight as it arrives.
@@ -383,7 +385,7 @@ class Store:
         zone: tuple[str, ...] = ()
         for _ in range(HAND_ON_TRIES):
             async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.lindex(theirs.inflight, 0)
+                pipe.lrange(theirs.inflight, 0, -1)
                 pipe.lrange(theirs.queue, 0, -1)
                 held, queue = await pipe.execute()
             result = await self.scripts.run(
@@ -391,7 +393,7 @@ class Store:
                     k,
                     theirs,
                     dead_after_ms,
-                    enc(dec(held)),
+                    held,
                     enc(by),
                     self.events_maxlen,
                     dead_ttl_ms,
@@ -603,20 +605,22 @@ class Store:
         for _ in range(HAND_ON_TRIES):
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.get(theirs.group_claim)
-                pipe.lindex(theirs.inflight, 0)
+                pipe.lrange(theirs.inflight, 0, -1)
                 claimed, held = await pipe.execute()
             if claimed is None:
                 return replies.GroupBack(replies.GroupBackKind.NONE)
             group_id = bytes(claimed)
-            continued = await self.redis.hget(k.group(group_id), "continued")
-            cont_id = group_id + b":c" + str(int(continued or 0) + 1).encode()
+            continued = dec(await self.redis.hget(k.group(group_id), "continued") or b"")
+            # A count that is no number (written by hand) restarts in the script (bump); the label's id too.
+            done_before = int(continued) if continued.isdigit() else 0
+            cont_id = group_id + b":c" + str(done_before + 1).encode()
             back = await self.scripts.run(
                 specs.GROUP_BACK.call(
                     k,
                     theirs,
                     dead_after_ms,
                     group_id,
-                    b"" if held is None else bytes(held),
+                    [bytes(job_id) for job_id in held],
                     cont_id,
                     enc(by),
                     self.events_maxlen,

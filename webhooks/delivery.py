@@ -73,18 +73,31 @@ def text_of(data: dict[str, Any]) -> str:
     if event == "printed":
         what = "Badge reprinted" if data.get("reprint") else "Badge printed"
         return f"{what}: {who}" + (f" at {where}" if where else "")
+    if event == "handed_over":
+        return f"Badge handed over: {who}" + (f" at {where}" if where else "")
     if event == "failed":
         return f"Badge could not be printed: {who} ({data.get('reason') or 'no reason given'})"
+    if event == "alert":
+        state = "ALERT" if data.get("status") == "firing" else "Resolved"
+        return f"{state}: {data.get('summary') or data.get('alert', '')} (venue {data.get('venue', '')})"
     if event == "test":
         return f"Test from badge-agent (venue {data.get('venue', '')})"
     return f"{event}: {who}"
 
 
 def body_of(hook: Webhook, data: dict[str, Any]) -> bytes:
-    """What is posted: the data as JSON, or for a ``text`` webhook ``{"text": ...}`` (with the id alongside)."""
+    """What is posted: the data as JSON; for a ``text`` webhook ``{"text": ...}`` (with the id alongside), which
+    Slack, Mattermost and Matrix hooks show as it is; for an ``ntfy`` topic the line itself, as plain text (ntfy
+    would show a JSON body as its raw characters)."""
+    if hook.format == "ntfy":
+        return text_of(data).encode("utf-8")
     if hook.format == "text":
         data = {"text": text_of(data), "id": data["id"]}
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def content_type(hook: Webhook) -> str:
+    return "text/plain; charset=utf-8" if hook.format == "ntfy" else "application/json"
 
 
 @dataclass(frozen=True)
@@ -109,7 +122,7 @@ async def post(
 ) -> Outcome:
     """One try: POST ``body`` to the webhook's URL. Never raises for what the receiver or the network does."""
     headers = {
-        "Content-Type": "application/json",
+        "Content-Type": content_type(hook),
         "User-Agent": USER_AGENT,
         DELIVERY_HEADER: delivery,
     }

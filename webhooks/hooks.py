@@ -22,10 +22,11 @@ from protocol.codec import dec, enc
 from protocol.printed import PrintedRecord
 from webhooks.keys import CONSUMER, WebhookKeys
 
-#: What a webhook can be told. ``handed_over`` and ``alert`` are accepted now and sent once the venue emits them.
+#: What a webhook can be told (docs/webhooks.md).
 EVENTS = ("printed", "handed_over", "failed", "alert")
-#: ``json``: the signed body; ``text``: ``{"text": ...}`` for Slack, Mattermost and Matrix hooks.
-FORMATS = ("json", "text")
+#: ``json``: the signed body; ``text``: ``{"text": ...}`` for Slack, Mattermost and Matrix hooks; ``ntfy``: the same
+#: line as a plain-text body, which an ntfy topic shows as its message.
+FORMATS = ("json", "text", "ntfy")
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")

@@ -44,6 +44,7 @@ from core.errors import UserError
 from core.logs import masked
 from protocol.codec import dec, enc
 from protocol.printed import PrintedEntry, PrintedRecord
+from webhooks.alerts import Alerts, alert_data
 from webhooks.delivery import TIMEOUT, Outcome, body_of, delivery_id, iso_ms, post, read_secret, session
 from webhooks.hooks import Hooks, Webhook
 from webhooks.keys import CONSUMER, WebhookKeys
@@ -117,6 +118,15 @@ async def server_ms(redis: Redis) -> int:
     return int(seconds) * 1000 + int(micros) // 1000
 
 
+def event_of(kind: str) -> str | None:
+    """The webhook event of a printed-record entry of this kind; None for a kind no webhook is told of."""
+    if kind in ("badge", "reprint"):
+        return "printed"
+    if kind == "handed_over":
+        return "handed_over"
+    return None
+
+
 def _payload(raw: bytes | None) -> dict[str, Any]:
     if raw is None:
         return {}
@@ -141,6 +151,7 @@ class Sender:
         first_delay: float = FIRST_DELAY,
         max_delay: float = MAX_DELAY,
         retry_for_ms: int = RETRY_FOR_MS,
+        alerts: Alerts | None = None,
     ) -> None:
         self.redis = redis
         self.venue = venue
@@ -156,6 +167,9 @@ class Sender:
         self._report = report or (lambda text: None)
         #: webhook name -> the failure last reported (a line when it starts and when it clears, not per try)
         self._failing: dict[str, str] = {}
+        self.alerts = alerts
+        #: server ms of the last evaluation of the alert rules
+        self._alerts_ms = 0
 
     # --- the lease ---------------------------------------------------------------------------------------------
 
@@ -184,13 +198,16 @@ class Sender:
 
     # --- queuing -----------------------------------------------------------------------------------------------
 
-    async def _queue(self, hook: Webhook, source: str, order: float, data: dict[str, Any], now: int) -> int:
+    def _queue_in(self, pipe: Any, hook: Webhook, source: str, order: float, data: dict[str, Any], now: int) -> None:
+        """Add to ``pipe`` the delivery of ``data`` from ``source`` to ``hook``, each part only if absent."""
         delivery = delivery_id(self.venue, hook.name, source)
-        data = {"id": delivery, **data}
-        pending = Pending(delivery, data, 0, now, now)
+        pending = Pending(delivery, {"id": delivery, **data}, 0, now, now)
+        pipe.hsetnx(enc(self.keys.pending(hook.name)), enc(delivery), enc(pending.to_json()))
+        pipe.zadd(enc(self.keys.queue(hook.name)), {enc(delivery): order}, nx=True)
+
+    async def _queue(self, hook: Webhook, source: str, order: float, data: dict[str, Any], now: int) -> int:
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hsetnx(enc(self.keys.pending(hook.name)), enc(delivery), enc(pending.to_json()))
-            pipe.zadd(enc(self.keys.queue(hook.name)), {enc(delivery): order}, nx=True)
+            self._queue_in(pipe, hook, source, order, data, now)
             added, _ = await pipe.execute()
         return int(added)
 
@@ -203,13 +220,15 @@ class Sender:
                 pipe.hget(enc(k.job(job_id)), "payload")
             return [_payload(raw) for raw in await pipe.execute()]
 
-    def _printed_data(self, entry: PrintedEntry, job: dict[str, Any]) -> dict[str, Any]:
+    def _printed_data(self, event: str, entry: PrintedEntry, job: dict[str, Any]) -> dict[str, Any]:
         return {
-            "event": "printed",
+            "event": event,
             "time": iso_ms(entry.printed_ms),
             "venue": self.venue,
             "kind": entry.kind,
             "reprint": entry.kind == "reprint",
+            # An attendee arrived: their first badge printed, or a pre-printed one handed over (never a reprint).
+            "arrival": entry.kind in ("badge", "handed_over"),
             "job_id": entry.job_id,
             "epoch": entry.epoch,
             "printer": entry.printer,
@@ -220,7 +239,9 @@ class Sender:
         }
 
     async def queue_printed(self, hooks: list[Webhook], now: int) -> int:
-        """Queue the printed record's new entries (kinds badge and reprint) for the webhooks that want them."""
+        """Queue the printed record's new entries for the webhooks that want them: kinds ``badge`` and ``reprint``
+        as ``printed``, ``handed_over`` (the desk gave a pre-printed badge out) as ``handed_over``; every other kind
+        (``preprint``, ``separator``: no attendee has their badge yet) is taken and told to nobody."""
         queued = 0
         while True:
             entries = await self.record.after(CONSUMER, BATCH)
@@ -228,11 +249,12 @@ class Sender:
                 return queued
             jobs = await self._jobs([e.job_id for e in entries])
             for entry, job in zip(entries, jobs, strict=True):
-                if entry.kind not in ("badge", "reprint"):
-                    continue  # a kind the webhooks do not tell (yet): taken, not sent
+                event = event_of(entry.kind)
+                if event is None:
+                    continue
                 for hook in hooks:
-                    if hook.wants("printed", job):
-                        data = self._printed_data(entry, job)
+                    if hook.wants(event, job):
+                        data = self._printed_data(event, entry, job)
                         queued += await self._queue(hook, f"printed:{entry.id}", order_of(entry.id), data, now)
             await self.record.took(CONSUMER, entries[-1].id)
             if len(entries) < BATCH:
@@ -270,6 +292,32 @@ class Sender:
             await self.redis.set(cursor_key, raw[-1][0])
             if len(raw) < BATCH:
                 return queued
+
+    async def queue_alerts(self, hooks: list[Webhook], now: int) -> int:
+        """Evaluate the alert rules (every ``interval`` seconds) and queue each start and clear due for the
+        webhooks that want ``alert``, in one pipeline with the episode's new state after them (Redis runs a
+        pipeline's commands in order, whatever becomes of this process once it is sent): sent once, whoever sends;
+        should the connection break in between, the deliveries are queued again under the same ids."""
+        if self.alerts is None or not self.alerts.config.enabled:
+            return 0
+        if not any("alert" in hook.events for hook in hooks):
+            return 0
+        if now - self._alerts_ms < self.alerts.config.interval * 1000:
+            return 0
+        self._alerts_ms = now
+        queued = 0
+        for episode, what in await self.alerts.evaluate():
+            data = alert_data(self.venue, episode, what, iso_ms(now), iso_ms(episode.since))
+            source = f"alert:{episode.rule}:{episode.subject}:{episode.since}:{what}"
+            async with self.redis.pipeline(transaction=False) as pipe:
+                wanting = [hook for hook in hooks if hook.wants("alert", data)]
+                for hook in wanting:
+                    self._queue_in(pipe, hook, source, float(now), data, now)
+                self.alerts.store(pipe, episode, what, now)
+                replies = await pipe.execute()
+            queued += sum(int(r) for r in replies[0 : 2 * len(wanting) : 2])
+            self._report(f"alert {'started' if what == 'start' else 'cleared'}: {episode.summary}")
+        return queued
 
     # --- sending -----------------------------------------------------------------------------------------------
 
@@ -367,6 +415,7 @@ class Sender:
         now = await server_ms(self.redis)
         done.queued += await self.queue_printed(hooks, now)
         done.queued += await self.queue_failed(hooks, now)
+        done.queued += await self.queue_alerts(hooks, now)
         await asyncio.gather(*(self.send_hook(http, hook, done) for hook in hooks))
         return done
 

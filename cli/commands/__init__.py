@@ -21,6 +21,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "drain": ("ops", "drain"),
     "reclaim": ("ops", "reclaim"),
     "dlq": ("ops", "dlq"),
+    "roll": ("roll", "roll"),
     "sim": ("sim", "sim"),
     "board": ("board", "board"),
     "acl": ("acl", "acl"),

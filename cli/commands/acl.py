@@ -35,12 +35,14 @@ from pathlib import Path
 import click
 
 from cli.main import fail
+from eventday import keys as day_keys
 from layouts.specs import ADMIN_ONLY
 from preprint.keys import PreprintKeys
 from pretix_sync.keys import PretixKeys
 from protocol.keys import PRINTER_RE, VENUE_RE, Keys
 from protocol.library import Library, default_library
 from protocol.scripts import LOAD_COMMAND
+from webhooks.alerts import alerts_key, dlq_samples_key, redis_key
 from webhooks.keys import WebhookKeys
 
 _CALL = re.compile(r"redis\.p?call\(\s*['\"]([A-Za-z]+)['\"]")
@@ -57,7 +59,8 @@ READS = (
     "zrange", "zscore", "zcard", "xrange", "xrevrange", "xread", "xlen", "scard", "smembers",
 )  # fmt: skip
 #: Reads functions make besides those (allowed on every key of the venue, as READS are); the attendee list's search
-#: reads ranges of its terms and its postings (attendees/store.py) itself.
+#: reads ranges of its terms and its postings (attendees/store.py) itself; a ref counter that restarts (a hand wrote
+#: something else there) counts the refs in use (attendee_put.lua).
 SCRIPT_READS = ("lpos", "type", "zrangebyscore", "zrangebylex", "mget", "pttl", "hexists", "hvals", "hlen")
 #: What the agent sends outside scripts (protocol/store.py): the blocking pop, the clean leave, events; and
 #: the announcement of a change of the venue's badge layouts (layouts/book.py), subscribed to; and ``cancel --token``
@@ -68,7 +71,7 @@ AGENT_DIRECT = ("blmove", "xadd", "set", "zrem", "multi", "exec", "subscribe", "
 TYPE_WRITES: dict[str, frozenset[str]] = {
     "hash": frozenset({"hset", "hsetnx", "hincrby", "hdel"}),
     "list": frozenset({"lpush", "rpush", "lrem", "lmove", "blmove", "ltrim"}),
-    "zset": frozenset({"zadd", "zrem"}),
+    "zset": frozenset({"zadd", "zrem", "zremrangebyscore", "zremrangebyrank"}),
     "set": frozenset({"sadd", "srem"}),
     "stream": frozenset({"xadd", "xdel", "xtrim"}),
     "string": frozenset({"set", "del", "append"}),
@@ -114,7 +117,18 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "webhooks_gaveup": (lambda k: WebhookKeys(k.venue).gaveup("*"), "list"),
     "webhooks_cursor": (lambda k: WebhookKeys(k.venue).events_cursor, "string"),
     "webhooks_sender": (lambda k: WebhookKeys(k.venue).sender, "string"),
+    # its alerts (webhooks/alerts.py): the episodes, the DLQ's recent lengths, the Redis server last seen
+    "alerts": (lambda k: alerts_key(k.venue), "hash"),
+    "alerts_dlq": (lambda k: dlq_samples_key(k.venue), "zset"),
+    "alerts_redis": (lambda k: redis_key(k.venue), "hash"),
+    # the event day's numbers (eventday/): readers trim the per-minute counts and note when a fault was first seen
+    "minutes": (lambda k: k.minutes, "hash"),
+    "eventday_faults": (lambda k: day_keys.faults(k.venue), "hash"),
+    "eventday_rolls": (lambda k: day_keys.rolls(k.venue), "hash"),
 }
+#: What a reader of the event day's numbers writes (eventday/counts.py): old buckets out, a fault's first sighting,
+#: a roll change a printer showed (back from running out of media).
+EVENTDAY_ONLY = (("minutes", ("hdel",)), ("eventday_faults", ("hsetnx", "hdel")), ("eventday_rolls", ("hset",)))
 #: The attendee list's functions and keys, which the intake's attendee routes call and write.
 ATTENDEE_FUNCTIONS = (
     "attendee_put", "attendee_badge", "attendee_edit", "attendee_status", "attendee_checkin", "attendee_payload",
@@ -206,7 +220,8 @@ ROLES: dict[str, Role] = {
             ),
             # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
             # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
-            # set
+            # set. The event day's numbers it shows it only reads (HSETNX and HDEL here would reach every hash it
+            # writes): the board and the webhooks sender note a fault's first sighting and trim the counts.
             direct=("hset", "set", "zrangebylex", "mget", "srem"),
             only=(("done", ("del",)), ("inflight", ("lrem",))),
         ),
@@ -236,12 +251,31 @@ ROLES: dict[str, Role] = {
                 "webhooks_gaveup",
                 "webhooks_cursor",
                 "webhooks_sender",
+                "alerts",
+                "alerts_dlq",
+                "alerts_redis",
+                "minutes",
+                "eventday_faults",
+                "eventday_rolls",
             ),
             # joining the record; the deliveries queued, retried and removed; those given up (capped); the cursor in
             # the events stream; the lease (SET ... GET, DEL at a clean stop). The webhooks themselves (``P
             # webhooks``) are an admin's (``webhooks add``): never written by this user.
-            direct=("hsetnx", "hset", "hdel", "zadd", "zrem", "lpush", "ltrim", "set", "del"),
-            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx"))),
+            # the alerts' episodes and the DLQ's lengths (trimmed to the window) besides
+            direct=(
+                "hsetnx",
+                "hset",
+                "hdel",
+                "zadd",
+                "zrem",
+                "lpush",
+                "ltrim",
+                "set",
+                "del",
+                "zremrangebyscore",
+                "zremrangebyrank",
+            ),
+            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx")), *EVENTDAY_ONLY),
         ),
     )
 }

@@ -105,6 +105,8 @@ def import_list(
         )
     else:
         click.echo(f"{export.describe()}: {summary.line(dry_run)}")
+        for warning in summary.warnings:  # loaded all the same: the venue may have no other codes
+            click.echo(f"warning: {warning}", err=True)
     if summary.rejected or (lossy and not accept_lossy):
         sys.exit(1)
 

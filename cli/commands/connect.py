@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from redis.exceptions import AuthenticationError, NoPermissionError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -10,6 +11,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agent.config import AgentConfig
 from drivers import DriverError, build_driver
+from drivers.base import Driver
+from drivers.config import DriverConfig
 from protocol.connection import explain, make_redis
 from protocol.keys import Keys
 from protocol.redis_config import SentinelConfig
@@ -111,11 +114,14 @@ def confirmed_by_line(confirmed_by: str) -> str:
     return f"prints confirmed by: {confirmed_by} ({CONFIRMED_BY_WORDS.get(confirmed_by, '?')})"
 
 
-async def check_printer(config: AgentConfig) -> tuple[str | None, str]:
+async def check_printer(
+    config: AgentConfig, make_driver: Callable[[DriverConfig, str], Driver] = build_driver
+) -> tuple[str | None, str]:
     """(None when the printer answers a status request ready, else what it said or that it stayed silent; whose word
-    its prints are on, ``device`` or ``spooler``, as the driver learned it from the printer)."""
+    its prints are on, ``device`` or ``spooler``, as the driver learned it from the printer). ``make_driver``: how the
+    driver is built (a test's emulated USB device plugs in there)."""
     try:
-        driver = build_driver(config.printer.driver, config.printer.name)
+        driver = make_driver(config.printer.driver, config.printer.name)
         await driver.open()
     except (DriverError, ValueError, OSError) as exc:
         return f"printer unreachable: {exc}", ""

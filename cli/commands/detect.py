@@ -101,6 +101,7 @@ def scan(
             mdns_window=mdns_window,
             mdns_interfaces=scanners.mdns_interfaces,
             named_serial=frozenset(devices),
+            named_hosts=frozenset(targets),
             ipp_port=scanners.ipp_port,
             cups=scanners.cups,
         )

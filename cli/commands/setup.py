@@ -14,8 +14,9 @@ import os
 import pwd
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import yaml
@@ -25,6 +26,10 @@ from agent.config import AgentConfig, load_config
 from cli.main import EXIT_PRINTER, EXIT_SERVICE, EXIT_UNAVAILABLE, fail
 from core.errors import EXIT_CONFIG, ConfigError
 from core.settings import split_host_port
+
+if TYPE_CHECKING:
+    from drivers.base import Driver
+    from drivers.config import DriverConfig
 
 CONFIG_DIR = Path("/etc/badge-agent")
 #: Where the unit keeps its journals (``StateDirectory=badge-agent`` in systemd/badge-agent@.service).
@@ -104,12 +109,16 @@ def _redis_section(opts: dict[str, Any], ask: bool) -> dict[str, Any]:
     return redis
 
 
-def _detected(n: int, scanners: Any, timeout: float, mdns: bool, serial: str | None = None) -> dict[str, Any]:
-    from cli.commands.detect import MDNS_WINDOW, describe, scan
+def _detected(
+    n: int, scanners: Any, timeout: float, mdns: bool, serial: str | None = None, host: str | None = None
+) -> dict[str, Any]:
+    from cli.commands.detect import MDNS_WINDOW, _target, describe, scan
 
-    # A port named with --serial is counted as detect --serial counts it (the only kind asked whether it is TSPL).
+    # A port named with --serial is counted as detect --serial counts it (the only kind asked whether it is TSPL), a
+    # host named with --host as detect --host counts it (asked that host alone, TSPL and DYMO included).
     named = (serial,) if serial else ()
-    found = scan(scanners, [], devices=named, timeout=timeout, mdns_window=MDNS_WINDOW if mdns else 0.0)
+    targets = [_target(host)] if host else []
+    found = scan(scanners, targets, devices=named, timeout=timeout, mdns_window=MDNS_WINDOW if mdns else 0.0)
     if not 0 < n <= len(found):
         fail(f"--detected {n}: detect found {len(found)} printer(s); run badge-agent detect to list them")
     click.echo(f"printer {n}: {describe(found[n - 1])}")
@@ -171,7 +180,7 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
         from cli.commands.detect import Scanners
 
         scanners = ctx.find_object(Scanners) or Scanners()
-        driver = _detected(opts["detected"], scanners, 0.5, not opts["no_mdns"], opts["serial"])
+        driver = _detected(opts["detected"], scanners, 0.5, not opts["no_mdns"], opts["serial"], opts["host"])
     else:
         if ask and not (opts["host"] or opts["usb"] or opts["serial"]):
             opts["host"] = click.prompt("Printer address (HOST[:PORT])")
@@ -205,7 +214,7 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
             loaded = load_config(draft)
         except ConfigError as exc:
             fail(exc.render(), EXIT_CONFIG)
-        _check(loaded, out, opts["no_test_print"])
+        _check(loaded, out, opts["no_test_print"], _driver_maker(ctx))
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             draft.unlink()
@@ -236,14 +245,34 @@ def setup(ctx: click.Context, /, **opts: Any) -> None:
         click.echo(f"run it: badge-agent run -c {out}")
 
 
-def _check(loaded: AgentConfig, out: Path, no_test_print: bool) -> None:
+def _driver_maker(ctx: click.Context) -> Callable[[DriverConfig, str], Driver]:
+    """How the printer's driver is built: as the agent builds it, but a USB printer through the USB backend detect
+    was given (a test's emulated device), so setup checks and test-prints the printer detect listed."""
+    from cli.commands.detect import Scanners
+    from drivers import build_driver, build_language_driver
+
+    backend = getattr(ctx.find_object(Scanners), "usb_backend", None)
+    if backend is None:
+        return build_driver
+
+    def make(config: DriverConfig, name: str) -> Driver:
+        if config.transport == "usb":
+            return build_language_driver(config, name, usb_backend=backend)
+        return build_driver(config, name)
+
+    return make
+
+
+def _check(
+    loaded: AgentConfig, out: Path, no_test_print: bool, make_driver: Callable[[DriverConfig, str], Driver]
+) -> None:
     """Redis takes the login, the printer answers, and (unless skipped) a test badge prints: else exit naming why."""
     from cli.commands.connect import check_printer, check_redis, confirmed_by_line
 
     redis_failure = asyncio.run(check_redis(loaded))
     if redis_failure:
         fail(f"{out}: {redis_failure}; nothing written", EXIT_UNAVAILABLE)
-    printer_failure, confirmed_by = asyncio.run(check_printer(loaded))
+    printer_failure, confirmed_by = asyncio.run(check_printer(loaded, make_driver))
     if printer_failure:
         fail(f"{out}: {printer_failure}; nothing written", EXIT_PRINTER)
     click.echo("redis and printer answer")
@@ -251,9 +280,8 @@ def _check(loaded: AgentConfig, out: Path, no_test_print: bool) -> None:
     if no_test_print:
         return
     from cli.commands.printing import test_print_badge
-    from drivers import build_driver
 
-    driver_obj = build_driver(loaded.printer.driver, loaded.printer.name)
+    driver_obj = make_driver(loaded.printer.driver, loaded.printer.name)
     outcome, reason = asyncio.run(test_print_badge(loaded, driver_obj, None, click.echo))
     click.echo(f"test badge: {outcome.value} ({reason})")
     if outcome.value != "printed":

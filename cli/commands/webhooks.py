@@ -2,7 +2,8 @@
 
 The webhooks live in the venue's Redis (webhooks/hooks.py); the signing secret stays in a file on the sender's
 machine, never in Redis. ``run -c FILE`` takes the ``venue`` and ``redis`` sections of an agent's or the intake's
-config (or a file with just those two) and sends until SIGTERM or Ctrl-C (webhooks/sender.py).
+config (or a file with just those two, and an ``alerts`` section: webhooks/alerts.py) and sends until SIGTERM or
+Ctrl-C (webhooks/sender.py).
 
 Exit codes: 0 done; 2 a mistake in the command (a name, a URL, an event); 69 Redis (or, for ``test``, the receiver)
 could not be reached or did not answer 2xx; 78 the config file of ``run`` is wrong.
@@ -21,14 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import click
+from redis.asyncio import Redis
 
 from cli.main import EXIT_UNAVAILABLE, Target, fail, fleet_options, run_async
 from core.errors import EXIT_CONFIG, ConfigError, UserError
 from core.logs import masked, shown
 from core.settings import read_config_mapping
 from core.validate import Invalid, parse
+from eventday.counts import zone_waits
 from protocol.connection import make_redis
 from protocol.redis_config import RedisConfig, venue_name
+from webhooks.alerts import Alerts, AlertsConfig
 from webhooks.delivery import body_of, iso_ms, post, read_secret, session
 from webhooks.hooks import EVENTS, FORMATS, Hooks, Webhook, check_name, check_url, parse_events, parse_when
 from webhooks.sender import LEASE_MS, Sender, webhooks_status
@@ -187,10 +191,16 @@ def test(target: Target, name: str) -> None:
         raise SystemExit(EXIT_UNAVAILABLE)
 
 
-def load_target(path: str) -> tuple[RedisConfig, str]:
-    """The ``redis`` section and ``venue`` of an agent's, the intake's or a webhooks-only config."""
+def load_run_config(path: str) -> tuple[RedisConfig, str, AlertsConfig]:
+    """The ``redis`` section and ``venue`` of an agent's, the intake's or a webhooks-only config, and the ``alerts``
+    section (its defaults where the file has none)."""
     data = read_config_mapping(Path(path), "venue:, redis:")
     problems: list[str] = []
+    alerts = AlertsConfig()
+    try:
+        alerts = parse(AlertsConfig, data.get("alerts") or {})
+    except Invalid as exc:
+        problems += [f"alerts.{p}" for p in exc.problems]
     venue = data.get("venue")
     if not isinstance(venue, str):
         problems.append("venue: missing (the venue's name)")
@@ -209,17 +219,24 @@ def load_target(path: str) -> tuple[RedisConfig, str]:
         problems.append(f"redis.password_file: {password_file} does not exist or is not a file")
     if problems or redis_config is None or not isinstance(venue, str):
         raise ConfigError(path, problems)
-    return redis_config, venue
+    return redis_config, venue, alerts
 
 
-async def _run(redis_config: RedisConfig, venue: str, lease_ms: int) -> None:
+async def _zone_wait_seconds(redis: Redis, venue: str) -> dict[str, float]:
+    """Each zone's expected wait in seconds, as the board and /metrics compute it (eventday/counts.py); a zone
+    without a printing rate yet has none."""
+    return {z.zone: z.wait_minutes * 60 for z in await zone_waits(redis, venue) if z.wait_minutes is not None}
+
+
+async def _run(redis_config: RedisConfig, venue: str, lease_ms: int, alerts: AlertsConfig) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     redis = make_redis(redis_config, block_timeout=5.0, retries=8)
     try:
-        sender = Sender(redis, venue, report=_say, lease_ms=lease_ms)
+        rules = Alerts(redis, venue, alerts, zone_waits=_zone_wait_seconds)
+        sender = Sender(redis, venue, report=_say, lease_ms=lease_ms, alerts=rules)
         _say(f"webhooks: sender {sender.me} for venue {venue}")
         await sender.run(stop)
     finally:
@@ -239,8 +256,8 @@ async def _run(redis_config: RedisConfig, venue: str, lease_ms: int) -> None:
 def run(config_path: str, lease_seconds: float) -> None:
     """Send the venue's webhooks until stopped (SIGTERM or Ctrl-C): one sender per venue at a time."""
     try:
-        redis_config, venue = load_target(config_path)
+        redis_config, venue, alerts = load_run_config(config_path)
     except ConfigError as exc:
         fail(exc.render(), EXIT_CONFIG)
         return
-    run_async(_run(redis_config, venue, int(lease_seconds * 1000)))
+    run_async(_run(redis_config, venue, int(lease_seconds * 1000), alerts))

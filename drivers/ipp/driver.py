@@ -14,6 +14,13 @@ Outcome policy (docs/printers.md, "IPP printers and CUPS queues"):
 ``confirmed_by`` says whose word that is: ``device`` for a printer, or a CUPS queue whose backend is IPP (it waits
 for the printer's job); ``spooler`` for a CUPS queue whose backend cannot read the device (``device-uri`` usb://,
 socket://, file:...).
+
+The badge waiting at the printer (``holds`` 2; docs/printers.md): the agent may hand the printer its next badge
+(``hand``: Create-Job + Send-Document) while one prints, so the printer starts it the moment the first ends. The
+printer keeps it ``pending`` behind the printing one. While one waits, each poll of the printing job also reads the
+printer's state: a fault withdraws the waiting one at once (Cancel-Job while it is still pending), and a badge the
+printer never started is ``failed`` with nothing counted against it. Requests then take the driver's lock one at a
+time, so a probe, the hand-over and the watch of the printing job take turns on the one connection.
 """
 
 from __future__ import annotations
@@ -23,7 +30,17 @@ import contextlib
 import time
 from typing import Any
 
-from drivers.base import Badge, DeviceState, DeviceStatus, Driver, DriverError, Outcome, PrintResult, RenderError
+from drivers.base import (
+    Badge,
+    DeviceState,
+    DeviceStatus,
+    Driver,
+    DriverError,
+    Handed,
+    Outcome,
+    PrintResult,
+    RenderError,
+)
 from drivers.ipp import status as ipp_status
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient, IppError
@@ -36,6 +53,7 @@ JOB_ATTRIBUTES = ["job-state", "job-state-reasons", "job-impressions-completed",
 
 class IppDriver(Driver):
     language = "ipp"
+    holds = 2
 
     def __init__(
         self,
@@ -66,6 +84,12 @@ class IppDriver(Driver):
         self.cups = False
         #: Jobs this driver created that the printer may still hold (cancelled before a job leaves the agent).
         self._jobs: set[int] = set()
+        #: Handed jobs (``hand``) whose outcome nobody has asked for yet, oldest first: the ones waiting at the printer.
+        self._handed: list[int] = []
+        #: The last Create-Job was refused as busy (the printer takes one job at a time).
+        self._busy = False
+        #: Handed jobs withdrawn while they waited (a fault while another printed), with their outcome.
+        self._withdrawn: dict[int, PrintResult] = {}
 
     # -- the printer's attributes -----------------------------------------------------------------------------
 
@@ -155,6 +179,15 @@ class IppDriver(Driver):
     async def _print(
         self, fmt: str, size: str, document: bytes, badge: Badge, before: DeviceStatus, deadline: float
     ) -> PrintResult:
+        sent = await self._send(fmt, size, document, badge, before, deadline)
+        if isinstance(sent, PrintResult):
+            return sent
+        return await self._watch(sent, before, deadline)
+
+    async def _send(
+        self, fmt: str, size: str, document: bytes, badge: Badge, before: DeviceStatus, deadline: float
+    ) -> int | PrintResult:
+        """Create-Job + Send-Document: the printer's job id, or the outcome when the printer holds none of it."""
         job_attributes: dict[str, Any] = {}
         width, _, height = size.partition("x")
         if width.isdigit() and height.isdigit():
@@ -167,6 +200,7 @@ class IppDriver(Driver):
                 job_attributes,
             )
         except IppError as exc:
+            self._busy = exc.status == wire.BUSY
             status = before if exc.status is not None else DeviceStatus(DeviceState.OFFLINE, (str(exc),))
             return PrintResult(Outcome.FAILED, f"nothing sent: the printer refused the job: {exc}", status, sent=False)
         job_id = wire.first(created.group(wire.JOB_GROUP), "job-id")
@@ -187,7 +221,7 @@ class IppDriver(Driver):
             )
         except IppError as exc:
             return await self._unsent(job_id, exc, before)
-        return await self._watch(job_id, before, deadline)
+        return job_id
 
     async def _unsent(self, job_id: int, exc: IppError, before: DeviceStatus) -> PrintResult:
         """Send-Document failed. Refused outright (an IPP status): the job has no document and is cancelled:
@@ -197,28 +231,81 @@ class IppDriver(Driver):
             return PrintResult(Outcome.FAILED, f"the printer refused the badge: {exc}; job cancelled", before)
         return PrintResult(Outcome.UNKNOWN, f"sending the badge failed: {exc}", before)
 
-    async def _watch(self, job_id: int, before: DeviceStatus, deadline: float) -> PrintResult:
+    async def _watch(
+        self, job_id: int, before: DeviceStatus, deadline: float, lock: asyncio.Lock | None = None
+    ) -> PrintResult:
+        """Poll the job until it is final or ``deadline``. ``lock``: taken for each poll (the badge waiting at the
+        printer: the hand-over and probes take turns with the watch); None: the caller holds the driver's lock."""
         values: wire.Values = {}
+        step = lock or contextlib.nullcontext()
         while True:
-            try:
-                reply = await self.client.request(
-                    wire.GET_JOB_ATTRIBUTES, {"job-id": job_id, "requested-attributes": JOB_ATTRIBUTES}
-                )
-            except IppError as exc:
-                return PrintResult(Outcome.UNKNOWN, f"the printer stopped answering while printing: {exc}", before)
-            values = reply.group(wire.JOB_GROUP)
-            state = wire.first(values, "job-state")
-            if state in FINAL:
-                self._jobs.discard(job_id)
-                return await self._judge_job(job_id, state, values, before)
+            async with step:
+                try:
+                    reply = await self.client.request(
+                        wire.GET_JOB_ATTRIBUTES, {"job-id": job_id, "requested-attributes": JOB_ATTRIBUTES}
+                    )
+                except IppError as exc:
+                    return PrintResult(Outcome.UNKNOWN, f"the printer stopped answering while printing: {exc}", before)
+                values = reply.group(wire.JOB_GROUP)
+                state = wire.first(values, "job-state")
+                if state in FINAL:
+                    self._jobs.discard(job_id)
+                    return await self._judge_job(job_id, state, values, before)
+                await self._withdraw_waiting_on_fault(job_id)
             if time.monotonic() >= deadline:
                 break
             await asyncio.sleep(min(self.poll_interval, max(0.0, deadline - time.monotonic())))
-        reasons = ", ".join(r for r in values.get("job-state-reasons", []) if isinstance(r, str)) or "none"
-        cancelled = await self._cancel_job(job_id)
-        after = await self._read_status()
+        async with step:
+            reasons = ", ".join(r for r in values.get("job-state-reasons", []) if isinstance(r, str)) or "none"
+            cancelled = await self._cancel_job(job_id)
+            after = await self._read_status()
         why = f"job {job_id} not finished in time (job-state {wire.first(values, 'job-state')}, reasons {reasons})"
         return PrintResult(Outcome.UNKNOWN, why + ("; cancelled" if cancelled else "; cancel failed"), after)
+
+    async def _withdraw_waiting_on_fault(self, printing: int) -> None:
+        """While a handed badge waits behind the printing one: a fault the printer reports withdraws it now, before
+        the printer could start it (paper out on the printing badge must not run the next one into the same fault)."""
+        waiting = [job for job in self._handed if job != printing and job not in self._withdrawn]
+        if not waiting:
+            return
+        status = await self._read_status()
+        if not status.faulted:
+            return
+        for job in waiting:
+            self._withdrawn[job] = await self._withdraw(job, f"the printer reported {status.describe()}")
+
+    async def _withdraw(self, job_id: int, why: str) -> PrintResult:
+        """Cancel a handed job before it leaves the agent; its outcome (see ``withdraw``). Under the driver's lock."""
+        try:
+            values = (
+                await self.client.request(
+                    wire.GET_JOB_ATTRIBUTES, {"job-id": job_id, "requested-attributes": JOB_ATTRIBUTES}
+                )
+            ).group(wire.JOB_GROUP)
+        except IppError as exc:
+            cancelled = await self._cancel_job(job_id)
+            said = "cancelled" if cancelled else "cancel failed"
+            return PrintResult(Outcome.UNKNOWN, f"{why}; the waiting badge's job {job_id} unread ({exc}); {said}")
+        state = wire.first(values, "job-state")
+        if state in FINAL:
+            self._jobs.discard(job_id)
+            return await self._judge_job(job_id, state, values, DeviceStatus(DeviceState.UNKNOWN))
+        if state in (PENDING, HELD) and await self._cancel_job(job_id):
+            # Still pending when cancelled: only a job that is canceled now, with no impression counted, was never
+            # started (one the printer began stays processing until its stop point).
+            with contextlib.suppress(IppError):
+                after = (
+                    await self.client.request(
+                        wire.GET_JOB_ATTRIBUTES, {"job-id": job_id, "requested-attributes": JOB_ATTRIBUTES}
+                    )
+                ).group(wire.JOB_GROUP)
+                impressions = wire.first(after, "job-impressions-completed")
+                if wire.first(after, "job-state") == CANCELED and not (isinstance(impressions, int) and impressions):
+                    why += f"; job {job_id} was still waiting and is cancelled at the printer, never started"
+                    return PrintResult(Outcome.FAILED, why, sent=False)
+        cancelled = await self._cancel_job(job_id)
+        said = "cancelled" if cancelled else "cancel failed"
+        return PrintResult(Outcome.UNKNOWN, f"{why}; job {job_id} was at the printer (job-state {state}); {said}")
 
     async def _judge_job(self, job_id: int, state: int, values: wire.Values, before: DeviceStatus) -> PrintResult:
         reasons = [r for r in values.get("job-state-reasons", []) if isinstance(r, str)]
@@ -272,8 +359,57 @@ class IppDriver(Driver):
             return True
         return False
 
+    # -- the badge waiting at the printer (module docstring) ------------------------------------------------------
+
+    async def hand(self, data: bytes, badge: Badge) -> Handed | PrintResult:
+        head, _, document = data.partition(b"\n")
+        fmt, size, *_ = [*head.decode("ascii", "replace").split(" "), "", ""]
+        async with self.lock:
+            before = await self._read_status()
+            if before.faulted:
+                return PrintResult(Outcome.FAILED, f"nothing sent: printer {before.describe()}", before, sent=False)
+            if self.plan is not None and fmt != self.plan.format:
+                why = f"nothing sent: the badge was drawn as {fmt}, the printer now wants {self.plan.format}"
+                return PrintResult(Outcome.FAILED, why, before, sent=False)
+            self._busy = False
+            sent = await self._send(fmt, size, document, badge, before, time.monotonic() + self.client.io_timeout)
+            if isinstance(sent, PrintResult):
+                if self._busy and self._handed:
+                    # A printer that takes one job at a time (ippeveprinter among them) refuses a second while one
+                    # prints: from now on it gets one badge at a time. This one was not sent and goes back unflagged.
+                    self.holds = 1
+                return sent
+            self._handed.append(sent)
+            return Handed(sent, before)
+
+    async def outcome(self, handed: Handed, timeout: float) -> PrintResult:
+        job_id = int(handed.job)
+        try:
+            if job_id in self._withdrawn:
+                return self._withdrawn.pop(job_id)
+            return await self._watch(job_id, handed.before, time.monotonic() + timeout, self.lock)
+        finally:
+            self._forget(job_id)
+
+    async def withdraw(self, handed: Handed) -> PrintResult:
+        job_id = int(handed.job)
+        try:
+            if job_id in self._withdrawn:
+                return self._withdrawn.pop(job_id)
+            async with self.lock:
+                return await self._withdraw(job_id, "withdrawn: the badge before it did not print")
+        finally:
+            self._forget(job_id)
+
+    def _forget(self, job_id: int) -> None:
+        if job_id in self._handed:
+            self._handed.remove(job_id)
+        self._withdrawn.pop(job_id, None)
+
     async def cancel(self) -> None:
         async with self.lock:
             left = [job for job in sorted(self._jobs) if not await self._cancel_job(job)]
+            # Handed jobs cancelled here are settled by the caller (recovery): none waits at the printer any more.
+            self._handed = [job for job in self._handed if job in left]
             if left:
                 raise DriverError(f"{self.description}: could not cancel job(s) {', '.join(map(str, left))}")

@@ -88,6 +88,7 @@ STATUS_NAMES = {
     0x0508: "server-error-job-canceled",
 }
 NOT_FOUND = 0x0406
+BUSY = 0x0507  # server-error-busy: a printer that takes one job at a time, printing one
 NOT_POSSIBLE = 0x0404
 
 

@@ -15,7 +15,7 @@
   let timer = null;
   // What this token may do (/desk/settings.json); nothing until the intake said so.
   let may = {};
-  let confirming = null;  // the code whose "cancel the ticket?" question is open (kept across the redraws)
+  let confirming = null;  // the handle of the attendee whose "cancel the ticket?" question is open (kept across the redraws)
   let noneFound = false;  // the message says "No one found": the next results take it away
 
   function say(text, error, undo) {
@@ -30,7 +30,9 @@
   async function loadSettings() {
     if (!token) return;
     try {
-      may = (await call("GET", "/desk/settings.json")).may || {};
+      const settings = await call("GET", "/desk/settings.json");
+      may = settings.may || {};
+      showDay(settings.day);
     } catch (err) {
       say(err.message, true);
     }
@@ -57,6 +59,22 @@
     $("voids-count").textContent = String(n);
     $("voids").hidden = n === 0;
   }
+
+  // The day's counts at the top (expected, arrived, still to come), from the attendee list; hidden without one.
+  function showDay(day) {
+    $("day").hidden = !day;
+    if (!day) return;
+    $("day-expected").textContent = day.expected;
+    $("day-arrived").textContent = day.arrived;
+    $("day-to-come").textContent = day.to_come;
+  }
+
+  // The counts move all day: read again every DAY_EVERY ms (one small request; the desk's searches come first).
+  const DAY_EVERY = 15000;
+  setInterval(async () => {
+    if (!token) return;
+    try { showDay((await call("GET", "/desk/settings.json")).day); } catch (err) { /* the next try, or a search, says */ }
+  }, DAY_EVERY);
 
   async function call(method, path, body) {
     const init = { method: method, headers: { "Authorization": "Bearer " + token } };
@@ -100,7 +118,7 @@
 
   function row(a) {
     const li = $("row").content.firstElementChild.cloneNode(true);
-    li.dataset.code = a.code;
+    li.dataset.code = a.handle;
     li.classList.toggle("cancelled", a.status === "cancelled");
     li.querySelector(".name").textContent = a.name || "(no name)";
     li.querySelector(".company").textContent = a.company;
@@ -115,11 +133,11 @@
     const handOver = li.querySelector(".hand-over");
     handOver.hidden = !may.print || a.status === "cancelled" || !boxed || a.preprint.state !== "preprinted";
     handOver.addEventListener("click", () => act(async () => {
-      await call("POST", "/v1/attendees/" + encodeURIComponent(a.code) + "/handed-over");
+      await call("POST", "/v1/attendees/" + encodeURIComponent(a.handle) + "/handed-over");
       return "Handed over the badge of " + a.name + " (" + a.preprint.box_label + ")";
     }));
     print.addEventListener("click", () => act(async () => {
-      await call("POST", "/v1/attendees/" + encodeURIComponent(a.code) + "/badge");
+      await call("POST", "/v1/attendees/" + encodeURIComponent(a.handle) + "/badge");
       return "Printing the badge of " + a.name;
     }));
     const reason = li.querySelector(".reason");
@@ -131,7 +149,8 @@
       await call("POST", "/v1/jobs/" + encodeURIComponent(a.job_id) + "/reprint", { reason: reason.value.trim() });
       return "Reprinting the badge of " + a.name;
     }));
-    const path = "/v1/attendees/" + encodeURIComponent(a.code);
+    // The attendee's handle, never the ticket code (which a desk sees masked): a code is a credential.
+    const path = "/v1/attendees/" + encodeURIComponent(a.handle);
     const restoreStep = async () => {
       await call("PATCH", path, { status: "valid" });
       return "Restored the ticket of " + a.name;
@@ -139,10 +158,10 @@
     const cancel = li.querySelector(".cancel");
     const confirm = li.querySelector(".confirm");
     cancel.hidden = !may.cancel || a.status === "cancelled";
-    confirm.hidden = cancel.hidden || confirming !== a.code;
+    confirm.hidden = cancel.hidden || confirming !== a.handle;
     li.querySelector(".confirm-text").textContent = "Cancel the ticket of " + (a.name || a.code) + "?";
     cancel.addEventListener("click", () => {
-      confirming = a.code;
+      confirming = a.handle;
       confirm.hidden = false;
       li.querySelector(".keep").focus();
     });

@@ -9,6 +9,7 @@
   // A venue's translated strings file from before a key was added still works: the missing key is shown in English.
   const S = Object.assign({
     no_printer: "No printer can print your badge right now. Please go to the help desk.",
+    queued_wait: "Your badge is in line: about {wait} min…",
     preprint_ready: "{name}, your badge is ready: box {box}, {range}, {pickup}.",
     preprint_planned: "{name}, your badge is being printed for box {box}, {range}: please collect it at {pickup}.",
     preprint_handed_over: "Your badge was handed to you already. If it is lost, please go to {pickup}.",
@@ -73,6 +74,8 @@
     }
     if (state === "cancelled") return [S.cancelled, "error"];
     if (state === "dead") return [S.failed, "error"];
+    // The zone's expected wait, when it is long enough to say (kiosk.say_wait_after): about how long, not "next".
+    if (values.wait) return [hello + fill(S.queued_wait, values), "queued"];
     return [hello + S.queued, "queued"];
   }
 
@@ -110,9 +113,11 @@
     }
   }
 
-  async function followBadge(code, body, mine) {
+  // The badge is followed by the id the answer gave (badge_id), not by the ticket code scanned.
+  async function followBadge(body, mine) {
     const values = (b) => ({
       name: body.first_name || body.name, location: b.location, time: clock(b.printed_ms), no_printer: b.no_printer,
+      wait: b.wait_minutes,
     });
     let badge = body.badge;
     let [text, kind] = describe(badge.state, values(badge), body.duplicate, true);
@@ -120,7 +125,7 @@
     for (let i = 0; i < 120 && badge.state !== "printed" && kind !== "error" && mine === turn; i++) {
       await new Promise((r) => setTimeout(r, 1000));
       if (mine !== turn) return;
-      const resp = await fetch("/v1/attendees/" + encodeURIComponent(code), { headers: headers() });
+      const resp = await fetch("/v1/attendees/" + encodeURIComponent(body.badge_id), { headers: headers() });
       if (resp.status === 429) continue;
       if (!resp.ok) { show(S.failed, "error"); return; }
       badge = (await resp.json()).badge;
@@ -173,7 +178,7 @@
       show(fill(S[key] || S.preprint_ready, values), "ready");
       return;
     }
-    await followBadge(code, body, mine);
+    await followBadge(body, mine);
   }
 
   async function submit(event) {

@@ -12,6 +12,7 @@ window.KIOSK_STRINGS = {
   submit: "Print my badge",
   sending: "Sending…",
   queued: "Your badge is next in line…",
+  queued_wait: "Your badge is in line: about {wait} min…",
   hello: "Hello {name}",
   printing: "Printing at {location}",
   ready: "Ready — collect it at {location}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import secrets
 import time
 from pathlib import Path
 
@@ -142,3 +143,25 @@ async def test_import_a_pretix_xlsx_export(tmp_path: Path, redis: Redis, redis_s
     assert (summary["added"], summary["rejected"], summary["read_as"]) == (2, 1, "XLSX")
     listed = await AttendeeStore(redis, venue).get("s3cr3tqr2")
     assert listed is not None and listed.name == "François Gérard" and listed.job_id == "ABC12-2"
+
+
+def test_import_warns_when_ticket_codes_are_sequential(tmp_path: Path, redis_server: RedisServer, venue: str) -> None:
+    numbered = tmp_path / "numbered.csv"
+    lines = ["attendee_id,name"] + [f"TKT-{100200 + n},Person {n}" for n in range(40)]
+    numbered.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = cli(redis_server, venue, "attendees", "import", str(numbered))
+    # Loaded all the same (the venue may have no other codes), exit 0; one warning a line on stderr, no code named.
+    assert result.returncode == 0, result.stderr
+    assert "added 40" in result.stdout
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert any("sequential: 40 of 40" in w and "1 time in 1" in w for w in warnings), result.stderr
+    assert any("guessable: 40 of 40 carry under 64 bits" in w and "rows 2, 3, 4, 5, 6, ..." in w for w in warnings)
+    assert "TKT-" not in result.stderr
+    as_json = json.loads(cli(redis_server, venue, "attendees", "import", str(numbered), "--json").stdout)
+    assert len(as_json["warnings"]) == 2
+    # Codes of 32 random characters (as pretix's secrets): no warning.
+    random_codes = tmp_path / "random.csv"
+    lines = ["attendee_id,name"] + [f"{secrets.token_hex(16)},Person {n}" for n in range(40)]
+    random_codes.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    quiet = cli(redis_server, venue, "attendees", "import", str(random_codes))
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr

@@ -71,6 +71,14 @@ async def test_the_desk_finds_prints_and_reprints_with_a_reason(
             with intake_process(config, port) as url:
                 await asyncio.to_thread(driver.get, f"{url}/desk#token={secret}")
                 assert "token" not in await asyncio.to_thread(lambda: driver.current_url)
+                # The day's counts at the top: the list's expected, arrived (checked in) and still to come.
+                counts = await AttendeeStore(redis, venue).counts()
+                day = [str(counts.expected), str(counts.checked_in), str(counts.expected - counts.checked_in)]
+                await until(
+                    lambda d: (
+                        [d.find_element(By.ID, f"day-{n}").text for n in ("expected", "arrived", "to-come")] == day
+                    )
+                )
                 for query, name in (("renee lef", "Renée Lefèvre"), ("δημ", "Δημήτρης Παπαδόπουλος"), ("李", "李小龍")):
                     await search(query)
                     await until(lambda d, n=name: names(d) == [n])  # type: ignore[misc]

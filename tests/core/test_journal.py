@@ -272,3 +272,28 @@ async def test_syncs_and_compactions_run_off_the_event_loop(tmp_path: Path, monk
     assert loop_thread not in synced_on
     assert Journal(tmp_path / "j", boot_id=None).printed_here("p4") == 1  # the compacted file holds the history
     journal.close()
+
+
+async def test_a_print_the_journal_recorded_is_confirmed_by_recovery_with_whose_word_it_is_on(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """The agent died between the printer's evidence and the confirm: the restarted agent's recovery confirms it from
+    the journal, and says whose word the print is on, as the pull loop's confirm does."""
+    assert THIS_BOOT is not None
+    store = Store(redis, venue)
+    k = Keys(venue)
+    (job_id,) = await enqueue_many(store, 1, "replayed")
+    assert await redis.lmove(k.pool, k.inflight("desk-1"), "RIGHT", "LEFT") == job_id.encode()
+    begun = await store.begin("desk-1", "Hall A", job_id)
+    lines = [
+        {"boot": THIS_BOOT},
+        {"job": job_id, "epoch": begun.epoch, "stage": "sending"},
+        {"job": job_id, "epoch": begun.epoch, "stage": "printed"},
+    ]
+    (tmp_path / "desk-1.journal").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    async with running_agent(tmp_path, venue, redis_server.url, print_time=0.0) as agent:
+        await wait_until(lambda: _state(redis, k, job_id, b"printed"))
+        assert agent.pull.printed == 1
+    job = await redis.hgetall(k.job(job_id))
+    assert job[b"confirmed_by"] == b"device" and job[b"maybe_duplicate"] == b"0"
+    assert not print_log_copies(tmp_path / "desk-1.prints.jsonl")  # confirmed, not printed again

@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "preprint": 3,
     "pretix_sync": 3,
     "webhooks": 3,
+    "eventday": 3,
     "agent": 4,
     "intake": 4,
     "board": 4,

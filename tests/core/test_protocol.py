@@ -323,7 +323,8 @@ def test_encoded_keys_are_the_keys_keys_spells() -> None:
     assert encoded.group_queue(b"g1") == enc(k.group_queue("g1"))
     _, keys, args = specs.CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
     assert keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
-                                                   k.stats, k.printed_consumers, k.printed, k.printers]]  # fmt: skip
+                                                   k.stats, k.printed_consumers, k.printed, k.printers,
+                                                   k.minutes]]  # fmt: skip
     assert args == [job, b"desk-1", b"Hall A", b"7", 100]
 
 
@@ -341,7 +342,7 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
             specs.ENQUEUE.call(k, job, b"<payload>", pinned, 1, b"", (b"<zone>", b"<zone_printers>"), only=True),
             specs.ENQUEUE.call(k, job, b"<payload>", pinned, 1, only=True),
         ],
-        "take": [specs.TAKE.call(k, me)],
+        "take": [specs.TAKE.call(k, me), specs.TAKE.call(k, me, 2)],
         "begin": [specs.BEGIN.call(k, me, job, b"<location>", 1)],
         "confirm": [
             specs.CONFIRM.call(k, me, job, b"<location>", 7, 1),

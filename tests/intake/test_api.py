@@ -150,6 +150,7 @@ async def test_reprint_and_cancel_through_the_api(desk: Desk, redis: Redis, venu
     )
     # The staff words and counts (protocol/vocabulary.py): an intended reprint is no duplicate.
     assert m[("badge_venue_staff", (("what", "reprints"),))] == 1
+    assert m[("badge_venue_dlq_length", ())] == 0 and m[("badge_redis_master_changes_total", ())] == 0
     assert m[("badge_venue_staff", (("what", "cancelled"),))] == 1
     assert m[("badge_venue_staff", (("what", "may_exist_twice"),))] == 0 and "reprints = reprints (intended)" in metrics
     # A counter whose TYPE line and _total samples agree: a scraper reads it as one counter family.

@@ -126,7 +126,7 @@ async def test_a_zone_desks_reprint_waits_at_its_zones_printer_that_can_print(
 
 async def test_the_desk_page_learns_what_its_token_may_do(desk: Desk) -> None:
     may = {}
-    for role in ("desk", "staff", "viewer"):
+    for role in ("desk", "staff"):
         resp = await desk.client.get("/desk/settings.json", headers=desk.auth(role))
         assert resp.status == 200
         body = await resp.json()
@@ -134,7 +134,8 @@ async def test_the_desk_page_learns_what_its_token_may_do(desk: Desk) -> None:
         may[role] = body["may"]
     assert may["desk"]["reprint"] and may["desk"]["print"] and not may["desk"]["cancel"] and not may["desk"]["force"]
     assert may["staff"]["reprint"] and may["staff"]["cancel"] and may["staff"]["restore"] and may["staff"]["force"]
-    assert not any(may["viewer"][what] for what in ("print", "reprint", "cancel", "walk_in"))
+    # A viewer sees no attendee: not the desk page's settings either.
+    assert (await desk.client.get("/desk/settings.json", headers=desk.auth("viewer"))).status == 403
     assert (await desk.client.get("/desk/settings.json")).status == 401
     assert (await desk.client.get("/desk/settings.json", headers=desk.auth("kiosk"))).status == 403
 
@@ -199,8 +200,10 @@ async def test_an_order_code_at_a_kiosk_is_sent_to_the_tickets_code_and_found_at
     badge = await desk.client.post("/v1/attendees/ORD1/badge", headers=kiosk)
     assert badge.status == 404 and (await badge.json())["detail"] == UNKNOWN
     for query in ("ORD1", "ord1"):
-        found = await (await desk.client.get("/v1/attendees", params={"q": query}, headers=desk.auth("desk"))).json()
+        found = await (await desk.client.get("/v1/attendees", params={"q": query}, headers=desk.auth("staff"))).json()
         assert [a["code"] for a in found["attendees"]] == ["secret-renee"]
+        at_desk = await (await desk.client.get("/v1/attendees", params={"q": query}, headers=desk.auth("desk"))).json()
+        assert [a["name"] for a in at_desk["attendees"]] == ["Renée Lefèvre"]
 
 
 async def test_the_intakes_address_says_where_to_go(desk: Desk) -> None:

@@ -80,6 +80,10 @@ def test_a_logo_over_2_mb_is_refused(tmp_path: Path, write_layout) -> None:
         '<svg xmlns="http://www.w3.org/2000/svg"><style>@import url(a.css);</style></svg>',
         '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/hostname">]>'
         '<svg xmlns="http://www.w3.org/2000/svg"><text>&x;</text></svg>',
+        # internal entities only, ten of the level below nine levels deep: a billion "lol"s from 1 kB
+        '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY l0 "lol">'
+        + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
+        + ']><svg xmlns="http://www.w3.org/2000/svg"><text>&l9;</text></svg>',
     ],
 )
 def test_an_svg_with_external_references_is_refused(tmp_path: Path, write_layout, svg: str) -> None:

@@ -47,6 +47,8 @@ REWRITE_EVERY = 50  # sequences between two rewrites of the model server's AOF (
 
 # Counters of the stats hash and the event each one counts (docs/redis.md).
 COUNTED = ("enqueued", "printed", "reprint", "cancelled", "duplicate_print", "maybe_duplicate", "dead", "released")
+#: Values no step can count with, which the corrupt rules write where a number belongs.
+WORDS = ("many", "1.5", "")
 
 
 def model_server(directory: Path) -> RedisServer:
@@ -270,6 +272,30 @@ class ProtocolModel(RuleBasedStateMachine):
         else:
             cancelled = self._run(self.desk.cancel(job, "desk"))
             self._note(f"cancel ({cancelled.kind})")
+        self._settle_all()
+
+    @rule(
+        job=st.sampled_from(JOB_IDS),
+        field=st.sampled_from(("attempts", "epoch", "reclaims")),
+        value=st.sampled_from(WORDS),
+    )
+    def corrupt(self, job: str, field: str, value: str) -> None:
+        """A role user (a kiosk's HSET) writes a value the scripts cannot count with into a job not taken yet: the
+        printer that takes it dead-letters it with the field named and goes on, and every invariant still holds."""
+        key = self.keys.job(job)
+        if self._run(self.admin.hget(key, "state")) != b"queued":
+            return
+        self._run(self.admin.hset(key, field, value))
+        self._note(f"corrupt {field}")
+        self._settle_all()
+
+    @rule(counter=st.sampled_from(COUNTED), value=st.sampled_from(WORDS))
+    def corrupt_counter(self, counter: str, value: str) -> None:
+        """A role user (the intake's, a kiosk's HSET) writes a value no step can count with into a stats counter:
+        the next step that counts there restarts it with an integrity_fault event and goes on; every other
+        invariant still holds, and the counter equals its events from that restart on."""
+        self._run(self.admin.hset(self.keys.stats, counter, value))
+        self._note(f"corrupt stats {counter}")
         self._settle_all()
 
     @rule(data=st.data(), drain=st.booleans())
@@ -725,7 +751,7 @@ class ProtocolModel(RuleBasedStateMachine):
             if raw:
                 jobs[job] = _pairs(raw)
                 jobs[job]["_done"] = done.decode() if done is not None else ""
-        stats = {a: int(b) for a, b in _pairs(rest[-3]).items()}
+        stats = _pairs(rest[-3])  # as stored: corrupt_counter may have written words
         events = [_pairs(fields) for _, fields in rest[-2]]
         pinned = [(member, float(score)) for member, score in zip(rest[-1][::2], rest[-1][1::2], strict=True)]
         return {"lists": lists, "jobs": jobs, "stats": stats, "events": events, "pinned": pinned}
@@ -854,15 +880,31 @@ class ProtocolModel(RuleBasedStateMachine):
                 first = copies[0].printer
                 assert first in named, f"{job_id}: second copy not flagged with where the first came out ({first})"
 
-    def _reprints_counted(self, stats: dict[str, int], events: list[dict[str, str]]) -> None:
+    def _reprints_counted(self, stats: dict[str, str], events: list[dict[str, str]]) -> None:
         told = sum(1 for e in events if e["event"] == "reprint")
-        assert stats.get("reprint", 0) == told == self.reprints, (stats.get("reprint"), told, self.reprints)
+        assert told == self.reprints, (told, self.reprints)
+        self._counter_equals_its_events("reprint", stats, events)
         for e in events:
             if e["event"] == "duplicate_print":
                 copies = [c for c in self.copies if c.job_id == e["job_id"]]
                 assert len(copies) >= 2, f"duplicate_print for {e['job_id']} with {len(copies)} physical copies"
 
-    def _stats_equal_events(self, stats: dict[str, int], events: list[dict[str, str]]) -> None:
-        counted = Counter(e["event"] for e in events)
+    def _stats_equal_events(self, stats: dict[str, str], events: list[dict[str, str]]) -> None:
         for name in COUNTED:
-            assert stats.get(name, 0) == counted.get(name, 0), f"stats {name}={stats.get(name, 0)}, events {counted}"
+            self._counter_equals_its_events(name, stats, events)
+
+    def _counter_equals_its_events(self, name: str, stats: dict[str, str], events: list[dict[str, str]]) -> None:
+        """Stats counter ``name`` equals the number of its events; a counter that restarted (a word was written
+        there, corrupt_counter) equals those from its last restart on: the step that restarts it writes the
+        integrity_fault event naming it before its own event, and the counter then holds that step's count. One
+        that still holds a word (no step has counted there since) holds one the model wrote."""
+        value = stats.get(name, "0")
+        if not value.lstrip("-").isdigit():
+            assert value in WORDS, f"stats {name}={value!r}: neither a count nor a word the model wrote"
+            return
+        since = 0
+        for at, e in enumerate(events):
+            if e["event"] == "integrity_fault" and e.get("key") == self.keys.stats and e.get("field") == name:
+                since = at + 1
+        counted = sum(1 for e in events[since:] if e["event"] == name)
+        assert value == str(counted), f"stats {name}={value!r}, {counted} {name} events since its last restart"

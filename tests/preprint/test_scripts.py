@@ -20,14 +20,14 @@ def _calls() -> dict[str, ScriptCall[Any]]:
     k, a, v = PreprintKeys("v"), AttendeeKeys("v"), EncodedKeys(Keys("v"))
     return {
         "preprint_run": specs.RUN.call(k, "r", "family", 200, "[]", "desk", "{}"),
-        "preprint_box": specs.BOX.call(k, a, "r", 1, "A", "B", [("c1", "1", "{}"), ("c2", "1", "{}")]),
+        "preprint_box": specs.BOX.call(k, a, "r", 1, "A", "B", [("c1", "1", "{}"), ("c2", "1", "{}")], v.events, 100),
         "preprint_listed": specs.LISTED.call(k, "r"),
         "preprint_unbox": specs.UNBOX.call(k, a, "r", 1, ["c1"]),
         "preprint_rm": specs.RM.call(k, "r"),
-        "preprint_done": specs.DONE.call(k, a, "r", 1, ["c1"]),
+        "preprint_done": specs.DONE.call(k, a, "r", 1, ["c1"], v.events, 100),
         "preprint_state": specs.STATE.call(k, "r", ["planned"], "printing", "pool"),
         "preprint_void_layout": specs.VOID_LAYOUT.call(k, a, v, "r", "default", 2, [("c1", "J1")]),
-        "preprint_handover": specs.HANDOVER.call(k, a, v, "c1", "r", "J1", "desk-1", 100),
+        "preprint_handover": specs.HANDOVER.call(k, a, v, "c1", "r", "J1", "desk-1", 100, "hall-a"),
         "preprint_undrawn": specs.UNDRAWN.call(k, a, "r", "c1", "no font"),
     }
 

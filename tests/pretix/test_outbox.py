@@ -187,3 +187,44 @@ async def test_the_sync_runs_under_its_own_least_privilege_user(
     finally:
         await as_sync.aclose()
         await redis.execute_command("ACL", "DELUSER", user)
+
+
+@pytest.mark.slow
+async def test_a_backlog_is_sent_several_at_a_time_each_check_in_once(
+    lone_pretix: Pretix, redis: Redis, venue: str
+) -> None:
+    """A backlog (pretix away for a while) drains in waves of entries sent side by side, never two prints of one
+    job at once, each attendee checked in once and logged once; the test pretix (SQLite) refuses some concurrent
+    writes with a 500, and those are sent again one at a time in the same round."""
+    pretix = lone_pretix
+    pretix.data("bulk", "40")
+    outbox = Outbox(redis, venue)
+    async with venue_of(pretix, redis, venue) as (store, client):
+        records = [r for r in (await ListChanges(client, pretix.entrance).read()).records if r.name.startswith("Bulk")]
+        assert len(records) == 40
+        jobs = [await print_badge(store, r.code) for r in records]
+        for job_id in jobs:  # as confirm leaves a first badge's print in the outbox
+            await redis.xadd(PretixKeys(venue).outbox, {"job_id": job_id, "epoch": "1", "first": "1", "printer": "p1"})
+        # And one reprint right behind its badge: told after it, never in the same wave.
+        await redis.xadd(PretixKeys(venue).outbox, {"job_id": jobs[-1], "epoch": "2", "first": "0", "printer": "p1"})
+
+        in_flight, most = 0, 0
+        redeem = client.redeem
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            nonlocal in_flight, most
+            in_flight += 1
+            most = max(most, in_flight)
+            try:
+                return await redeem(*args, **kwargs)
+            finally:
+                in_flight -= 1
+
+        client.redeem = counted  # type: ignore[method-assign]
+        done = await Sender(outbox, client, pretix.entrance, me="sync-a", concurrency=4).send_waiting()
+        assert (done.sent, done.refused, done.dropped, await outbox.waiting()) == (41, 0, 0, 0), done.unavailable
+        assert most == 4  # side by side, as many as the sender was told
+        for record, job_id in zip(records, jobs, strict=True):
+            position = await client.position(record.position_id)
+            assert [(c.list, c.successful) for c in position.checkins] == [(pretix.entrance, True)]
+            assert len(position.print_logs) == (2 if job_id == jobs[-1] else 1)

@@ -15,7 +15,7 @@ from redis.exceptions import NoPermissionError, ResponseError
 
 from attendees.importer import Importer
 from attendees.store import AttendeeStore
-from cli.commands.acl import Role, role_rules
+from cli.commands.acl import ROLES, Role, role_rules
 from cli.redis_server import RedisServer
 from layouts.specs import ADMIN_ONLY
 from protocol.jobs import parse_job
@@ -341,3 +341,58 @@ async def test_a_user_made_for_another_library_version_is_told_to_run_its_acl_li
         await as_agent.aclose()
         await redis.execute_command("ACL", "DELUSER", user)
         await redis.function_delete(newer.name)
+
+
+#: Every Redis user the project generates: one per printer, and one per role ``badge-agent acl --role`` makes.
+PROJECT_USERS = ("agent", *sorted(ROLES))
+
+
+@pytest.mark.parametrize("who", PROJECT_USERS)
+async def test_every_project_user_is_refused_lua_of_its_own_config_and_keys(
+    who: str, tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    """Lua of one's own (EVAL, EVALSHA, FUNCTION, SCRIPT) could write once and loop, answering BUSY to every venue;
+    FUNCTION FLUSH or DELETE would stop every printer; CONFIG reaches the server itself and KEYS other venues (and
+    blocks Redis while it walks them): each is NOPERM for every user the project generates, and changes nothing."""
+    password = tmp_path / f"{who}.pw"
+    user = await create_user(redis, venue, password, "p1" if who == "agent" else None, role=who)
+    client = Redis(port=redis_server.port, username=user, password=password.read_text().strip())
+    k = Keys(venue)
+    library = default_library()
+    mine = "#!lua name=mine\nredis.register_function('mine', function() return 1 end)"
+    settings = await redis.config_get("maxmemory")
+    try:
+        for command in (
+            ("EVAL", "return 1", 0),
+            ("EVAL", "redis.call('HSET', KEYS[1], 'x', 1) return 1", 1, k.stats),
+            ("EVAL_RO", "return 1", 0),
+            ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 0),
+            ("EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 0),
+            ("FUNCTION", "LOAD", mine),
+            ("FUNCTION", "LOAD", "REPLACE", mine),
+            ("FUNCTION", "DELETE", library.name),
+            ("FUNCTION", "FLUSH"),
+            ("FUNCTION", "FLUSH", "ASYNC"),
+            ("FUNCTION", "RESTORE", b"\x00", "REPLACE"),
+            ("FUNCTION", "KILL"),
+            ("SCRIPT", "LOAD", "return 1"),
+            ("SCRIPT", "FLUSH"),
+            ("SCRIPT", "KILL"),
+            ("SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"),
+            ("CONFIG", "GET", "*"),
+            ("CONFIG", "SET", "maxmemory", "0"),
+            ("CONFIG", "REWRITE"),
+            ("CONFIG", "RESETSTAT"),
+            ("KEYS", "*"),
+            ("KEYS", k.prefix + "*"),
+        ):
+            with pytest.raises(NoPermissionError):
+                await client.execute_command(*command)
+        # Nothing moved: the library is still loaded, no function of the user's, the server's settings as they were.
+        names = [entry[entry.index(b"library_name") + 1] for entry in await redis.function_list()]
+        assert library.name.encode() in names and b"mine" not in names
+        assert await redis.exists(k.stats) == 0
+        assert await redis.config_get("maxmemory") == settings
+    finally:
+        await client.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)

@@ -20,7 +20,7 @@ from drivers import build_language_driver
 from drivers.base import Outcome
 from drivers.config import DriverConfig
 from drivers.emulators import EMULATORS
-from drivers.emulators.fronts import PtyFront
+from drivers.emulators.fronts import PtyFront, TcpFront
 from drivers.emulators.usb_backend import EmulatedUsbBackend
 from drivers.label import DEFAULT_LABELS
 from tests.support.drivers import BADGE
@@ -109,3 +109,52 @@ async def test_a_console_port_is_asked_only_when_named(tmp_path: Path) -> None:
     finally:
         await pty.stop()
         await tspl.stop()
+
+
+async def test_a_host_named_with_host_is_asked_tspl_and_dymo_and_setup_counts_it_so(
+    tmp_path: Path, redis_server: RedisServer, venue: str
+) -> None:
+    """A network printer the user names (``--host``) is asked TSPL and DYMO last, as a named serial port is asked
+    TSPL; ``setup --detected N --host HOST`` counts as ``detect --host HOST`` lists."""
+    printers = {kind: EMULATORS[kind](f"tcp-{kind}", print_time=0.05) for kind in ("dymo550", "tspl")}
+    fronts = []
+    addresses = {}
+    for kind, printer in printers.items():
+        await printer.start()
+        front = TcpFront(printer, "127.0.0.1", 0)
+        host, port = await front.start()
+        fronts.append(front)
+        addresses[kind] = f"{host}:{port}"
+    scan = Scanners(serial_ports=list, subnets=list, ipp_port=None, cups=None)
+    try:
+        args = [
+            "detect",
+            "--json",
+            "--no-usb",
+            "--no-mdns",
+            "--host",
+            addresses["dymo550"],
+            "--host",
+            addresses["tspl"],
+        ]
+        listed: Result = await asyncio.to_thread(CliRunner().invoke, main, args, obj=scan)
+        assert listed.exit_code == 0, listed.output
+        found = json.loads(listed.output)
+        assert [(f["transport"], f["language"], f["address"]) for f in found] == [
+            ("tcp", "dymo", addresses["dymo550"]),
+            ("tcp", "tspl", addresses["tspl"]),
+        ]
+        assert printers["dymo550"].log == [] and printers["tspl"].log == []  # nothing printed by asking
+        out = tmp_path / "desk-3.yaml"
+        setup = ["setup", "--yes", "--venue", venue, "--name", "desk-3", "--location", "Desk", "--redis"]
+        setup += [redis_server.url, "--out", str(out), "--detected", "1", "--host", addresses["tspl"], "--no-mdns"]
+        done: Result = await asyncio.to_thread(CliRunner().invoke, main, setup, obj=scan)
+        assert done.exit_code == 0, done.output
+        assert "test badge: printed" in done.output
+        written = yaml.safe_load(out.read_text())["printer"]["driver"]
+        assert (written["language"], written["transport"], written["port"]) == ("tspl", "tcp", fronts[1].port)
+    finally:
+        for front in fronts:
+            await front.stop()
+        for printer in printers.values():
+            await printer.stop()

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,9 +158,15 @@ DIR="{dir}"
 
 @contextlib.contextmanager
 def ippeveprinter(
-    directory: Path, env: dict[str, str], formats: str = "image/pwg-raster,image/png", name: str = "Badges"
+    directory: Path,
+    env: dict[str, str],
+    formats: str = "image/pwg-raster,image/png",
+    name: str = "Badges",
+    extra: Sequence[str] = (),
 ) -> Iterator[IppEvePrinter]:
-    """ippeveprinter on a free loopback port, as DESIGN's recipe runs it (``-n localhost``: it wants IPv6 too)."""
+    """ippeveprinter on a free loopback port, as DESIGN's recipe runs it (``-n localhost``: it wants IPv6 too).
+    ``extra``: more options (``-a attributes.conf``: the media, resolutions and formats it reports; ippeveprinter then
+    takes no ``-f``, so ``formats`` must be "")."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "spool").mkdir(exist_ok=True)
     (directory / "documents").mkdir(exist_ok=True)
@@ -170,7 +176,7 @@ def ippeveprinter(
     (directory / "behaviour.sh").write_text(PRINTS)
     port = free_port()
     args = ["ippeveprinter", "-p", str(port), "-r", "off", "-n", "localhost", "-d", str(directory / "spool"), "-k"]
-    args += ["-f", formats, "-c", str(command), name]
+    args += [*(["-f", formats] if formats else []), "-c", str(command), *extra, name]
     log = open(directory / "ippeveprinter.log", "wb")  # noqa: SIM115 (closed after the process)
     proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:

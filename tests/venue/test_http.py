@@ -60,6 +60,7 @@ async def test_healthz_and_metrics_follow_the_printer(
         assert m[("badge_device_state", (("state", "ready"),))] == 1
         assert m[("badge_device_state", (("state", "media_out"),))] == 0
         assert m[("badge_device_down", ())] == 0
+        assert m[("badge_device_fault_age_seconds", ())] == 0
         assert m[("badge_agent_ready", ())] == 1
         assert m[("badge_agent_state", (("state", "ready"),))] == 1
         assert 0 <= m[("badge_heartbeat_age_seconds", ())] < agent.timing.dead_after
@@ -82,6 +83,8 @@ async def test_healthz_and_metrics_follow_the_printer(
         m = await scrape(client)
         assert m[("badge_device_down", ())] == 1
         assert m[("badge_device_state", (("state", "media_out"),))] == 1
+        # Down takes failed probes in a row, so the fault is as old as they took at least.
+        assert m[("badge_device_fault_age_seconds", ())] > 0
         assert m[("badge_agent_ready", ())] == 0
         assert m[("badge_agent_state", (("state", "device_down"),))] == 1
 

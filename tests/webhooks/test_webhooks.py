@@ -24,6 +24,7 @@ from tests.support.agents import print_it
 from tests.support.processes import ROOT, cli, create_user
 from tests.support.waiting import wait_until
 from tests.webhooks.receiver import Receiver
+from webhooks.alerts import Alerts, AlertsConfig
 from webhooks.delivery import session
 from webhooks.hooks import Hooks, Webhook
 from webhooks.keys import WebhookKeys
@@ -299,14 +300,19 @@ async def test_the_webhooks_user_runs_the_sender_and_nothing_more(
 ) -> None:
     store = Store(redis, venue)
     await store.beat("p1", {"state": "ready"}, 60_000, first=True)
+    await store.beat("p2", {"state": "device_down", "device": "media_out"}, 60_000, first=True)
     await _add(redis, venue, "crm", receiver.url, secret_file)
+    await Hooks(redis, venue).add(Webhook("ops", receiver.url, ("alert",)))
     password = tmp_path / "webhooks.pw"
     user = await create_user(redis, venue, password, role="webhooks")
     as_sender = Redis(port=redis_server.port, username=user, password=password.read_text().strip())
     try:
         await _print(store, "a1")
-        sender = _fast(as_sender, venue)
-        await _rounds_until(sender, lambda: len(receiver.ok) == 1)
+        # Its alerts too: the rules read the venue and INFO, and write their episodes with the deliveries.
+        alerts = Alerts(as_sender, venue, AlertsConfig(out_of_labels=0.01, interval=0.01))
+        sender = _fast(as_sender, venue, alerts=alerts)
+        await _rounds_until(sender, lambda: len(receiver.ok) == 2)
+        assert sorted(r.data["event"] for r in receiver.ok) == ["alert", "printed"]
         assert await webhooks_status(as_sender, venue) is not None
         from redis.exceptions import NoPermissionError
 

@@ -1,0 +1,171 @@
+"""The badge waiting at an IPP printer, end to end: an agent hands ippeveprinter its next badge while one prints
+(docs/printers.md, "The badge waiting at the printer"); a fault withdraws the waiting one at the printer before it
+starts, and a peer's reclaim of a killed agent flags both badges the printer held with its place."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from cli.redis_server import RedisServer
+from drivers.ipp import wire
+from drivers.ipp.client import IppClient
+from protocol.keys import Keys
+from protocol.store import Store
+from tests.support import ipp
+from tests.support.agents import add, running_agent, running_process, state_is, write_agent_config
+from tests.support.prints import print_log_copies
+from tests.support.venue import assert_each_unfinished_job_in_one_list
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.ipp
+
+#: The first job waits until the second has been handed over (its document in the CUPS queue's spool: ippeveprinter
+#: takes one job at a time, so a queue in front of it holds the waiting one), so one prints while one waits, whatever
+#: the machine's speed; then it does what ``first`` says, and every other job prints.
+_FIRST_WAITS = """if [ "$IPP_JOB_ID" = 1 ]; then
+  while [ ! -e "{spool}/d00002-001" ]; do sleep 0.02; done
+{first}
+fi
+echo "ATTR: job-impressions-completed=1" >&2
+exit 0
+"""
+#: Paper runs out on the first badge: the printer says so while it still prints it, and finishes it only once the
+#: test has seen what the agent did with the waiting one (``go-on``).
+PAPER_OUT_ON_THE_FIRST = (
+    '  echo "ATTR: job-impressions-completed=1" >&2\n'
+    '  echo "STATE: +media-empty" >&2\n'
+    '  while [ ! -e "$DIR/go-on" ]; do sleep 0.02; done\n'
+    "  exit 0"
+)
+#: The first badge never finishes (until ``go-on``): the agent is killed with two badges at the printer.
+FIRST_NEVER_ENDS = '  while [ ! -e "$DIR/go-on" ]; do sleep 0.02; done\n  exit 1'
+
+
+@pytest.fixture(scope="module")
+def dnssd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    with ipp.dns_sd(tmp_path_factory.mktemp("dnssd")) as env:
+        yield env
+
+
+@pytest.fixture
+def eve(tmp_path: Path, dnssd: dict[str, str]) -> Iterator[ipp.IppEvePrinter]:
+    with ipp.ippeveprinter(tmp_path / "eve", dnssd) as printer:
+        yield printer
+
+
+@pytest.fixture
+def cups(tmp_path: Path) -> Iterator[ipp.Cups]:
+    with ipp.cupsd(tmp_path / "cups") as server:
+        yield server
+
+
+def first_job(cups: ipp.Cups, first: str) -> str:
+    return _FIRST_WAITS.format(spool=cups.directory / "spool", first=first)
+
+
+async def job_state(uri: str, job_id: int) -> object:
+    async with IppClient(uri) as client:
+        reply = await client.request(wire.GET_JOB_ATTRIBUTES, {"job-id": job_id}, check=False)
+        return wire.first(reply.group(wire.JOB_GROUP), "job-state")
+
+
+def ipp_driver(uri: str) -> dict[str, object]:
+    return {"language": "ipp", "uri": uri, "io_timeout": 5.0}
+
+
+async def test_a_printer_that_takes_one_job_at_a_time_gets_one_badge_at_a_time(
+    tmp_path: Path, eve: ipp.IppEvePrinter, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """ippeveprinter refuses a second job while one prints (busy): the agent stops handing it one early, and the
+    badge it refused goes back unflagged, its attempt not counted."""
+    store, k = Store(redis, venue), Keys(venue)
+    jobs = [await add(store, f"a{i}") for i in range(4)]
+    async with running_agent(tmp_path, venue, redis_server.url, "ipp-1", printer__driver=ipp_driver(eve.uri)):
+        for job_id in jobs:
+            await wait_until(lambda job_id=job_id: state_is(redis, k, job_id, b"printed"), 60)  # type: ignore[misc]
+    for job_id in jobs:
+        job = await redis.hgetall(k.job(job_id))
+        assert job[b"maybe_printed"] == b"0" and job[b"attempts"] == b"1" and job[b"confirmed_by"] == b"device"
+    assert sorted(p.name.split("-", 1)[1] for p in eve.printed()) == sorted(jobs)  # each once
+
+
+async def test_badges_go_through_with_the_next_one_waiting_at_the_printer(
+    tmp_path: Path, eve: ipp.IppEvePrinter, cups: ipp.Cups, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    eve.behave(first_job(cups, "  :"))  # the first ends only once the second waits behind it
+    queue = cups.add_queue("badges", eve.uri)
+    store, k = Store(redis, venue), Keys(venue)
+    jobs = [await add(store, f"a{i}") for i in range(4)]
+    async with running_agent(tmp_path, venue, redis_server.url, "ipp-1", printer__driver=ipp_driver(queue)):
+        for job_id in jobs:
+            await wait_until(lambda job_id=job_id: state_is(redis, k, job_id, b"printed"), 60)  # type: ignore[misc]
+    for job_id in jobs:
+        job = await redis.hgetall(k.job(job_id))
+        assert job[b"maybe_printed"] == b"0" and job[b"attempts"] == b"1" and job[b"confirmed_by"] == b"device"
+    assert sorted(p.name.split("-", 1)[1] for p in eve.printed()) == sorted(jobs)  # each once
+
+
+async def test_paper_out_withdraws_the_waiting_badge_before_the_printer_starts_it(
+    tmp_path: Path, eve: ipp.IppEvePrinter, cups: ipp.Cups, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    eve.behave(first_job(cups, PAPER_OUT_ON_THE_FIRST))
+    queue = cups.add_queue("badges", eve.uri)
+    store, k = Store(redis, venue), Keys(venue)
+    first, second, third = [await add(store, f"a{i}") for i in range(3)]
+    async with running_agent(tmp_path, venue, redis_server.url, "ipp-1", printer__driver=ipp_driver(queue)):
+        # The printer reported paper out while it printed the first: the waiting one is cancelled there, unstarted.
+        await wait_until(lambda: _equals(job_state(queue, 2), 7), 30)
+        (eve.directory / "go-on").touch()
+        await wait_until(lambda: state_is(redis, k, first, b"queued"), 30)
+        await wait_until(lambda: state_is(redis, k, second, b"queued"), 30)
+    one, two = [await redis.hgetall(k.job(job_id)) for job_id in (first, second)]
+    # The first may be on paper (the roll ran out on it): flagged with the printer's place.
+    assert one[b"maybe_printed"] == b"1" and b"ipp-1 (desk of ipp-1)" in one[b"maybe_printed_where"], one
+    # The second never started: back unflagged, its attempt not counted.
+    assert two[b"maybe_printed"] == b"0" and two[b"attempts"] == b"0", two
+    assert len(eve.printed()) == 1  # the printer ran only the first
+    await assert_each_unfinished_job_in_one_list(redis, venue, [first, second, third])
+    # A peer prints them all: the first flagged as a maybe-duplicate, the second not, nothing lost.
+    async with running_agent(tmp_path, venue, redis_server.url, "desk-2"):
+        for job_id in (first, second, third):
+            await wait_until(lambda job_id=job_id: state_is(redis, k, job_id, b"printed"), 30)  # type: ignore[misc]
+    assert (await redis.hget(k.job(first), "maybe_duplicate")) == b"1"
+    assert (await redis.hget(k.job(second), "maybe_duplicate")) == b"0"
+    assert print_log_copies(tmp_path / "desk-2.prints.jsonl") == {first: 1, second: 1, third: 1}
+
+
+async def test_a_peer_flags_both_badges_a_killed_agent_left_at_the_printer(
+    tmp_path: Path, eve: ipp.IppEvePrinter, cups: ipp.Cups, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    eve.behave(first_job(cups, FIRST_NEVER_ENDS))
+    queue = cups.add_queue("badges", eve.uri)
+    store, k = Store(redis, venue), Keys(venue)
+    first, second = [await add(store, f"a{i}") for i in range(2)]
+    driver = ipp_driver(queue)
+    config = write_agent_config(tmp_path / "ipp-1.yaml", venue, redis_server.url, "ipp-1", printer__driver=driver)
+    with running_process(config) as proc:
+        await wait_until(lambda: _equals(job_state(queue, 1), 5), 60)  # the first prints ...
+        await wait_until(lambda: _equals(job_state(queue, 2), 3), 30)  # ... and the second waits behind it
+        assert await store.inflight("ipp-1") == [second, first]  # the in-flight list holds what the printer holds
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    async with running_agent(tmp_path, venue, redis_server.url, "desk-2"):
+        for job_id in (first, second):
+            await wait_until(lambda job_id=job_id: state_is(redis, k, job_id, b"printed"), 30)  # type: ignore[misc]
+    for job_id in (first, second):
+        job = await redis.hgetall(k.job(job_id))
+        assert job[b"maybe_printed"] == b"1" and b"ipp-1 (desk of ipp-1)" in job[b"maybe_printed_where"], job
+        assert job[b"maybe_duplicate"] == b"1" and job[b"printer"] == b"desk-2", job
+    (eve.directory / "go-on").touch()
+
+
+async def _equals(value: object, expected: object) -> bool:
+    await asyncio.sleep(0)
+    return await value == expected  # type: ignore[misc]
