@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import secrets
 import string
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from attendees import specs
 from attendees.keys import CODE_RE
 from attendees.store import Attendee, AttendeeStore, record_for
 from core.errors import JobError
+from core.logs import shown
 from protocol.jobs import Job, Row, parse_job
 
 BATCH = 500
@@ -27,6 +29,19 @@ BATCH = 500
 CANCELLED_WORDS = frozenset(
     {"c", "e", "canceled", "cancelled", "expired", "refunded", "void", "deleted", "not attending"}
 )
+#: An e-mail address as the list keeps it: a local part and a domain of at least two labels, without spaces, quotes,
+#: brackets or a second ``@`` (letters beyond ASCII allowed: internationalised addresses). Anything else in an
+#: e-mail column (a name, "n/a", a formula) is not kept: a help desk's search and an export would carry it as if it
+#: were an address.
+EMAIL_RE = re.compile(
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.\-\u00a0-\U0010ffff]{1,64}"
+    r"@(?:[A-Za-z0-9\-\u00a0-\U0010ffff]{1,63}\.)+[A-Za-z0-9\-\u00a0-\U0010ffff]{2,63}"
+)
+
+
+def is_email(text: str) -> bool:
+    """Whether ``text`` is an e-mail address (``EMAIL_RE``, at most 254 characters)."""
+    return len(text) <= 254 and EMAIL_RE.fullmatch(text) is not None
 
 
 @dataclass
@@ -37,15 +52,18 @@ class Summary:
     cancelled: int = 0
     rejected: int = 0
     rejected_rows: list[dict[str, Any]] = field(default_factory=list)
+    #: Rows loaded without something the file had (an e-mail that is not an address), each with what was left out.
+    warnings: int = 0
+    warned_rows: list[dict[str, Any]] = field(default_factory=list)
     #: Why the file's ticket codes could be guessed (``guessable``), one sentence each; none when they are safe.
-    warnings: list[str] = field(default_factory=list)
+    code_warnings: list[str] = field(default_factory=list)
 
     def line(self, dry_run: bool) -> str:
         head = "would load: " if dry_run else ""
         return (
             f"{head}added {self.added}, updated {self.updated}, unchanged {self.unchanged}, "
             f"cancelled {self.cancelled}, rejected {self.rejected}"
-        )
+        ) + (f", warnings {self.warnings}" if self.warnings else "")
 
 
 Report = Callable[[int, str], None]
@@ -71,6 +89,11 @@ class Importer:
         self.summary.rejected_rows.append({"row": number, "reason": reason})
         self._report(number, f"rejected: {reason}")
 
+    def _warn(self, number: int, warning: str) -> None:
+        self.summary.warnings += 1
+        self.summary.warned_rows.append({"row": number, "warning": warning})
+        self._report(number, f"warning: {warning}")
+
     async def load(self, rows: Iterator[Row], dry_run: bool = False) -> Summary:
         batch: list[tuple[int, str, specs.Record]] = []
         for number, row, error in rows:
@@ -82,7 +105,7 @@ class Importer:
                 await self._flush(batch, dry_run)
                 batch = []
         await self._flush(batch, dry_run)
-        self.summary.warnings = guessable(self._seen)
+        self.summary.code_warnings = guessable(self._seen)
         return self.summary
 
     async def _check(self, number: int, row: dict[str, Any] | None, error: str) -> tuple[str, specs.Record] | None:
@@ -109,7 +132,11 @@ class Importer:
             return None
         status = "cancelled" if str(row.get("status", "")).strip().casefold() in CANCELLED_WORDS else "valid"
         order_code = str(row.get("order_code") or "").strip()[:64]
-        email = str(row.get("email") or "").strip()[:254]
+        email = str(row.get("email") or "").strip()
+        if email and not is_email(email):
+            # The attendee still gets a badge: the row loads, its e-mail empty, and the row is named.
+            self._warn(number, f"email {shown(email, 80)!r} is not an e-mail address: loaded without it")
+            email = ""
         self._seen[code] = number
         if self.samples > 0:
             self.samples -= 1

@@ -600,7 +600,9 @@ class AttendeeStore:
                     printed["checked_in"] = printed.get("checked_in", 0) + 1
                     key = "checked_in:" + pending[job_id]
                     printed[key] = printed.get(key, 0) + 1
-        raw = {dec(k): int(v) for k, v in (await self.redis.hgetall(enc(self.keys.counts))).items()}
+        # A count that is no whole number (written by hand) reads as 0 here; the list's next step that counts it
+        # restarts it with an integrity_fault event (prelude.lua's bump).
+        raw = {dec(k): _count(v) for k, v in (await self.redis.hgetall(enc(self.keys.counts))).items()}
         for key, value in printed.items():
             raw[key] = raw.get(key, 0) + value
         by_type: dict[str, tuple[int, int]] = {}
@@ -688,3 +690,10 @@ async def list_counts(redis: Redis, venue: str) -> dict[str, Any] | None:
     if not await AttendeeStore.exists(redis, venue):
         return None
     return (await AttendeeStore(redis, venue).counts(fold=False)).as_dict()
+
+
+def _count(raw: bytes | str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        return 0

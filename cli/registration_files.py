@@ -14,14 +14,14 @@ page (1250 Central European, 1251 Cyrillic, ...) cannot be told apart from 1252 
 
 from __future__ import annotations
 
-import codecs
 import csv
-import io
+import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
+from cli.file_bounds import MAX_ROWS, check_xlsx, seekable, text_encoding, text_lines, too_many_rows
 from core.errors import UserError
 from protocol.jobs import FIELDS, Row, read_rows, sniff_format
 
@@ -148,35 +148,6 @@ def what_fits(header: list[str]) -> str:
         if marks <= set(header):
             return f"it is {hint}"
     return f"no preset fits it ({', '.join(sorted(PRESETS))})"
-
-
-def decode_export(data: bytes, encoding: str | None = None) -> tuple[str, str]:
-    """(text, the encoding used). A file that cannot be decoded raises UserError naming the line and the byte."""
-    if encoding is not None:
-        try:
-            codecs.lookup(encoding)
-        except LookupError:
-            raise UserError(f"--encoding: unknown encoding {encoding!r} (e.g. utf-8, cp1252, cp1250)") from None
-        return _decode(data, encoding), encoding
-    if data.startswith(codecs.BOM_UTF8):
-        return _decode(data, "utf-8-sig"), "utf-8-sig"
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return _decode(data, "utf-16"), "utf-16"
-    try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        return _decode(data, "cp1252"), "cp1252"
-
-
-def _decode(data: bytes, encoding: str) -> str:
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UserError(
-            f"line {line}: byte 0x{data[exc.start]:02x} is not valid {encoding}; "
-            "give the file's encoding with --encoding (e.g. cp1252, cp1250, utf-8)"
-        ) from None
 
 
 @dataclass(frozen=True)
@@ -318,6 +289,8 @@ XLSX_MAGIC = b"PK\x03\x04"
 #: One row of a list is a few short fields; a row past this is a broken file (an unclosed quote swallowing the
 #: rest), reported by its number rather than read.
 MAX_ROW_CHARS = 64 * 1024
+#: A sheet's columns read: an export has a few dozen (pretix's has about forty).
+MAX_COLUMNS = 1024
 
 
 @dataclass
@@ -345,7 +318,7 @@ class Export:
 
 
 def read_export(
-    data: bytes,
+    source: bytes | BinaryIO,
     name: str = "-",
     *,
     encoding: str | None = None,
@@ -353,26 +326,39 @@ def read_export(
     fmt: str = "auto",
     mapping: ColumnMap | None = None,
 ) -> Export:
-    """The one reader of attendee files: JSON lines, CSV (``,`` ``;`` or tab, sniffed), XLSX.
+    """The one reader of attendee files: JSON lines, CSV (``,`` ``;`` or tab, sniffed), XLSX; ``source`` an open
+    binary file (stdin too) or its bytes. The file is never read whole: its bounds (cli/file_bounds.py: size, rows,
+    a line's length, a workbook's parts) are checked first, then its rows are read as they are used.
 
-    Raises UserError for a file that cannot be read at all (its encoding, an unknown delimiter, a mapped column
-    missing from the header, a header without what a badge needs and no mapping: named, with the file's columns). A
-    bad row is a row with an error, reported by its number, never fatal.
+    Raises UserError for a file that cannot be read at all (past a bound, its encoding, an unknown delimiter, a
+    mapped column missing from the header, a header without what a badge needs and no mapping: named, with the
+    file's columns). A bad row is a row with an error, reported by its number, never fatal.
     """
-    if fmt == "xlsx" or (fmt == "auto" and (data.startswith(XLSX_MAGIC) or name.lower().endswith(".xlsx"))):
-        header, rows, total = _xlsx_rows(data, mapping)
+    raw = seekable(source)
+    magic = raw.read(len(XLSX_MAGIC))
+    raw.seek(0)
+    if fmt == "xlsx" or (fmt == "auto" and (magic == XLSX_MAGIC or name.lower().endswith(".xlsx"))):
+        header, rows, total = _xlsx_rows(raw, mapping)
         export = Export(rows, total, "xlsx", "xlsx", header=header)
     else:
-        text, used = decode_export(data, encoding)
-        chosen = sniff_format(name, text[:200]) if fmt == "auto" else fmt
-        lines = text.splitlines(keepends=True)
-        total = max(0, len([line for line in lines if line.strip()]) - (1 if chosen == "csv" else 0))
+        used, lines_used = text_encoding(raw, encoding)
+        lines = text_lines(raw, used)
+        # The first lines: what the format (JSON lines start with "{") and the delimiter (the header's) are told by.
+        peeked: list[str] = []
+        for line in lines:
+            peeked.append(line)
+            if sum(map(len, peeked)) >= 200 and any(p.strip() for p in peeked):
+                break
+        chosen = sniff_format(name, "".join(peeked)[:200]) if fmt == "auto" else fmt
+        total = max(0, lines_used - (1 if chosen == "csv" else 0))
+        every = itertools.chain(peeked, lines)
         if chosen == "csv":
-            sep = _delimiter(lines, delimiter)
-            header, rows = _csv_rows(lines, sep)
+            sep = _delimiter(peeked, delimiter)
+            header, rows = _csv_rows(every, sep)
             export = Export(rows, total, used, "csv", sep, header)
         else:
-            export = Export(read_rows(lines, chosen), total, used, chosen)
+            export = Export(read_rows(every, chosen), total, used, chosen)
+        export.rows = _until_unreadable(export.rows)
     if export.header is None:
         if mapping is not None:
             export.rows = mapped_rows(export.rows, mapping)
@@ -385,7 +371,18 @@ def read_export(
     return export
 
 
-def _delimiter(lines: list[str], given: str | None) -> str:
+def _until_unreadable(rows: Iterator[Row]) -> Iterator[Row]:
+    """The rows, and the row after the last one read as an error should the file stop being readable as it is read
+    (it was checked whole before: only a file changed meanwhile does)."""
+    number = 0
+    try:
+        for number, row, error in rows:
+            yield number, row, error
+    except UserError as exc:
+        yield number + 1, None, f"cannot be read: {exc}"
+
+
+def _delimiter(lines: Iterable[str], given: str | None) -> str:
     """The given delimiter (``,``, ``;``, ``tab`` or ``\\t``), else the one of ``,`` ``;`` and tab the header has most
     of (a header of one column has none: ``,``)."""
     if given is not None:
@@ -399,7 +396,7 @@ def _delimiter(lines: list[str], given: str | None) -> str:
     return best if counts[best] else ","
 
 
-def _csv_rows(lines: list[str], sep: str) -> tuple[list[str], Iterator[Row]]:
+def _csv_rows(lines: Iterable[str], sep: str) -> tuple[list[str], Iterator[Row]]:
     """The header (read now: a file is checked against it before any row) and the rows."""
     csv.field_size_limit(MAX_ROW_CHARS)
     reader = csv.reader(lines, delimiter=sep)
@@ -431,22 +428,35 @@ def _csv_rows(lines: list[str], sep: str) -> tuple[list[str], Iterator[Row]]:
     return header, rows()
 
 
-def _xlsx_rows(data: bytes, mapping: ColumnMap | None) -> tuple[list[str], Iterator[Row], int]:
+def _xlsx_rows(raw: BinaryIO, mapping: ColumnMap | None) -> tuple[list[str], Iterator[Row], int]:
     """The header and rows of the workbook's sheet that the mapping reads (pretix's "Order data" has several
     sheets; the second, of order positions, is the list), else of the sheet a preset would read (so that the message
-    of a file without a mapping names it), else of its first sheet. Numbers are the sheet's row numbers."""
+    of a file without a mapping names it), else of its first sheet. Numbers are the sheet's row numbers. A workbook
+    past its bounds (cli/file_bounds.py) is refused before openpyxl opens it."""
     import zipfile
 
     from openpyxl import load_workbook
 
+    check_xlsx(raw)
     try:
-        book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        book = load_workbook(raw, read_only=True, data_only=True)
     except (zipfile.BadZipFile, OSError, KeyError, ValueError) as exc:
         raise UserError(f"not a readable XLSX workbook: {exc}") from None
+    try:
+        return _sheet_rows(book, mapping)
+    except zipfile.BadZipFile as exc:  # a part that inflates past its declared size fails its CRC there
+        raise UserError(f"not a readable XLSX workbook: {exc}") from None
+    finally:
+        book.close()
+
+
+def _sheet_rows(book: Any, mapping: ColumnMap | None) -> tuple[list[str], Iterator[Row], int]:
     sheets = []
     for sheet in book.worksheets:
+        # A sheet's recorded size (A1:XFD1048576 in a hostile file) would pad every row to it: read what is there.
+        sheet.reset_dimensions()
         first = next(sheet.iter_rows(max_row=1, values_only=True), ())
-        sheets.append((sheet, [_cell(h) for h in first]))
+        sheets.append((sheet, [_cell(h) for h in first[:MAX_COLUMNS]]))
     if not sheets:
         raise UserError("the workbook has no sheet")
 
@@ -456,17 +466,21 @@ def _xlsx_rows(data: bytes, mapping: ColumnMap | None) -> tuple[list[str], Itera
     chosen, chosen_header = next(
         (s for s in sheets if reads(s[1])), next((s for s in sheets if fitting(s[1])), sheets[0])
     )
-    # Read now: a read-only workbook's sheets often do not record their size, and the rows are few.
+    # Read now: a read-only workbook's sheets often do not record their size, and the rows are at most MAX_ROWS.
     found: list[Row] = []
     for number, values in enumerate(chosen.iter_rows(min_row=2, values_only=True), start=2):
-        cells = [_xlsx_cell(v) for v in values]
+        cells = [_xlsx_cell(v) for v in values[:MAX_COLUMNS]]
         if not any(cells):
             continue
-        if any(cells[len(chosen_header) :]):
+        if len(found) >= MAX_ROWS:
+            raise too_many_rows(len(found) + 1)
+        if any(cells[len(chosen_header) :]) or len(values) > MAX_COLUMNS:
             found.append((number, None, "row has more cells than the header"))
             continue
+        if sum(map(len, cells)) > MAX_ROW_CHARS:
+            found.append((number, None, f"cannot be read: longer than {MAX_ROW_CHARS} characters"))
+            continue
         found.append((number, dict(zip(chosen_header, cells, strict=False)), ""))
-    book.close()
     return chosen_header, iter(found), len(found)
 
 

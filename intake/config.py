@@ -46,6 +46,12 @@ class LimitsConfig(Strict, kw_only=True):
     #: Connections held at once (below the 1024 descriptors a process gets by default); past it, the oldest
     #: connection that is not inside a request makes room.
     max_connections: Annotated[int, Meta(ge=8, le=60_000)] = 768
+    #: Requests whose bodies have not arrived yet (a body sent with its headers is not counted) held at once: per
+    #: token (429 past it); for kiosks, viewers and callers without a token per address (429) and all together
+    #: (503). Desks and staff keep the rest of the connections, so slow kiosks never turn a desk away.
+    bodies_per_token: Annotated[int, Meta(ge=1, le=10_000)] = 4
+    bodies_per_address: Annotated[int, Meta(ge=1, le=60_000)] = 32
+    bodies_public: Annotated[int, Meta(ge=1, le=60_000)] = 128
     #: Attendee lookups, searches and badge requests per second one token may make (a bucket of ``lookup_burst``):
     #: a ticket code is a credential, and codes must not be tried fast.
     lookup_rate: Annotated[float, Meta(gt=0, le=10_000)] = 5.0

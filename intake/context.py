@@ -23,6 +23,7 @@ from intake.hub import Hub
 from intake.outstanding import Outstanding
 from intake.problem import Problem
 from intake.ratelimit import RateLimit
+from intake.slow_bodies import CALLER, Bodies
 from intake.tokens import Token, TokenFile
 from protocol.codec import dec, enc
 from protocol.store import Store
@@ -46,6 +47,8 @@ class Intake:
         self.watches = Watches(config.limits.watch_per_token, config.limits.watch_total)
         self.lanes = Lanes(config.limits.desk_lane, config.limits.public_lane)
         self.activity = Activity()  # which connections are inside a request, for the connection guard
+        limits = config.limits
+        self.bodies = Bodies(self.activity, limits.bodies_per_token, limits.bodies_per_address, limits.bodies_public)
         self.outstanding = Outstanding(redis, self.store.keys)
 
     async def location(self, printer: str) -> str:
@@ -98,6 +101,7 @@ def authorize(request: web.Request, roles: tuple[str, ...]) -> Token:
         raise Problem(401, "unknown or revoked token", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
     if token.role not in roles:
         raise Problem(403, f"a {token.role} token may not do this (needs {' or '.join(roles)})", role=token.role)
+    request[CALLER] = (token.role, token.name)  # for the bounds of slow bodies (json_body)
     wait = intake.rate.take(token.name)
     if wait:
         raise Problem(
@@ -115,7 +119,7 @@ async def json_body(request: web.Request) -> Any:
     if request.content_length is not None and request.content_length > limit:
         raise Problem(413, f"the body is larger than {limit} bytes")
     try:
-        async with asyncio.timeout(intake.config.limits.body_timeout):
+        async with intake.bodies.waiting(request), asyncio.timeout(intake.config.limits.body_timeout):
             raw = await request.read()  # aiohttp refuses more than client_max_size (= the limit) with 413
     except TimeoutError:
         raise Problem(408, f"the body took longer than {intake.config.limits.body_timeout:g} s to arrive") from None

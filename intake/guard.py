@@ -6,10 +6,12 @@ thousand sockets until the process runs out of file descriptors and every new cl
 * a connection that is not inside a request must start one (send its complete headers) within ``header_timeout``
   seconds of connecting or of its last answer, or it is closed (one look a second);
 * past ``max_connections``, a new connection closes the oldest one that is not inside a request (a half-sent request
-  or an idle keep-alive); only when every connection is inside a request is the new one answered 503 and closed.
+  or an idle keep-alive), else the oldest one waiting for the body of a kiosk's (or any public caller's) request;
+  only when every connection is inside a request and none waits for such a body is the new one answered 503 and
+  closed.
 
-Inside a request, the body has ``body_timeout`` (intake/context.py, ``json_body``) and long-polls and streams have
-their own limits (intake/budget.py).
+Inside a request, the body has ``body_timeout`` (intake/context.py, ``json_body``) and bounds per token and address
+(intake/slow_bodies.py), and long-polls and streams have their own limits (intake/budget.py).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class Activity:
         self.opened: dict[RequestHandler, float] = {}  # connection -> when it was accepted, oldest first
         self.inside: dict[RequestHandler, int] = {}
         self.finished: dict[RequestHandler, float] = {}
+        #: Connections waiting for the body of a public caller's request (intake/slow_bodies.py), since when: the
+        #: first to go when every connection is inside a request, so slow kiosks never keep a desk out.
+        self.bodies: dict[RequestHandler, float] = {}
 
     def start(self, conn: object) -> None:
         if isinstance(conn, RequestHandler):
@@ -73,6 +78,7 @@ class Guard:
         self.opened = activity.opened
         self.closed_slow = 0
         self.closed_for_room = 0
+        self.closed_slow_body = 0
         self.refused = 0
 
     def _idle_since(self, conn: RequestHandler) -> float:
@@ -82,6 +88,7 @@ class Guard:
         self.opened.pop(conn, None)
         self.activity.finished.pop(conn, None)
         self.activity.inside.pop(conn, None)
+        self.activity.bodies.pop(conn, None)
 
     def _close(self, conn: RequestHandler) -> None:
         transport = conn.transport
@@ -95,11 +102,16 @@ class Guard:
             self.sweep(now)
         if len(self.opened) >= self.max_connections:
             idle = [c for c in self.opened if c not in self.activity.inside]
-            if not idle:
+            if idle:
+                self._close(min(idle, key=self._idle_since))
+                self.closed_for_room += 1
+            elif waiting := [c for c in self.activity.bodies if c in self.opened]:
+                bodies = self.activity.bodies
+                self._close(min(waiting, key=lambda c: bodies[c]))
+                self.closed_slow_body += 1
+            else:
                 self.refused += 1
                 return _Refuse()
-            self._close(min(idle, key=self._idle_since))
-            self.closed_for_room += 1
         conn = self.server()
         self.opened[conn] = now
         return conn
@@ -147,7 +159,9 @@ async def serve_app(
 ) -> Serving:
     """Serve ``app`` on host:port behind a ``Guard``."""
     # handler_cancellation: a long-poll whose client hung up is cancelled at once rather than when it next looks.
-    runner = web.AppRunner(app, access_log=None, handler_cancellation=True)  # the app logs requests, never a header
+    # access_log=None: the app logs requests, never a header. lingering_time=0: a request answered without its body
+    # (a refusal, a 408) closes its connection at once, rather than reading on for ten seconds a body nobody uses.
+    runner = web.AppRunner(app, access_log=None, handler_cancellation=True, lingering_time=0)
     await runner.setup()
     if runner.server is None:
         raise RuntimeError("aiohttp's runner has no server after setup")

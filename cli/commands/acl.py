@@ -36,6 +36,7 @@ import click
 
 from cli.main import fail
 from eventday import keys as day_keys
+from layouts.keys import LayoutKeys
 from layouts.specs import ADMIN_ONLY
 from preprint.keys import PreprintKeys
 from pretix_sync.keys import PretixKeys
@@ -281,9 +282,57 @@ ROLES: dict[str, Role] = {
 }
 
 
+#: The keys an agent reads and writes: the protocol's, every printer's among them (a peer's sweep, reclaim and steal
+#: move a silent printer's work: docs/security.md), and the venue's badge layouts. Not the attendee list (``att:*``,
+#: ``attendees:*``): a stolen Pi must not hold every ticket code, name and e-mail of the venue, and no step of an
+#: agent reads it (a listed attendee's badge is an ordinary job by the time a printer takes it).
+AGENT_KEYS: tuple[Callable[[Keys], str], ...] = (
+    lambda k: k.pool,
+    lambda k: k.queue("*"),
+    lambda k: k.inflight("*"),
+    lambda k: k.pinned,
+    lambda k: k.job("*"),
+    lambda k: k.done("*"),
+    lambda k: k.dlq,
+    lambda k: k.events,
+    lambda k: k.stats,
+    lambda k: k.hb,
+    lambda k: k.printers,
+    lambda k: k.health("*"),
+    lambda k: k.control("*"),
+    lambda k: k.sweep_lease,
+    lambda k: k.printed,
+    lambda k: k.printed_consumers,
+    # confirm counts the print in the event day's per-minute counts (eventday/, the board's arrival curve)
+    lambda k: k.minutes,
+    # ``cancel --token`` with an agent's credential takes cancelled jobs out of the token's set
+    lambda k: k.owned("*"),
+    lambda k: LayoutKeys(k.venue).layouts,
+    lambda k: LayoutKeys(k.venue).layouts_version,
+    lambda k: LayoutKeys(k.venue).layout_rules,
+    lambda k: LayoutKeys(k.venue).layout("*", "*"),
+)
+#: Keys an agent's credential only reads, for ``badge-agent status`` on a Pi: counts and backlogs, no attendee (the
+#: list's counts and the ticket types of badges not yet counted, pretix's job -> position map and outbox, the
+#: webhooks' addresses and queue lengths; a webhook's secret is never in Redis).
+AGENT_READS: tuple[Callable[[Keys], str], ...] = (
+    lambda k: f"{k.prefix}attendees:counts",
+    lambda k: f"{k.prefix}attendees:badging",
+    lambda k: f"{k.prefix}pretix:*",
+    lambda k: WebhookKeys(k.venue).hooks,
+    lambda k: WebhookKeys(k.venue).queue("*"),
+    lambda k: WebhookKeys(k.venue).gaveup("*"),
+    lambda k: WebhookKeys(k.venue).sender,
+)
+#: Functions of features an agent never calls, whose keys it does not have: the attendee list's and the pretix
+#: sync's (the intake's and the sync's roles call them).
+AGENT_NEVER = ("attendee_", "pretix_")
+
+
 def agent_functions(library: Library) -> tuple[str, ...]:
-    """Every function of the library an agent may call: all but the admin's (changing the venue's layouts)."""
-    return tuple(name for name in library.scripts if name not in ADMIN_ONLY)
+    """Every function of the library an agent may call: all but the admin's (changing the venue's layouts) and those
+    of the features whose keys it does not have (``AGENT_NEVER``)."""
+    return tuple(name for name in library.scripts if name not in ADMIN_ONLY and not name.startswith(AGENT_NEVER))
 
 
 def agent_commands(library: Library | None = None) -> list[str]:
@@ -325,12 +374,14 @@ def role_rules(role: Role, venue: str, library: Library | None = None) -> list[s
 
 
 def agent_rules(venue: str, library: Library | None = None) -> list[str]:
-    """An agent's permissions: its venue's keys, the commands it sends, and every function of the library."""
+    """An agent's permissions: its venue's protocol and layout keys (``AGENT_KEYS``) and a few counts it reads
+    (``AGENT_READS``), the commands it sends, and the library's functions but the admin's and the attendee list's."""
     library = library or default_library()
     k = Keys(venue)
+    keys = [f"~{pattern(k)}" for pattern in AGENT_KEYS] + [f"%R~{pattern(k)}" for pattern in AGENT_READS]
     commands = [f"+{c}" for c in agent_commands(library)]
     fcalls = _fcalls(agent_functions(library), library)
-    return [f"~{k.prefix}*", "resetchannels", f"&{k.prefix}*", "-@all", *commands, *fcalls]
+    return [*keys, "resetchannels", f"&{k.prefix}*", "-@all", *commands, *fcalls]
 
 
 def agent_user(venue: str, printer: str) -> str:

@@ -105,7 +105,7 @@ def import_list(
         )
     else:
         click.echo(f"{export.describe()}: {summary.line(dry_run)}")
-        for warning in summary.warnings:  # loaded all the same: the venue may have no other codes
+        for warning in summary.code_warnings:  # loaded all the same: the venue may have no other codes
             click.echo(f"warning: {warning}", err=True)
     if summary.rejected or (lossy and not accept_lossy):
         sys.exit(1)
@@ -201,6 +201,18 @@ async def _search(target: Target, text: str) -> list[dict[str, Any]]:
 
 
 EXPORT_COLUMNS = ("code", "name", "company", "role", "ticket_type", "order_code", "email", "status", "job_id")
+#: What makes a spreadsheet read a cell as a formula (OWASP's CSV injection rule): a name from pretix or a desk such
+#: as ``=HYPERLINK("http://...")`` or ``@SUM(...)`` would run, or send the sheet's data away, when staff open the
+#: export in Excel or LibreOffice.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A cell as a spreadsheet shows it and never runs it: text starting with a formula character gets a ``'`` in
+    front (the spreadsheets' own mark for "this is text"; they hide it). Numbers are left as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
 
 
 @attendees.command()
@@ -213,7 +225,9 @@ EXPORT_COLUMNS = ("code", "name", "company", "role", "ticket_type", "order_code"
 def export(target: Target, out: Path, checked_in: bool, in_boxes: bool) -> None:
     """Write the list as CSV (UTF-8) for the registration system: each attendee, badge state and when it printed
     (printed_utc: ISO 8601 with date and offset, 2026-06-11T14:03:07+00:00), and where a pre-printed badge is
-    (preprint_run, preprint_box, preprint_state: planned, preprinted, handed_over or void)."""
+    (preprint_run, preprint_box, preprint_state: planned, preprinted, handed_over or void). A cell starting with
+    = + - @, a tab or a carriage return is written with ' in front, so a spreadsheet shows it as text and never runs
+    it."""
     count = run_async(_export(target, out, checked_in, in_boxes))
     click.echo(f"{out}: {count} attendee(s)")
 
@@ -247,10 +261,11 @@ async def _export(target: Target, out: Path, checked_in: bool, in_boxes: bool = 
                         continue
                     data = describe(attendee, badge)
                     when = printed_iso(badge.printed_ms)
-                    writer.writerow([
+                    cells = [
                         *(data[c] for c in EXPORT_COLUMNS), badge.state, badge.location, when, badge.reprints,
                         where.run if where else "", where.box if where else "", boxed,
-                    ])  # fmt: skip
+                    ]  # fmt: skip
+                    writer.writerow([spreadsheet_cell(cell) for cell in cells])
                     n += 1
                 return n
 

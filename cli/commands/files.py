@@ -52,7 +52,7 @@ def open_export(
     name = getattr(file, "name", "-")
     try:
         mapping = ColumnMap.parse(maps, preset, for_list) if maps or preset else None
-        export = read_export(file.read(), name, encoding=encoding, delimiter=delimiter, fmt=fmt, mapping=mapping)
+        export = read_export(file, name, encoding=encoding, delimiter=delimiter, fmt=fmt, mapping=mapping)
     except UserError as exc:
         fail(f"{name}: {exc}")
         raise AssertionError("unreachable") from None

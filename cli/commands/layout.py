@@ -409,7 +409,8 @@ def _job_rows(
     # message rather than part way through it.
     try:
         mapping = ColumnMap.parse(list(maps), preset) if maps or preset else None
-        rows = list(read_export(file.read_bytes(), file.name, encoding=encoding, mapping=mapping).rows)
+        with file.open("rb") as fh:
+            rows = list(read_export(fh, file.name, encoding=encoding, mapping=mapping).rows)
     except UserError as exc:
         fail(f"{file}: {exc}")
         raise

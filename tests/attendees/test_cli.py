@@ -158,7 +158,7 @@ def test_import_warns_when_ticket_codes_are_sequential(tmp_path: Path, redis_ser
     assert any("guessable: 40 of 40 carry under 64 bits" in w and "rows 2, 3, 4, 5, 6, ..." in w for w in warnings)
     assert "TKT-" not in result.stderr
     as_json = json.loads(cli(redis_server, venue, "attendees", "import", str(numbered), "--json").stdout)
-    assert len(as_json["warnings"]) == 2
+    assert len(as_json["code_warnings"]) == 2
     # Codes of 32 random characters (as pretix's secrets): no warning.
     random_codes = tmp_path / "random.csv"
     lines = ["attendee_id,name"] + [f"{secrets.token_hex(16)},Person {n}" for n in range(40)]

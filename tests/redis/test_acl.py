@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, ResponseError
 
 from attendees.importer import Importer
+from attendees.keys import AttendeeKeys
 from attendees.store import AttendeeStore
 from cli.commands.acl import ROLES, Role, role_rules
 from cli.redis_server import RedisServer
@@ -24,7 +25,7 @@ from protocol.library import build, default_library
 from protocol.replies import RequeueKind
 from protocol.scripts import load_library
 from protocol.store import Store
-from tests.support.agents import printed_count, running_process, write_agent_config
+from tests.support.agents import eq, printed_count, running_agent, running_process, write_agent_config
 from tests.support.attendee_files import PEOPLE, rows
 from tests.support.prints import print_log_copies
 from tests.support.processes import badge_agent, create_user
@@ -176,6 +177,63 @@ async def test_kiosk_user_cannot_claim_or_confirm_and_agents_stay_in_their_venue
         await as_kiosk.aclose()
         await as_agent.aclose()
         await redis.execute_command("ACL", "DELUSER", kiosk, agent)
+
+
+async def test_an_agent_prints_a_listed_badge_and_cannot_read_the_attendee_list(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    """A stolen Pi holds its agent's password: with it, no ticket code, name or e-mail of the list can be read."""
+    user = await create_user(redis, venue, tmp_path / "p1.pw", "p1")
+    password = (tmp_path / "p1.pw").read_text().strip()
+    as_agent = Redis(port=redis_server.port, username=user, password=password)
+    a = AttendeeKeys(venue)
+    try:
+        attendees = AttendeeStore(redis, venue)
+        await Importer(attendees).load(iter(rows(PEOPLE)))
+        badged, _ = await attendees.badge("secret-renee", "desk-1")
+        assert badged.kind == "queued"
+        async with running_agent(
+            tmp_path, venue, redis_server.url, "p1", redis__username=user, redis__password_file=str(tmp_path / "p1.pw")
+        ):
+            await wait_until(lambda: eq(printed_count(redis, venue), 1), timeout=20)
+        assert await redis.hget(Keys(venue).job("ORD1-1"), "state") == b"printed"
+        # The agent met no refusal on its way: Redis logs every refused command and key by user.
+        assert [e for e in await redis.execute_command("ACL", "LOG") if _field(e, "username") == user] == []
+        # The refs (every code and its terms), a record, the search index, the job-id secret: all refused.
+        for command in (
+            ("HGETALL", a.refs),
+            ("HGETALL", a.attendee("secret-renee")),
+            ("HGET", a.attendee("secret-dimitris"), "n"),
+            ("HGETALL", a.exact),
+            ("ZRANGE", a.terms, 0, -1),
+            ("GET", a.secret),
+            ("SCAN", 0, "MATCH", a.attendee_pattern),
+        ):
+            with pytest.raises(NoPermissionError):
+                await as_agent.execute_command(*command)
+        with pytest.raises(NoPermissionError):
+            await AttendeeStore(as_agent, venue).get("secret-lee")
+        with pytest.raises(NoPermissionError):
+            await AttendeeStore(as_agent, venue).search("Lefèvre")
+        # ``status`` on the Pi still shows the list's counts (numbers, no attendee).
+        env = {**os.environ, "BADGE_REDIS_URL": _user_url(redis_server, user, tmp_path / "p1.pw"), "BADGE_VENUE": venue}
+        status = badge_agent("status", "--json", env=env)
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["attendees"]["expected"] == len(PEOPLE)
+    finally:
+        await as_agent.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
+
+
+def _field(entry: object, name: str) -> object:
+    """One field of an ``ACL LOG`` entry (a dict, or a flat list of names and values, as the client parses it)."""
+    if isinstance(entry, dict):
+        pairs = entry
+    else:
+        items = list(entry)  # type: ignore[call-overload]
+        pairs = dict(zip(items[::2], items[1::2], strict=True))
+    value = pairs.get(name, pairs.get(name.encode()))
+    return value.decode() if isinstance(value, bytes) else value
 
 
 async def test_no_user_may_run_a_script_of_its_own_or_load_one(
