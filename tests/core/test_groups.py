@@ -129,6 +129,42 @@ async def test_a_dead_printers_box_goes_on_whole_from_its_first_unconfirmed_badg
     assert (await store.group_back("p1", "p3", None, "again")).kind == "none"
 
 
+async def test_a_printer_holding_two_has_one_of_its_box_and_its_death_hands_both_on_flagged(
+    redis: Redis, venue: str
+) -> None:
+    """An IPP printer may hold the next badge while one prints (take's room 2), but never a second of its box: a
+    door badge may wait behind the box's badge. When it dies holding both, the box goes on whole from the badge it
+    held, and the door badge to the pool, each flagged with its place."""
+    store = Store(redis, venue)
+    k = Keys(venue)
+    await store.beat("p1", {"state": "ready", "location": "Hall A"}, 60_000, first=True)
+    box = await add_box(store, "r.1", 3)
+    await store.claim_group("p1")
+    assert await take_begin_confirm(store, "p1") == box[0]  # the separator
+    taken = await store.take("p1", room=2)
+    assert taken is not None and taken.job_id == box[1]
+    assert (await store.begin("p1", "Hall A", box[1])).kind == "print"
+    # Room for a second, but the box's next badge does not wait at the printer behind its own.
+    assert await store.take("p1", room=2) is None
+    door = await add(store, "door-1")
+    taken = await store.take("p1", room=2)
+    assert taken is not None and taken.job_id == door
+    assert (await store.begin("p1", "Hall A", door)).kind == "print"  # handed to the printer, waiting
+    assert await redis.lrange(k.inflight("p1"), 0, -1) == [enc(door), enc(box[1])]
+    reclaimed = await store.reclaim("p1", "p2", None)
+    assert reclaimed.kind == "reclaimed" and reclaimed.held == door  # the box took its own badge along
+    for job_id in (box[1], door):
+        held = await redis.hgetall(k.job(job_id))
+        assert held[b"maybe_printed"] == b"1" and b"p1 (Hall A)" in held[b"maybe_printed_where"], job_id
+        assert held[b"state"] == b"queued"
+    assert await redis.lrange(k.pool, 0, -1) == [enc(door)]
+    # The rest of the box, whole and in order, opened by "continued", claimed by one printer.
+    assert await take_begin_confirm(store, "p2") == door
+    claimed = await store.claim_group("p2")
+    assert claimed is not None and claimed.count == 4
+    assert [await take_begin_confirm(store, "p2") for _ in range(4)] == ["r.1:c1", *box[1:]]
+
+
 async def test_a_box_given_back_before_its_label_printed_gets_no_second_label(redis: Redis, venue: str) -> None:
     store = Store(redis, venue)
     box = await add_box(store, "r.1", 2)

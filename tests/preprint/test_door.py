@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from attendees.importer import Importer
 from attendees.store import AttendeeStore
 from cli.redis_server import RedisServer
+from eventday.counts import event_day
 from preprint.jobs import preprint_job
 from preprint.keys import PreprintKeys
 from preprint.store import PreprintStore
@@ -56,8 +57,12 @@ async def test_a_kiosk_scan_of_a_pre_printed_attendee_prints_nothing_and_says_th
         "state": "preprinted",
     }  # fmt: skip
     assert body["message"] == "Your badge is ready: box 1, Kowalski - Müller, the welcome desk."
+    # as any kiosk answer: the badge named by badge_id, never the code, order code or job id
+    assert "badge_id" in body and not {"code", "order_code", "job_id", "email"} & set(body)
+    m1 = await AttendeeStore(redis, venue).get("m1")
+    assert m1 is not None and m1.code not in json.dumps(body) and m1.job_id not in json.dumps(body)
     assert await redis.llen(Keys(venue).pool) == 0
-    assert await redis.exists(Keys(venue).job(body["job_id"])) == 0
+    assert await redis.exists(Keys(venue).job(m1.job_id)) == 0
     # the desk's search shows the box
     found = await desk.client.get("/v1/attendees", params={"q": "zimmer"}, headers=desk.auth("desk"))
     (zoe,) = (await found.json())["attendees"]
@@ -77,14 +82,20 @@ async def test_a_renamed_attendees_badge_is_void_and_printed_at_the_door_once(
         1, "Anna Müller", "name changed", True,
     )  # fmt: skip
     assert voids["z1"].reason == "company changed"
-    listed = await (await desk.client.get("/v1/preprint/voids", headers=desk.auth("desk"))).json()
+    listed = await (await desk.client.get("/v1/preprint/voids", headers=desk.auth("staff"))).json()
     assert [v["code"] for v in listed["runs"][0]["voids"]] == ["m1", "z1"]
+    # a desk sees the codes masked (as in its attendee answers), a viewer none of it
+    listed = await (await desk.client.get("/v1/preprint/voids", headers=desk.auth("desk"))).json()
+    assert [(v["code"], v["name"]) for v in listed["runs"][0]["voids"]] == [("…", "Anna Müller"), ("…", "Zoë Zimmer")]
+    assert (await desk.client.get("/v1/preprint/voids", headers=desk.auth("viewer"))).status == 403
     first = await desk.client.post("/v1/attendees/m1/badge", headers=desk.auth("kiosk"))
     assert first.status == 201 and (await first.json())["badge"]["state"] == "queued"
     again = await desk.client.post("/v1/attendees/m1/badge", headers=desk.auth("kiosk"))
     assert again.status == 200 and (await again.json())["duplicate"] is True
     assert await redis.llen(Keys(venue).pool) == 1
-    payload = json.loads(await redis.hget(Keys(venue).job((await again.json())["job_id"]), "payload"))
+    m1 = await store.attendees.get("m1")
+    assert m1 is not None
+    payload = json.loads(await redis.hget(Keys(venue).job(m1.job_id), "payload"))
     assert payload["name"] == "Anna Schmidt"
     # the hand-over of a void badge is refused: the desk prints theirs
     refused = await desk.client.post("/v1/attendees/z1/handed-over", headers=desk.auth("desk"))
@@ -100,7 +111,11 @@ async def test_the_hand_over_checks_in_counts_and_tells_the_printed_record_in_on
     record = PrintedRecord(redis, venue)
     await record.join("pretix")
     before = await store.attendees.counts()
-    resp = await desk.client.post("/v1/attendees/k1/handed-over", headers=desk.auth("desk"))
+    # the desk acts by the attendee's handle, as for its other actions (it sees the code masked)
+    found = await desk.client.get("/v1/attendees", params={"q": "kowalski"}, headers=desk.auth("desk"))
+    (jan,) = (await found.json())["attendees"]
+    assert jan["code"] != "k1"
+    resp = await desk.client.post(f"/v1/attendees/{jan['handle']}/handed-over", headers=desk.auth("desk"))
     assert resp.status == 200 and (await resp.json())["handed_over"] is True
     k1 = await store.attendees.get("k1")
     assert k1 is not None and k1.preprint_state == "handed_over"
@@ -108,6 +123,9 @@ async def test_the_hand_over_checks_in_counts_and_tells_the_printed_record_in_on
     assert after.checked_in == before.checked_in + 1
     (entry,) = await record.after("pretix", 10)
     assert (entry.kind, entry.job_id, entry.confirmed_by) == ("handed_over", k1.job_id, "desk")
+    # on the board it is an arrival (of the desk's zone: none here), not a print
+    day = await event_day(redis, venue)
+    assert sum(day.handed_over["-"]) == 1 and not day.arrivals
     again = await desk.client.post("/v1/attendees/k1/handed-over", headers=desk.auth("desk"))
     assert (await again.json())["already"] is True
     assert (await store.attendees.counts()).checked_in == after.checked_in and len(await record.after("pretix", 9)) == 1
@@ -142,6 +160,10 @@ async def test_a_pre_print_jobs_confirm_is_recorded_as_such_and_a_separator_not_
     await print_it(venue_store, "p1", "sep-1")
     (entry,) = await record.after("pretix", 10)
     assert (entry.kind, entry.job_id) == ("preprint", job.job.job_id)
+    # on the event day both are labels printed at p1, neither an arrival
+    day = await event_day(redis, venue)
+    assert not day.arrivals and not day.handed_over
+    assert {p.printer: p.per_hour for p in day.printers}["p1"] == 2
     # no arrival: not counted, and the door answers with the box
     assert (await attendees.counts()).checked_in == 0
     where = await store.where(k1)
