@@ -645,11 +645,18 @@ COUNTS_FRESH_S = 5.0
 
 async def preprint_status(redis: Redis, venue: str) -> dict[str, Any] | None:
     """Each run's state and counts (``PreprintStore.counts``, the same numbers ``preprint status``, /metrics and the
-    attendee export give), for ``badge-agent status`` and the board; None for a venue without runs."""
+    attendee export give), for ``badge-agent status`` and the board; None for a venue without runs, and for a
+    credential that may not read the runs (an agent's: the counts come from the attendee list, which it must not
+    read; its ``status`` shows the rest)."""
     import time
 
+    from redis.exceptions import NoPermissionError
+
     store = PreprintStore(redis, venue)
-    names = await store.names()
+    try:
+        names = await store.names()
+    except NoPermissionError:
+        return None
     if not names:
         return None
     runs = []

@@ -305,6 +305,12 @@ AGENT_KEYS: tuple[Callable[[Keys], str], ...] = (
     lambda k: k.printed_consumers,
     # confirm counts the print in the event day's per-minute counts (eventday/, the board's arrival curve)
     lambda k: k.minutes,
+    # groups (a box of a pre-print run): claimed whole, taken, handed back by the agents (group_claim, take,
+    # group_back); their jobs are ordinary jobs, no attendee list
+    lambda k: k.groups,
+    lambda k: k.group("*"),
+    lambda k: k.group_held("*"),
+    lambda k: k.group_claim("*"),
     # ``cancel --token`` with an agent's credential takes cancelled jobs out of the token's set
     lambda k: k.owned("*"),
     lambda k: LayoutKeys(k.venue).layouts,
