@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from attendees.keys import CODE_RE
 from attendees.store import Attendee, AttendeeStore
 from attendees.views import masked_code
 from intake.context import INTAKE, Intake, authorize
 from intake.jsonreply import json_response
-from intake.problem import Problem, field_error
+from intake.problem import Problem
 from preprint.store import PreprintStore, preprint_status
 from preprint.views import door_view
 
@@ -45,13 +44,14 @@ async def door_answer(request: web.Request, attendee: Attendee) -> dict[str, Any
 
 async def hand_over(request: web.Request) -> web.Response:
     """The desk gives an attendee their pre-printed badge: their arrival (checked in, told to pretix and webhooks)."""
-    token = authorize(request, HAND_OVER)
+    # As the desk's other actions on an attendee (attendee_routes.py): by the handle the desk was given, or a code
+    # as staff type it; a lookup within the token's rate, a code not on the list counted against its misses.
+    from intake import attendee_routes  # it adds these routes: imported when first called, not at its import
+
+    token = attendee_routes._authorize_lookup(request, HAND_OVER)
     store = request.app[PREPRINTS]
-    raw = request.match_info["code"]
-    if not CODE_RE.fullmatch(raw):
-        raise field_error(422, "code", "a ticket code is 1-128 printable characters without spaces")
-    # The handle the desk was given (attendee_routes.py, ``_code``), or a code as staff type it.
-    code = await store.attendees.code_of(raw) or raw
+    code = await attendee_routes._code(request)
+    await attendee_routes._looked_up(request, token, code)
     intake = request.app[INTAKE]
     # The arrival counts in the desk's zone, as a badge a token of a zone asks for is that zone's (the board).
     zone = intake.config.zone_name_of(token.name, token.zone) or ""
