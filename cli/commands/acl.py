@@ -148,6 +148,8 @@ PRETIX_SYNC_FUNCTIONS = (
 PRETIX_SYNC_WRITES = (
     "job", "pool", "queue", "pinned", "events", "stats", *(w for w in ATTENDEE_WRITES if w != "attendee_secret"),
     "pretix_jobs", "pretix_outbox", "pretix_sender", "printed", "printed_consumers", "preprint_run",
+    # a change to an attendee of a pre-print run names the completion gate of their pre-print job (put.lua): read only
+    "done",
 )  # fmt: skip
 
 
@@ -214,17 +216,21 @@ ROLES: dict[str, Role] = {
                 "owned",
                 "inflight",
                 *ATTENDEE_WRITES,
-                # a correction voids a pre-printed badge on its run's list; the desk's hand-over counts on the run
-                # and is told to the printed record's consumers (preprint_handover.lua)
+                # a correction voids a pre-printed badge on its run's list; the desk's hand-over counts on the run,
+                # is told to the printed record's consumers and is an arrival in the event day's counts
+                # (preprint_handover.lua, count_handover)
                 "preprint_run",
                 "printed",
+                "minutes",
+                # named to the hand-over (whether anyone reads the record), never written
+                "printed_consumers",
             ),
             # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
             # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
             # set. The event day's numbers it shows it only reads (HSETNX and HDEL here would reach every hash it
             # writes): the board and the webhooks sender note a fault's first sighting and trim the counts.
             direct=("hset", "set", "zrangebylex", "mget", "srem"),
-            only=(("done", ("del",)), ("inflight", ("lrem",))),
+            only=(("done", ("del",)), ("inflight", ("lrem",)), ("printed_consumers", ())),
         ),
         Role(
             "pretix-sync",
@@ -237,7 +243,12 @@ ROLES: dict[str, Role] = {
             direct=("hset", "hsetnx"),
             # the record is added to by confirm (agents) and only trimmed here, past what every consumer took;
             # its consumers' cursors only set; events only added to
-            only=(("printed", ("xtrim",)), ("printed_consumers", ("hset", "hsetnx")), ("events", ("xadd",))),
+            only=(
+                ("printed", ("xtrim",)),
+                ("printed_consumers", ("hset", "hsetnx")),
+                ("events", ("xadd",)),
+                ("done", ()),
+            ),
         ),
         Role(
             "webhooks",

@@ -9,22 +9,25 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError
 
 from attendees.importer import Importer
-from attendees.store import AttendeeStore
+from attendees.store import AttendeeStore, record_for
 from cli.redis_server import RedisServer
 from eventday.counts import event_day
 from preprint.jobs import preprint_job
 from preprint.keys import PreprintKeys
 from preprint.store import PreprintStore
+from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.printed import PrintedRecord
 from protocol.store import Store
 from tests.support.agents import print_it
 from tests.support.attendee_files import rows
 from tests.support.intake import Desk
-from tests.support.processes import cli
+from tests.support.processes import cli, create_user
 
 PEOPLE = [
     {"attendee_id": "k1", "name": "Jan Kowalski", "fields": {"ticket_type": "Visitor"}},
@@ -212,3 +215,46 @@ async def test_the_counts_agree_in_status_metrics_and_the_export(
     checked = {r["code"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
     assert set(checked) == {"k1", "m1"} and checked["k1"]["preprint_state"] == "handed_over"
     assert (await store.attendees.counts()).checked_in == len(checked)
+
+
+async def test_the_intake_users_hand_over_counts_the_arrival_on_the_board(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    """The desk's hand-over runs under the intake's generated Redis user: its entry, counters and the board's arrival
+    count (the event day's minutes) are all its to write."""
+    store = await printed_pdf_run(redis, venue)
+    user = await create_user(redis, venue, tmp_path / "intake.pw", role="intake")
+    intake = Redis(port=redis_server.port, username=user, password=(tmp_path / "intake.pw").read_text().strip())
+    try:
+        as_intake = PreprintStore(intake, venue, AttendeeStore(intake, venue))
+        assert (await as_intake.handover("k1", "desk-1", "hall-a"))[0] == "handed_over"
+        assert sum((await event_day(redis, venue)).handed_over["hall-a"]) == 1
+        k1 = await store.attendees.get("k1")
+        assert k1 is not None and k1.preprint_state == "handed_over"
+    finally:
+        await intake.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
+
+
+async def test_a_pretix_syncs_rename_voids_a_pre_printed_badge_under_its_user(
+    tmp_path: Path, redis_server: RedisServer, redis: Redis, venue: str
+) -> None:
+    """A rename from pretix reaches an attendee of a run under the pretix sync's generated Redis user: the step names
+    the pre-print job's completion gate, which that user only reads."""
+    store = await printed_pdf_run(redis, venue)
+    user = await create_user(redis, venue, tmp_path / "sync.pw", role="pretix-sync")
+    sync = Redis(port=redis_server.port, username=user, password=(tmp_path / "sync.pw").read_text().strip())
+    try:
+        m1 = await store.attendees.get("m1")
+        assert m1 is not None
+        # As the sync writes a changed pretix position (pretix_sync/listing.py): the record with its badge's job id.
+        renamed = parse_job({"job_id": m1.job_id, "attendee_id": "m1", "name": "Anna Schmidt", "fields": m1.fields})
+        row = record_for(renamed, m1.order_code, m1.email, m1.source, m1.status)
+        (put,) = await AttendeeStore(sync, venue).put_many([("m1", row)])
+        assert put.kind == "updated"
+        assert [v.code for v in await store.voids("night")] == ["m1"]
+        with pytest.raises(NoPermissionError):  # the gate is the agents' to write
+            await sync.set(Keys(venue).done("m1:pp"), "x")
+    finally:
+        await sync.aclose()
+        await redis.execute_command("ACL", "DELUSER", user)
