@@ -71,6 +71,7 @@ def add_routes(app: web.Application, intake: Intake) -> None:
     app.router.add_post("/v1/attendees/{code}/badge", badge)
     app.router.add_get("/desk", desk_page, allow_head=False)
     app.router.add_get("/desk/{name}", desk_asset, allow_head=False)
+    app.router.add_post("/v1/attendees/{code}/handed-over", handed_over)
     preprint_routes.add_routes(app, intake, app[ATTENDEES])
 
 
@@ -557,3 +558,12 @@ async def metric_families(request: web.Request) -> list[Metric]:
         by_type.add_metric([ticket_type, "expected"], expected)  # label values escaped by the exposition
         by_type.add_metric([ticket_type, "checked_in"], checked_in)
     return [attendees, by_type]
+
+
+async def handed_over(request: web.Request) -> web.Response:
+    """The desk hands over a pre-printed badge (intake/preprint_routes.py): an attendee looked up as for the desk's
+    other actions."""
+    token = _authorize_lookup(request, preprint_routes.HAND_OVER)
+    code = await _code(request)
+    await _looked_up(request, token, code)
+    return await preprint_routes.hand_over(request, token, code)

@@ -17,6 +17,7 @@ from attendees.views import masked_code
 from intake.context import INTAKE, Intake, authorize
 from intake.jsonreply import json_response
 from intake.problem import Problem
+from intake.tokens import Token
 from preprint.store import PreprintStore, preprint_status
 from preprint.views import door_view
 
@@ -31,7 +32,6 @@ PREPRINTS = web.AppKey("preprints", PreprintStore)
 
 def add_routes(app: web.Application, intake: Intake, attendees: AttendeeStore) -> None:
     app[PREPRINTS] = PreprintStore(intake.redis, intake.config.venue, attendees)
-    app.router.add_post("/v1/attendees/{code}/handed-over", hand_over)
     app.router.add_get("/v1/preprint/voids", voids, allow_head=False)
 
 
@@ -42,16 +42,12 @@ async def door_answer(request: web.Request, attendee: Attendee) -> dict[str, Any
     return await door_view(request.app[PREPRINTS], attendee)
 
 
-async def hand_over(request: web.Request) -> web.Response:
-    """The desk gives an attendee their pre-printed badge: their arrival (checked in, told to pretix and webhooks)."""
-    # As the desk's other actions on an attendee (attendee_routes.py): by the handle the desk was given, or a code
-    # as staff type it; a lookup within the token's rate, a code not on the list counted against its misses.
-    from intake import attendee_routes  # it adds these routes: imported when first called, not at its import
-
-    token = attendee_routes._authorize_lookup(request, HAND_OVER)
+async def hand_over(request: web.Request, token: Token, code: str) -> web.Response:
+    """The desk gives an attendee their pre-printed badge: their arrival (checked in, told to pretix and webhooks).
+    ``POST /v1/attendees/{code}/handed-over`` as attendee_routes.py resolves it, as the desk's other actions on an
+    attendee: ``code`` from the handle the desk was given (or a code as staff type it), ``token`` past its lookup
+    rate, a code not on the list counted against its misses."""
     store = request.app[PREPRINTS]
-    code = await attendee_routes._code(request)
-    await attendee_routes._looked_up(request, token, code)
     intake = request.app[INTAKE]
     # The arrival counts in the desk's zone, as a badge a token of a zone asks for is that zone's (the board).
     zone = intake.config.zone_name_of(token.name, token.zone) or ""
