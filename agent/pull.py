@@ -51,7 +51,7 @@ from drivers.base import Badge, Handed, Outcome, PrintResult, RenderError
 from layouts.book import LayoutBook
 from protocol.connection import wait_for_redis
 from protocol.jobs import job_from_payload
-from protocol.replies import BeginKind, Begun, ConfirmKind, Source
+from protocol.replies import BeginKind, Begun, ConfirmKind, GroupBackKind, GroupClaimKind, Source
 from protocol.store import ReleaseOutcome, Store
 
 log = logging.getLogger("agent")
@@ -116,6 +116,10 @@ class PullLoop:
         self.redis_errors = 0
         self.venue_fault = VenueFaultBackoff()  # a Redis error retrying cannot fix (agent/venue_fault.py)
         self._last_steal_look = 0.0
+        # Since when the printer has been unable to print (None: it can), and whether the box it claimed was handed
+        # on in this episode (``_group_back_if_long_unready``).
+        self._unready_since: float | None = None
+        self._group_handed_back = False
         self.ahead = DrawAhead(store, me, printer.driver, events, lambda: layouts.generation if layouts else 0)
         self.recovery = Recovery(store, journal, printer, me, location, max_attempts)
 
@@ -138,6 +142,7 @@ class PullLoop:
                 if blocked is not None:
                     await self.wait(blocked)
                     continue
+                self._unready_since, self._group_handed_back = None, False
                 job_id = await self._next_job()
                 if job_id is not None:
                     await self.handle(job_id)
@@ -162,11 +167,32 @@ class PullLoop:
             return
         if isinstance(self.lookahead, TakenAhead):
             await self._put_back(self.lookahead.job_id, blocked)
+        if blocked in (Blocked.NOT_READY, Blocked.DRAINED):
+            await self._group_back_if_long_unready(at_once=blocked is Blocked.DRAINED)
         if blocked is Blocked.DRAINED:
             self.lookahead = Lookahead.UNKNOWN  # ask take again after the pause: the order may have been lifted
             await self.gate.sleep(timing.block_timeout)
             return
         await self.gate.wait_ready(timing.block_timeout)
+
+    async def _group_back_if_long_unready(self, at_once: bool = False) -> None:
+        """A printer that cannot print (out of labels, jammed) keeps the box it claimed while the fault may clear
+        soon; past the dead-after bound, as if its agent had died, the rest of the box goes on whole to another
+        printer (``group_back``), opened by its continuation label. ``at_once``: an operator drained it, which is no
+        passing fault. Once per episode of not being able to print."""
+        now = time.monotonic()
+        if self._unready_since is None:
+            self._unready_since = now
+        if self._group_handed_back or (not at_once and now - self._unready_since < self.timing.dead_after):
+            return
+        self._group_handed_back = True
+        seconds = now - self._unready_since
+        back = await self.store.group_back(self.me, self.me, None, f"printer not ready for {seconds:.0f} s")
+        if back.kind is GroupBackKind.BACK:
+            log.warning(
+                "printer not ready; the rest of its box goes to another printer",
+                extra=kv(jobs=back.count, continued=back.continued),
+            )
 
     async def _put_back(self, job_id: str, blocked: Blocked) -> None:
         """The printer stopped being able to print after the next job was taken: give it back rather than sit on it."""
@@ -191,6 +217,9 @@ class PullLoop:
         stolen = await self._steal()
         if stolen is not None:
             return stolen
+        grouped = await self._claim_group()
+        if grouped is not None:
+            return grouped
         popped = await self.store.wait_pool(self.me, self.timing.block_timeout)
         if popped is not None and await self._drained_while_waiting(popped):
             return None
@@ -209,6 +238,18 @@ class PullLoop:
         await self._put_back(job_id, Blocked.DRAINED)
         self.lookahead = Lookahead.DRAINED
         return True
+
+    async def _claim_group(self) -> str | None:
+        """Idle, with nothing of our own, in the pool or stolen: claim the oldest waiting group (a box of pre-printed
+        badges) whole and take its first job. Door badges come first (take serves a claimed group only after this
+        printer's pinned queue and the pool): a run printed before doors open must not keep anyone waiting."""
+        claimed = await self.store.claim_group(self.me)
+        if claimed is None or claimed.kind is not GroupClaimKind.CLAIMED:
+            return None
+        taken = await self.store.take(self.me)
+        if taken is None or taken.source is Source.DRAINED:
+            return None
+        return taken.job_id
 
     async def _steal(self) -> str | None:
         """Idle: take a pinned job another printer has left waiting longer than ``affinity_wait``."""

@@ -218,6 +218,8 @@ class Agent:
             # Whatever in-flight still holds (a BLMOVE that landed as we cancelled it, a badge cut short) goes back.
             async with asyncio.timeout(10):
                 await self.pull.recover(stopping=True)
+                # The rest of a box it claimed goes on whole now: no peer reclaims a printer that left cleanly.
+                await self.store.group_back(self.me, self.me, None, "agent stopped")
             await self.store.leave(self.me, self.snapshot().health(AgentState.STOPPED))
         except (RedisError, OSError, TimeoutError) as exc:
             log.error("could not hand back work at shutdown; peers will reclaim it", extra=kv(error=exc))

@@ -6,13 +6,19 @@
 -- badge (that is a staff reprint). <zone>, <zone_printers>: the zone of the token that asks, as enqueue's.
 -- owned:<created_by> (KEYS[8], sent only when an intake token asks): the token's set of jobs, which its cap of
 -- outstanding jobs counts (intake/outstanding.py), added to in the same step as the job, as enqueue does.
--- Returns {"queued"} when created now, {"exists", <state>}, {"cancelled"}, {"unknown"} or {"stale"}.
-local a = redis.call('HMGET', KEYS[1], 'v', 'st', 'j', 't')
+-- An attendee in a pre-print run (preprint/) whose badge is not void gets no badge here: theirs is (or will be) in
+-- its box, and the answer is {"preprinted", <its state: "" planned, "preprinted", "handed_over">}.
+-- Returns {"queued"} when created now, {"exists", <state>}, {"cancelled"}, {"unknown"}, {"stale"} or
+-- {"preprinted", <state>}.
+local a = redis.call('HMGET', KEYS[1], 'v', 'st', 'j', 't', 'preprint', 'bs')
 if not a[1] then
   return {'unknown'}
 end
 if a[2] ~= 'valid' then
   return {'cancelled'}
+end
+if a[5] and a[6] ~= 'void' then
+  return {'preprinted', a[6] or ''}
 end
 if a[3] ~= ARGV[3] then
   return {'stale'}

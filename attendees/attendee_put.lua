@@ -1,6 +1,6 @@
 -- attendee_put: add or refresh one attendee of the list (an import row, a walk-in, a sync), never its badge.
 -- KEYS att:<code> attendees:terms attendees:counts job:<job_id> attendees:badging attendees:exact attendees:refs events attendees:p:<term>...
--- ARGV <code> <version> <generation> <name> <company> <role> <fields> <order_code> <email> <source> <status> <job_id> <ticket_type> <terms> <attention> <old_terms> <maxlen>
+-- ARGV <code> <version> <generation> <name> <company> <role> <fields> <order_code> <email> <source> <status> <job_id> <ticket_type> <terms> <attention> <old_terms> <maxlen> [<preprint_run>]
 -- <version>: the record's version the caller read ("" for none): anything else answers {"stale"} and changes
 -- nothing (the caller reads again). <terms>: the search terms of what is shown (a local edit wins), space-separated
 -- (prelude.lua); <old_terms>: those the caller read on the record (its version checked). KEYS from 9 on: the postings
@@ -13,6 +13,9 @@
 -- A count, the ref counter or the record's version that is no number (a role's user may HSET any of them) restarts
 -- with an event in <events> (bump), so an import, a sync or a desk's walk-in still goes through; a restarted ref
 -- counter skips the refs in use, so a new attendee never takes a listed one's place in the index.
+-- <preprint_run>: the pre-print run the record names as read (preprint/), when it names one; then the last two KEYS
+-- are that run's void list and the completion gate of the attendee's pre-print job, and a change of what the badge
+-- prints makes the pre-printed badge void (prelude.lua, preprint_void).
 -- Returns {"added"}, {"updated", <edited fields whose source value changed, comma-separated>}, {"unchanged"} or
 -- {"stale"}.
 local code = ARGV[1]
@@ -70,6 +73,7 @@ if cur[2] == ARGV[4] and cur[3] == ARGV[5] and cur[4] == ARGV[6] and cur[5] == A
   redis.call('HSET', KEYS[1], 'g', ARGV[3])
   return {'unchanged'}
 end
+local before = (ARGV[18] or '') ~= '' and badge_shown(KEYS[1])
 local kept = {}
 if cur[11] and cur[2] ~= ARGV[4] then table.insert(kept, 'name') end
 if cur[12] and cur[3] ~= ARGV[5] then table.insert(kept, 'company') end
@@ -83,4 +87,7 @@ redis.call('HSET', KEYS[7], cur[14], ref_entry(code, ARGV[14]))
 redis.call('HSET', KEYS[1], 'n', ARGV[4], 'c', ARGV[5], 'r', ARGV[6], 'f', ARGV[7], 'o', ARGV[8], 'e', ARGV[9],
   's', ARGV[10], 'st', ARGV[11], 't', ARGV[13], 'g', ARGV[3], 'at', ARGV[15])
 bump(KEYS[1], 'v', 1, KEYS[8], ARGV[17])
+if before then
+  preprint_void(KEYS[1], KEYS[#KEYS - 1], KEYS[#KEYS], code, ARGV[18], before, badge_shown(KEYS[1]))
+end
 return {'updated', table.concat(kept, ',')}

@@ -86,3 +86,42 @@ local function reindex(terms, exact, keys, had, add, ref, fresh)
     end
   end
 end
+
+-- What an attendee's badge prints, as shown (a staff correction over the source's value): name, company, role,
+-- fields, ticket type; and the ticket's status. Compared before and after a change, it tells whether a pre-printed
+-- badge still says it (and is still anyone's).
+local function badge_shown(att)
+  local a = redis.call('HMGET', att, 'en', 'n', 'ec', 'c', 'r', 'ef', 'f', 't', 'st')
+  return {a[1] or a[2] or '', a[3] or a[4] or '', a[5] or '', a[6] or a[7] or '', a[8] or '', a[9] or ''}
+end
+
+-- A pre-printed badge (preprint/) that no longer says what the record shows is void: the attendee's badge state
+-- `bs` becomes "void" (the door prints a new one, once) and the badge goes on its run's void list <voids> (code ->
+-- JSON box, name, reason, ms, printed), for staff to pull from its box. <done>: the completion gate of the
+-- attendee's pre-print job (a run on the venue's printers is printed when it exists). <run>: the run the caller
+-- read on the record. Nothing for a badge already handed over (the attendee holds it), or one void already.
+local function preprint_void(att, voids, done, code, run, before, after)
+  local a = redis.call('HMGET', att, 'preprint', 'bs')
+  if not a[1] or a[2] == 'handed_over' or a[2] == 'void' then
+    return
+  end
+  local ok, record = pcall(cjson.decode, a[1])
+  if not ok or type(record) ~= 'table' or record['run'] ~= run then
+    return
+  end
+  local what = {'name', 'company', 'role', 'fields', 'ticket type'}
+  local changed = {}
+  for i = 1, 5 do
+    if before[i] ~= after[i] then table.insert(changed, what[i]) end
+  end
+  local reason = table.concat(changed, ', ') .. ' changed'
+  if before[6] ~= after[6] and after[6] ~= 'valid' then
+    reason = 'ticket ' .. after[6]
+  elseif #changed == 0 then
+    return
+  end
+  local printed = a[2] == 'preprinted' or redis.call('EXISTS', done) == 1
+  redis.call('HSET', att, 'bs', 'void')
+  redis.call('HSET', voids, code, cjson.encode({box = record['box'], name = before[1],
+    reason = reason, ms = now_ms(), printed = printed}))
+end

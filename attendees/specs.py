@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from attendees.keys import AttendeeKeys
+from preprint.keys import PreprintKeys, preprint_job_id
 from protocol.codec import dec, enc
 from protocol.keys import EncodedKeys, PrinterKeys
 from protocol.specs import ScriptCall, Spec
@@ -47,6 +48,14 @@ class Record(NamedTuple):
     attention: str = ""
 
 
+def _preprint(k: AttendeeKeys, venue_keys: EncodedKeys, run: str, job_id: str) -> tuple[list[bytes], list[bytes | int]]:
+    """The trailing KEYS and ARGV of a change to an attendee whose record names pre-print ``run`` (put.lua, edit.lua:
+    its void list and the pre-print job's completion gate), none for one in no run."""
+    if not run:
+        return [], []
+    return [enc(PreprintKeys(k.venue).voids(run)), venue_keys.done(enc(preprint_job_id(job_id)))], [enc(run)]
+
+
 def _word_keys(k: AttendeeKeys, *lists: str) -> list[bytes]:
     """The postings key of each word term of the lists, in order (prelude.lua's term_keys reads them so)."""
     return [enc(k.posting(term)) for terms in lists for term in terms.split() if term[0] not in "#="]
@@ -65,15 +74,18 @@ class PutSpec(Spec[Any]):
         record: Record,
         old_terms: str,
         maxlen: int,
+        preprint_run: str = "",
     ) -> ScriptCall[Put]:
         """``old_terms``: the terms on the record as read (at ``version``); ``maxlen``: the events stream's, where a
-        count that is no number is told as it restarts."""
+        count that is no number is told as it restarts; ``preprint_run``: the pre-print run the record names as read
+        ("" for none)."""
+        more_keys, more_args = _preprint(k, venue_keys, preprint_run, record.job_id)
         keys = [
             enc(k.attendee(code)), enc(k.terms), enc(k.counts), venue_keys.job(enc(record.job_id)), enc(k.badging),
-            enc(k.exact), enc(k.refs), venue_keys.events, *_word_keys(k, old_terms, record.terms),
+            enc(k.exact), enc(k.refs), venue_keys.events, *_word_keys(k, old_terms, record.terms), *more_keys,
         ]  # fmt: skip
         args: list[bytes | int] = [
-            enc(code), enc(version), enc(generation), *(enc(v) for v in record), enc(old_terms), maxlen,
+            enc(code), enc(version), enc(generation), *(enc(v) for v in record), enc(old_terms), maxlen, *more_args,
         ]  # fmt: skip
         return (self, keys, args)
 
@@ -91,11 +103,13 @@ class BadgeKind(StrEnum):
     ATTENTION = "attention"
     UNKNOWN = "unknown"
     STALE = "stale"
+    #: in a pre-print run, not void: the badge is in its box (state: "" planned, "preprinted", "handed_over")
+    PREPRINTED = "preprinted"
 
 
 class Badged(NamedTuple):
     kind: BadgeKind
-    state: str = ""  # exists: the job's state
+    state: str = ""  # exists: the job's state; preprinted: the pre-printed badge's
 
 
 class BadgeSpec(Spec[Any]):
@@ -145,15 +159,20 @@ class EditSpec(Spec[Any]):
         terms: str,
         old_terms: str,
         maxlen: int,
+        preprint: tuple[EncodedKeys, str, str] | None = None,
     ) -> ScriptCall[str]:
+        """``preprint``: (the venue's keys, the pre-print run the record names as read, the attendee's job id), for
+        an attendee in a run."""
+        more_keys, more_args = _preprint(k, *preprint) if preprint else ([], [])
         args: list[bytes | int] = [
             enc(code), enc(version), enc(name), enc(company), enc(fields), enc(terms), enc(old_terms), maxlen,
+            *more_args,
         ]  # fmt: skip
         keys = [
             enc(k.attendee(code)), enc(k.terms), enc(k.exact), enc(k.refs), venue_keys.events,
             *_word_keys(k, old_terms, terms),
         ]  # fmt: skip
-        return (self, keys, args)
+        return (self, keys + more_keys, args)
 
     def parse(self, reply: Any) -> str:
         return dec(reply[0])  # edited, unknown or stale

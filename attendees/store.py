@@ -22,13 +22,14 @@ from redis.asyncio import Redis
 from attendees import specs
 from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
+from preprint.keys import run_of
 from protocol.codec import dec, enc
 from protocol.jobs import Job, parse_job
 from protocol.replies import CancelKind
 from protocol.store import Store, Zoned, zone_args
 
 #: Fields of an attendee hash, in the order ``_FIELDS`` reads them.
-_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "i", "at")
+_FIELDS = ("n", "c", "r", "f", "o", "e", "s", "st", "j", "t", "v", "en", "ec", "ef", "i", "at", "preprint", "bs")
 _FIELD_NAMES = tuple(enc(f) for f in _FIELDS)
 #: The job hash fields a badge state is made of.
 _JOB_FIELDS = ("state", "printer", "printed_ms", "printed_at", "reprints")
@@ -71,6 +72,9 @@ class Attendee:
     ref: str = ""
     #: Why a kiosk sends this attendee to the help desk instead of printing ("" for none; ``Record.attention``).
     attention: str = ""
+    #: Where a pre-printed badge of this attendee is (JSON, preprint/keys.py), and its state ("": none, planned).
+    preprint: str = ""
+    preprint_state: str = ""
 
     @property
     def shown_name(self) -> str:
@@ -148,7 +152,7 @@ _JSON = msgspec.json.Decoder()
 
 def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
     """An attendee from its hash's ``_FIELDS`` as HMGET answers them (None: the hash does not exist)."""
-    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, i, at) = [
+    (n, c, r, f, o, e, s, st, j, t, v, en, ec, ef, i, at, pp, bs) = [
         None if x is None else x.decode("utf-8", "surrogateescape") if isinstance(x, bytes) else x for x in raw
     ]  # dec() inlined: a search decodes 800 of these
     if v is None and all(x is None for x in raw):  # no such hash (every listed attendee has a version)
@@ -176,6 +180,8 @@ def _attendee(code: str, raw: Sequence[bytes | str | None]) -> Attendee | None:
         edits=edits,
         ref=i or "",
         attention=at or "",
+        preprint=pp or "",
+        preprint_state=bs or "",
     )
 
 
@@ -408,6 +414,7 @@ class AttendeeStore:
                         _as_shown(record, attendee),
                         attendee.indexed if attendee else "",
                         self.venue.events_maxlen,
+                        run_of(attendee.preprint) if attendee else "",
                     )
                 )
             if not calls:
@@ -524,6 +531,7 @@ class AttendeeStore:
                     shown.terms(),
                     attendee.indexed,
                     self.venue.events_maxlen,
+                    (self.venue.encoded_keys, run, attendee.job_id) if (run := run_of(attendee.preprint)) else None,
                 )
             )
             if reply == "unknown":

@@ -105,6 +105,12 @@ function render(s) {
     document.getElementById("by-type").replaceChildren(...Object.entries(att.by_ticket_type).map(([type, c]) =>
       el("span", { class: "ticket-type" }, `${type === "-" ? "(no type)" : type} ${c.checked_in}/${c.expected}`)));
   }
+  // Pre-printed badges (preprint/store.py, counts), every run together, when the venue has a run.
+  const runs = (s.preprint && s.preprint.runs) || [];
+  document.getElementById("preprint-section").hidden = runs.length === 0;
+  for (const b of document.querySelectorAll("[data-preprint]")) {
+    b.textContent = runs.reduce((n, r) => n + ((r.counts || {})[b.dataset.preprint] || 0), 0);
+  }
   const dups = s.duplicates || [];
   document.getElementById("duplicates-section").hidden = dups.length === 0;
   document.getElementById("duplicates").replaceChildren(...dups.map(duplicateLine));

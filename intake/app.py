@@ -42,6 +42,7 @@ from intake.hub import Event
 from intake.jsonreply import json_response
 from intake.openapi import spec
 from intake.outstanding import FINAL
+from intake.preprint_routes import metric_families as preprint_metric_families
 from intake.problem import Problem, field_error, response
 from intake.tokens import TOKEN_NAME_RE, Token
 from protocol.connection import master_changes
@@ -482,6 +483,7 @@ async def metrics(request: web.Request) -> web.Response:
         staff_family(StaffCounts.from_stats(view.counts)),
         *await metric_families(request),
         *day_families(day),
+        *await preprint_metric_families(request),
     ]
     watches = GaugeMetricFamily("badge_intake_watches", "SSE streams and long-polls open now.")
     watches.add_metric([], intake.watches.count)

@@ -65,7 +65,9 @@ def schemas() -> dict[str, Any]:
             "badge": badge,
             "source_says": {"type": "object", "description": "the source's values of what staff corrected"},
             "duplicate": {"type": "boolean", "description": "badge: the badge existed; nothing new was printed"},
-            "message": {**TEXT, "description": "a sentence a kiosk can show (a cancelled ticket)"},
+            "message": {**TEXT, "description": "a sentence a kiosk can show (a cancelled ticket, a pre-printed badge)"},
+            "preprint": {"$ref": "#/components/schemas/Preprint"},
+            "printed": {"type": "boolean", "description": "badge: false for a pre-printed badge (nothing printed)"},
         },
     }
     return {

@@ -23,6 +23,7 @@ from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
 from attendees.views import describe, desk_view, kiosk_view
 from core.errors import JobError
+from intake import preprint_routes
 from intake.context import INTAKE, Intake, authorize, json_body
 from intake.jsonreply import json_response
 from intake.problem import Problem, field_error
@@ -71,6 +72,8 @@ def add_routes(app: web.Application, intake: Intake) -> None:
     app.router.add_post("/v1/attendees/{code}/badge", badge)
     app.router.add_get("/desk", desk_page, allow_head=False)
     app.router.add_get("/desk/{name}", desk_asset, allow_head=False)
+    app.router.add_post("/v1/attendees/{code}/handed-over", handed_over)
+    preprint_routes.add_routes(app, intake, app[ATTENDEES])
 
 
 def _authorize_lookup(request: web.Request, roles: tuple[str, ...]) -> Token:
@@ -99,13 +102,25 @@ async def _code(request: web.Request) -> str:
 
 async def _view(request: web.Request, token: Token, attendee: Attendee, state: BadgeState) -> dict[str, Any]:
     """The attendee as the token's role may see it (docs/intake.md, "Attendee list"): staff all and the handle, a
-    desk the code and e-mail masked and the handle, a kiosk the little of ``kiosk_view``."""
+    desk the code and e-mail masked and the handle, a kiosk the little of ``kiosk_view``; with where a pre-printed
+    badge is (preprint/views.py), to a kiosk without the run's name or layout."""
     handle = await request.app[ATTENDEES].handle(attendee)
-    if token.role == "staff":
-        return {**describe(attendee, state), "handle": handle}
+    preprinted = await preprint_routes.door_answer(request, attendee)
     if token.role != "kiosk":
-        return desk_view(attendee, state, handle)
+        body = (
+            {**describe(attendee, state), "handle": handle}
+            if token.role == "staff"
+            else desk_view(attendee, state, handle)
+        )
+        if preprinted is not None:
+            body["preprint"] = preprinted  # the desk sees the box
+        return body
     body = kiosk_view(attendee, state, handle)
+    if preprinted is not None:
+        # A badge in a box: the kiosk prints nothing and says where it is (no run's name or layout to a kiosk).
+        body["preprint"] = {k: preprinted[k] for k in ("box", "box_label", "range", "pickup", "state")}
+        if "message" in preprinted:
+            body["message"] = preprinted["message"]
     if state.state == "queued":
         # Waiting, and no printer it may go to can print (all out of labels, paused, down): the kiosk sends the
         # attendee to the help desk instead of saying "next in line" for ever.
@@ -283,6 +298,9 @@ async def _print(request: web.Request, token: Token, code: str, printer: str | N
     if reply.kind is BadgeKind.STALE:
         raise Problem(503, "the attendee kept changing; try again", headers={"Retry-After": "1"})
     attendee, state = await _found(request, code)
+    if reply.kind is BadgeKind.PREPRINTED:
+        # Their badge is in a box (attendee_badge.lua printed nothing): the answer says where.
+        return json_response({**await _view(request, token, attendee, state), "printed": False, "duplicate": False})
     body = {**await _view(request, token, attendee, state), "duplicate": reply.kind is BadgeKind.EXISTS}
     return json_response(body, status=201 if reply.kind is BadgeKind.QUEUED else 200)
 
@@ -551,3 +569,12 @@ async def metric_families(request: web.Request) -> list[Metric]:
         by_type.add_metric([ticket_type, "expected"], expected)  # label values escaped by the exposition
         by_type.add_metric([ticket_type, "checked_in"], checked_in)
     return [attendees, by_type]
+
+
+async def handed_over(request: web.Request) -> web.Response:
+    """The desk hands over a pre-printed badge (intake/preprint_routes.py): an attendee looked up as for the desk's
+    other actions."""
+    token = _authorize_lookup(request, preprint_routes.HAND_OVER)
+    code = await _code(request)
+    await _looked_up(request, token, code)
+    return await preprint_routes.hand_over(request, token, code)

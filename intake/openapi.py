@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from intake import attendee_openapi as attendee_api  # the attendee routes document themselves
+from intake import preprint_openapi as preprint_api
 from intake.openapi_parts import AUTH, BEARER, TEXT, json_body, json_reply, problem
 
 JOB_ID = {
@@ -19,6 +20,8 @@ def spec() -> dict[str, Any]:
     doc = _jobs_spec()
     doc["components"]["schemas"].update(attendee_api.schemas())
     doc["paths"].update(attendee_api.paths())
+    doc["components"]["schemas"].update(preprint_api.schemas())
+    doc["paths"].update(preprint_api.paths())
     return doc
 
 

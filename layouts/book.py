@@ -33,6 +33,11 @@ STOCK_SLACK_MM = 1.0
 _USED_KEPT = 64  # job -> (layout, version) entries kept until their confirm asks
 
 
+#: The layout a job names to be drawn in the built-in design whatever the venue's rules and default: a label that is
+#: no attendee's badge (a box's separator, preprint/pool.py) must not look like one.
+BUILT_IN_LAYOUT = "built-in"
+
+
 def parse_stock(stock: str) -> tuple[float, float] | None:
     try:
         width, height = stock.lower().split("x")
@@ -166,6 +171,8 @@ class LayoutBook:
 
     def choose(self, badge: Badge) -> str | None:
         """The layout name this badge gets, or None for the built-in design."""
+        if badge.layout == BUILT_IN_LAYOUT:
+            return None
         state = self._state
         values: dict[str, Any] | None = None
         for key, value, name in state.rules:

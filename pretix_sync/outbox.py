@@ -68,6 +68,8 @@ class Entry:
     printer: str
     location: str
     printed_ms: int
+    #: The ticket code, for an entry that has no badge job behind it (the desk's hand-over of a pre-printed badge).
+    code: str = ""
 
     @classmethod
     def parse(cls, entry_id: Any, raw: dict[Any, Any]) -> Entry:
@@ -80,6 +82,7 @@ class Entry:
             printer=values.get("printer", ""),
             location=values.get("location", ""),
             printed_ms=int(values.get("printed_ms") or 0),
+            code=values.get("code", ""),
         )
 
     @property
@@ -150,15 +153,15 @@ class Outbox:
         return await self.scripts.run(specs.SENT.call(self.keys, me, entry_id))
 
     async def badge_of(self, entry: Entry) -> PrintedBadge | None:
-        """What pretix is told: the ticket's secret from the job (its attendee id), its position from the sync's
-        register. None when either is gone (the list purged)."""
+        """What pretix is told: the ticket's secret from the job (its attendee id; a hand-over's entry names it
+        itself), its position from the sync's register. None when either is gone (the list purged)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(enc(self.keys.venue_keys.job(entry.job_id)), "payload")
             pipe.hget(enc(self.keys.jobs), enc(entry.job_id))
             payload, position = await pipe.execute()
-        if payload is None or position is None:
+        if position is None or (payload is None and not entry.code):
             return None
-        code = json.loads(payload).get("attendee_id")
+        code = entry.code or json.loads(payload).get("attendee_id")
         if not code:
             return None
         return PrintedBadge(

@@ -94,6 +94,19 @@ def not_admitted(position: Position, order: Order, products: dict[int, str]) -> 
     return _record(position, order.code, name, products, "cancelled", False, {}, reason)
 
 
+def name_parts(position: Position) -> dict[str, str]:
+    """The attendee's given and family name as pretix's name scheme keeps them (``attendee_name_parts``), for sorting
+    pre-printed badges by family name (preprint/plan.py); none for a scheme without them (one field, or a title
+    and a full name)."""
+    parts = position.attendee_name_parts or {}
+    found = {}
+    for key in ("given_name", "family_name"):
+        value = parts.get(key)
+        if isinstance(value, str) and value.strip():
+            found[key] = " ".join(value.split())
+    return found
+
+
 def _record(
     position: Position,
     order_code: str,
@@ -119,5 +132,5 @@ def _record(
         status=status,
         reason=reason,
         needs_attention=needs_attention,
-        fields={**answers, "ticket_type": product, "product_id": str(position.item)},
+        fields={**answers, **name_parts(position), "ticket_type": product, "product_id": str(position.item)},
     )

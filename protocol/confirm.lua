@@ -6,7 +6,8 @@
 -- <layout>: the badge layout it was drawn with (none: the built-in design), named in the printed event.
 -- While any consumer reads the printed record (printed:consumers), the print gets an entry there in this same step,
 -- so no consumer can miss a confirmed print (the events stream is capped; the record keeps an entry until every
--- consumer took it): kind "badge" for the job's first confirmed print, "reprint" for a later round's.
+-- consumer took it): kind "badge" for the job's first confirmed print, "reprint" for a later round's, "preprint" for a
+-- job whose hash says kind "preprint" (a pre-printed badge: no arrival); none for kind "separator".
 -- <waits>: the printer whose queue the job waits in, when the caller was told (below); "" for none (as <layout>).
 -- <confirmed_by>: whose word the print is on, "device" (the printer's own status) or "spooler" (a print server that
 -- cannot read the printer); written into the printed event, the job and the printed record's entry. Absent or "":
@@ -100,10 +101,16 @@ if confirmed_by ~= '' then
 end
 -- The printed record's entry next to the job's: what its consumers (a ticketing system's check-in) must never miss comes before
 -- the counters.
-if redis.call('HLEN', KEYS[7]) > 0 then
-  -- A reprint round (reprint.lua) keeps the earlier rounds' confirmed prints in printed_epochs.
-  local first = (redis.call('HGET', KEYS[2], 'printed_epochs') or '') == ''
-  redis.call('XADD', KEYS[8], '*', 'kind', first and 'badge' or 'reprint', 'job_id', id, 'epoch', ARGV[4],
+-- The job's own kind (preprint/): a pre-printed badge is recorded as such (no arrival: its consumers do not check
+-- the attendee in); a box's separator label is no badge and gets no entry.
+local job = redis.call('HMGET', KEYS[2], 'zone', 'kind', 'printed_epochs')
+local job_kind = job[2] or ''
+-- A reprint round (reprint.lua) keeps the earlier rounds' confirmed prints in printed_epochs.
+local first_round = (job[3] or '') == ''
+if job_kind ~= 'separator' and redis.call('HLEN', KEYS[7]) > 0 then
+  local kind = first_round and 'badge' or 'reprint'
+  if job_kind == 'preprint' then kind = 'preprint' end
+  redis.call('XADD', KEYS[8], '*', 'kind', kind, 'job_id', id, 'epoch', ARGV[4],
     'printer', me, 'location', loc, 'printed_ms', now, 'layout', ARGV[6] or '', 'layout_version', ARGV[7] or '',
     'confirmed_by', confirmed_by)
 end
@@ -124,7 +131,9 @@ if confirmed_by ~= '' then
 end
 event(KEYS[4], ARGV[5], unpack(printed))
 if minutes then
-  local job = redis.call('HMGET', KEYS[2], 'zone', 'kind', 'printed_epochs')
-  count_print(minutes, job[1], me, (job[3] or '') == '' and job[2] ~= 'preprint', now)
+  -- A label came out at this printer either way (its badges an hour, its labels left); an arrival only for a
+  -- door badge's first round: a pre-printed badge arrives when it is handed over (count_handover), and a box's
+  -- separator label is no badge.
+  count_print(minutes, job[1], me, first_round and job_kind ~= 'preprint' and job_kind ~= 'separator', now)
 end
 return {'printed', maybe}

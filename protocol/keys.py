@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from protocol.codec import enc
+from protocol.codec import dec, enc
 
 VENUE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 PRINTER_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -106,6 +106,29 @@ class Keys:
         """The ids of the jobs an intake token created (the intake counts its outstanding ones here)."""
         return f"{self.prefix}owned:{token}"
 
+    @property
+    def groups(self) -> str:
+        """List: the groups of jobs (a box of pre-printed badges) waiting for a printer to claim one whole; new on the
+        left, the next claimed from the right, a group handed back whole pushed on the right (claimed next)."""
+        return self.prefix + "groups"
+
+    def group(self, group_id: str) -> str:
+        """Hash: one group: who may claim it (``printers``), its state, who holds it, its continuation label."""
+        return f"{self.prefix}group:{group_id}"
+
+    def group_queue(self, group_id: str) -> str:
+        """List: a waiting group's jobs, in print order from the right (as every queue)."""
+        return f"{self.prefix}group:{group_id}:q"
+
+    def group_held(self, printer: str) -> str:
+        """List: the jobs left of the group a printer claimed, the next on the right; ``take`` serves it after the
+        printer's pinned queue and the pool. Never in the pinned index: no peer steals a job of a claimed group."""
+        return f"{self.prefix}gq:{printer}"
+
+    def group_claim(self, printer: str) -> str:
+        """String: the id of the group a printer claimed (the group its ``gq`` holds the rest of)."""
+        return f"{self.prefix}gclaim:{printer}"
+
 
 class PrinterKeys(NamedTuple):
     """One printer's name and keys, encoded once: the hot path names them in every call."""
@@ -115,6 +138,8 @@ class PrinterKeys(NamedTuple):
     queue: bytes
     control: bytes
     health: bytes
+    group_held: bytes
+    group_claim: bytes
 
 
 class EncodedKeys:
@@ -133,6 +158,7 @@ class EncodedKeys:
         self.minutes = enc(keys.minutes)
         self._job_prefix, self._done_prefix = enc(keys.job("")), enc(keys.done(""))
         self._owned_prefix = enc(keys.owned(""))
+        self.groups = enc(keys.groups)
         self._printer_keys: dict[str, PrinterKeys] = {}
 
     def job(self, job_id: bytes) -> bytes:
@@ -144,12 +170,24 @@ class EncodedKeys:
     def owned(self, token: bytes) -> bytes:
         return self._owned_prefix + token
 
+    def group(self, group_id: bytes) -> bytes:
+        return enc(self.keys.group(dec(group_id)))
+
+    def group_queue(self, group_id: bytes) -> bytes:
+        return enc(self.keys.group_queue(dec(group_id)))
+
     def printer(self, name: str) -> PrinterKeys:
         mine = self._printer_keys.get(name)
         if mine is None:
             k = self.keys
             mine = PrinterKeys(
-                enc(name), enc(k.inflight(name)), enc(k.queue(name)), enc(k.control(name)), enc(k.health(name))
+                enc(name),
+                enc(k.inflight(name)),
+                enc(k.queue(name)),
+                enc(k.control(name)),
+                enc(k.health(name)),
+                enc(k.group_held(name)),
+                enc(k.group_claim(name)),
             )
             if len(self._printer_keys) < 1024:  # a venue has tens of printers; a typo loop must not grow it forever
                 self._printer_keys[name] = mine

@@ -1,7 +1,7 @@
 -- release: hand a job this printer holds back to the front of the pool (or to the DLQ when out of attempts); a job
 -- of a zone to the front of the queue of another of its zone's printers that can print, when one can (hand_on).
 -- flags: allow-oom
--- KEYS inflight:<me> job:<id> done:<id> pool dlq events stats pinned [zone-keys...]
+-- KEYS inflight:<me> job:<id> done:<id> pool dlq events stats pinned gq:<me> [zone-keys...]
 -- ARGV <id> <me> <location> <outcome> <reason> <max_attempts> <maxlen> <dead_after_ms> [<zone-printer>...]
 -- <outcome>: failed | unknown | unsent. The zone printers named each have four keys at the end of KEYS (zone_peers);
 -- <dead_after_ms>: how old a zone printer's beat may be for it to count as able to print.
@@ -49,6 +49,17 @@ if outcome ~= 'unsent' and attempts >= tonumber(ARGV[6]) then
   local why = 'gave up after ' .. attempts .. ' attempts; last: ' .. reason
   to_dlq(KEYS[2], KEYS[5], KEYS[7], KEYS[6], ARGV[7], id, me, why, now_ms(), 'location', loc)
   return {'dead'}
+end
+-- A job of a claimed group (a box) goes back to the front of this printer's rest of the group, not to the pool: the
+-- box stays whole and in order here (group_back hands it on whole if this printer cannot print again in time).
+local group = redis.pcall('HGET', KEYS[2], 'group')
+if type(group) == 'string' and group ~= '' then
+  redis.call('RPUSH', KEYS[9], id)
+  redis.call('HSET', KEYS[2], 'state', 'queued', 'printer', '', 'last_error', reason)
+  bump(KEYS[7], 'released', 1, KEYS[6], ARGV[7])
+  event(KEYS[6], ARGV[7], 'event', 'released', 'job_id', id, 'printer', me, 'location', loc, 'outcome', outcome,
+    'reason', reason, 'to', me)
+  return {'released', me}
 end
 -- Agents take from the right: RPUSH makes it the very next job any printer (or its zone printer) takes.
 -- Server time only for a zone's job (can_print judges beats by it): a job of no zone costs no TIME.

@@ -17,6 +17,7 @@ class Source(StrEnum):
     HELD = "held"  # in-flight already holds it: a printer holds at most one
     QUEUE = "q"  # this printer's pinned queue
     POOL = "pool"
+    GROUP = "group"  # the rest of the group this printer claimed (group_claim)
     DRAINED = "drained"  # an operator drained this printer: nothing was moved (the id is "")
 
 
@@ -179,3 +180,46 @@ class CancelKind(StrEnum):
 class Cancelled(NamedTuple):
     kind: CancelKind
     detail: str  # refused: the job's state, or "taken" (a printer has it), or "changing" (kept changing)
+
+
+class GroupAddKind(StrEnum):
+    ADDED = "added"
+    EXISTS = "exists"  # a group of this id was added before: nothing changed
+    JOB_EXISTS = "job_exists"  # a job of one of its ids exists (``detail``): nothing changed
+
+
+@dataclass(frozen=True)
+class GroupAdded:
+    kind: GroupAddKind
+    count: int = 0
+    detail: str = ""
+
+
+class GroupClaimKind(StrEnum):
+    CLAIMED = "claimed"
+    NO = "no"  # not claimed: ``why`` says (drained, busy, gone, printers, empty)
+
+
+@dataclass(frozen=True)
+class GroupClaimed:
+    kind: GroupClaimKind
+    count: int = 0
+    why: str = ""
+
+
+class GroupBackKind(StrEnum):
+    BACK = "back"
+    ALIVE = "alive"  # the printer beat within the dead-after window: left alone
+    NONE = "none"  # no group claimed, or nothing of it left
+    RETRY = "retry"  # the claim, the job in hand or the label's id changed since the caller looked
+
+
+@dataclass(frozen=True)
+class GroupBack:
+    """What ``group_back`` did: whether the job in hand went back with the group, how many jobs went back, and the
+    id of the continuation label it made ("" for none)."""
+
+    kind: GroupBackKind
+    held: bool = False
+    count: int = 0
+    continued: str = ""

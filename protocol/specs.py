@@ -28,6 +28,12 @@ from protocol.replies import (
     ConfirmKind,
     DeadLetterKind,
     Enqueued,
+    GroupAdded,
+    GroupAddKind,
+    GroupBack,
+    GroupBackKind,
+    GroupClaimed,
+    GroupClaimKind,
     HandedOn,
     HandOnKind,
     Reclaimed,
@@ -154,7 +160,7 @@ class Take(Spec[Taken | None]):
     def call(self, k: EncodedKeys, me: PrinterKeys, room: int = 1) -> ScriptCall[Taken | None]:
         """``room``: how many jobs the printer may hold at once (2: the next badge waits at the printer)."""
         args: list[bytes | int] = [me.name] if room == 1 else [me.name, room]
-        return (self, [me.queue, k.pool, me.inflight, me.control, k.pinned], args)
+        return (self, [me.queue, k.pool, me.inflight, me.control, k.pinned, me.group_held], args)
 
     def parse(self, reply: Any) -> Taken | None:
         return Taken(_SOURCES[reply[0]], dec(reply[1])) if reply else None
@@ -255,7 +261,18 @@ class Release(Spec[Released]):
         zone_keys, zone_args = _zone_tail(k, zone)
         return (
             self,
-            [me.inflight, k.job(job_id), k.done(job_id), k.pool, k.dlq, k.events, k.stats, k.pinned, *zone_keys],
+            [
+                me.inflight,
+                k.job(job_id),
+                k.done(job_id),
+                k.pool,
+                k.dlq,
+                k.events,
+                k.stats,
+                k.pinned,
+                me.group_held,
+                *zone_keys,
+            ],
             [job_id, me.name, location, outcome.encode(), reason, max_attempts, maxlen, dead_after_ms, *zone_args],
         )
 
@@ -522,6 +539,108 @@ class Handback(Spec[HandedOn]):
         return _handed_on(reply)
 
 
+#: One job of a group as ``group_add`` takes it: its id, payload, more fields for its hash (a JSON object: its
+#: "kind", say) and the name a continuation label gives it.
+GroupJob = tuple[bytes, bytes, bytes, bytes]
+
+_GROUP_ADD_KINDS = _by_value(GroupAddKind)
+
+
+class GroupAdd(Spec[GroupAdded]):
+    name = "group_add"
+
+    def call(
+        self,
+        k: EncodedKeys,
+        group_id: bytes,
+        printers: Sequence[str],
+        cont: bytes,
+        maxlen: int,
+        jobs: Sequence[GroupJob],
+    ) -> ScriptCall[GroupAdded]:
+        """``printers``: who may claim the group (none: any); ``cont``: the continuation label's payload, or b"";
+        ``jobs``: in print order."""
+        keys = [k.groups, k.group(group_id), k.group_queue(group_id), k.events, k.stats, k.pinned]
+        args: Args = [group_id, enc(" ".join(printers)), cont, maxlen, len(jobs)]
+        for job_id, payload, fields, label in jobs:
+            keys.append(k.job(job_id))
+            args += [job_id, payload, fields, label]
+        return (self, keys, args)
+
+    def parse(self, reply: Any) -> GroupAdded:
+        kind = _GROUP_ADD_KINDS[reply[0]]
+        if kind is GroupAddKind.ADDED:
+            return GroupAdded(kind, int(reply[1]))
+        return GroupAdded(kind, detail=_detail(reply))
+
+
+_GROUP_CLAIM_KINDS = _by_value(GroupClaimKind)
+
+
+class GroupClaim(Spec[GroupClaimed]):
+    name = "group_claim"
+
+    def call(self, k: EncodedKeys, me: PrinterKeys, group_id: bytes, maxlen: int) -> ScriptCall[GroupClaimed]:
+        return (
+            self,
+            [k.groups, k.group(group_id), k.group_queue(group_id), me.group_held, me.group_claim, me.control, k.events],
+            [me.name, group_id, maxlen],
+        )
+
+    def parse(self, reply: Any) -> GroupClaimed:
+        kind = _GROUP_CLAIM_KINDS[reply[0]]
+        if kind is GroupClaimKind.CLAIMED:
+            return GroupClaimed(kind, int(reply[1]))
+        return GroupClaimed(kind, why=_detail(reply))
+
+
+_GROUP_BACK_KINDS = _by_value(GroupBackKind)
+
+
+class GroupBackSpec(Spec[GroupBack]):
+    name = "group_back"
+
+    def call(
+        self,
+        k: EncodedKeys,
+        printer: PrinterKeys,
+        dead_after_ms: int | None,
+        group_id: bytes,
+        held: bytes | Sequence[bytes],
+        cont_id: bytes,
+        by: bytes,
+        maxlen: int,
+        reason: bytes,
+    ) -> ScriptCall[GroupBack]:
+        """``dead_after_ms=None``: hand back whatever the printer's heartbeat says (its own agent asks); ``held``:
+        the jobs the caller saw in its in-flight list (LRANGE, newest first; two where a badge waits at the
+        printer), each job's key named; one job, or b"" for none."""
+        keys = [
+            k.hb,
+            printer.inflight,
+            printer.group_held,
+            printer.group_claim,
+            k.groups,
+            k.group(group_id),
+            k.group_queue(group_id),
+            k.events,
+            k.stats,
+            k.pinned,
+            k.printers,
+            k.job(cont_id),
+        ]
+        held_ids = ([held] if held else []) if isinstance(held, bytes) else list(held)
+        keys += [k.job(job_id) for job_id in held_ids]
+        staleness: bytes | int = b"force" if dead_after_ms is None else dead_after_ms
+        return (self, keys, [printer.name, staleness, group_id, b" ".join(held_ids), cont_id, by, maxlen, reason])
+
+    def parse(self, reply: Any) -> GroupBack:
+        kind = _GROUP_BACK_KINDS[reply[0]]
+        if kind is GroupBackKind.BACK:
+            return GroupBack(kind, int(reply[1]) > 0, int(reply[2]), dec(reply[3]))
+        return GroupBack(kind)
+
+
 ENQUEUE = Enqueue()
 TAKE = Take()
 BEGIN = Begin()
@@ -552,8 +671,11 @@ class PrintedTook(Spec[bool]):
 
 CANCEL = Cancel()
 PRINTED_TOOK = PrintedTook()
+GROUP_ADD = GroupAdd()
+GROUP_CLAIM = GroupClaim()
+GROUP_BACK = GroupBackSpec()
 
 SPECS: tuple[Spec[Any], ...] = (
     ENQUEUE, TAKE, BEGIN, CONFIRM, RELEASE, REFLAG, DEAD_LETTER, BEAT, HANDBACK, SWEEP, RECLAIM, STEAL, DRAIN, REQUEUE,
-    REPRINT, CANCEL, PRINTED_TOOK,
+    REPRINT, CANCEL, PRINTED_TOOK, GROUP_ADD, GROUP_CLAIM, GROUP_BACK,
 )  # fmt: skip

@@ -59,6 +59,8 @@ ZONE_DEAD_AFTER_MS = 3000
 #: Calls of a step that hands pinned jobs on before giving up: the queue it read kept changing, or it asked for more
 #: zone printers' keys.
 HAND_ON_TRIES = 10
+#: Waiting groups one claim looks at (the oldest): the few boxes ahead, enough to pass those for other printers.
+GROUP_LOOK = 32
 #: Zone jobs whose printers one store remembers for its steal looks (a few halls' waiting badges; cleared when full).
 JOB_ZONES_KEPT = 1024
 
@@ -185,7 +187,8 @@ class Store:
         return None if raw is None else dec(raw)
 
     async def peek(self, me: str) -> tuple[str, bytes] | None:
-        """The job ``take`` would move next (this printer's queue first, then the pool) and its payload, or None.
+        """The job ``take`` would move next (this printer's queue first, then the pool, then the rest of its claimed
+        group) and its payload, or None.
 
         Reads only, two round trips: the pull loop draws that badge while the current one prints (agent/pull.py);
         whoever takes the job in the end, nothing here changed it.
@@ -195,8 +198,9 @@ class Store:
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.lindex(mine.queue, -1)
             pipe.lindex(k.pool, -1)
-            own, pooled = await pipe.execute()
-        raw = own if own is not None else pooled
+            pipe.lindex(mine.group_held, -1)
+            own, pooled, grouped = await pipe.execute()
+        raw = own if own is not None else pooled if pooled is not None else grouped
         if raw is None:
             return None
         payload = cast(bytes | None, await self.redis.hget(k.job(bytes(raw)), "payload"))
@@ -373,6 +377,11 @@ class Store:
         """
         k = self.encoded_keys
         theirs = k.printer(victim)
+        # The rest of a group it claimed goes on whole first (group_back), so that its job in hand, when of the
+        # group, goes with it, not to the pool.
+        back = await self.group_back(victim, by, dead_after_ms, "agent stopped beating")
+        if back.kind is replies.GroupBackKind.ALIVE:
+            return replies.Reclaimed(replies.ReclaimKind.ALIVE)
         zone: tuple[str, ...] = ()
         for _ in range(HAND_ON_TRIES):
             async with self.redis.pipeline(transaction=False) as pipe:
@@ -554,6 +563,73 @@ class Store:
                 k, mine, enc(reason), self.events_maxlen, self.zone_dead_after_ms, queue, zone
             ),
         )
+
+    # -- groups: jobs one printer prints whole and in order (a box of pre-printed badges) ----------------------------
+
+    async def add_group(
+        self, group_id: str, jobs: Sequence[specs.GroupJob], printers: Sequence[str] = (), cont: str = ""
+    ) -> replies.GroupAdded:
+        """Add a group of jobs (in print order) for one printer to claim whole; ``printers``: who may (none: any);
+        ``cont``: the payload of the label that opens its rest when it is handed on mid-way, with ``{first}`` and
+        ``{count}`` filled in (group_back.lua)."""
+        k = self.encoded_keys
+        return await self.scripts.run(
+            specs.GROUP_ADD.call(k, enc(group_id), printers, enc(cont), self.events_maxlen, jobs)
+        )
+
+    async def claim_group(self, me: str, look: int = GROUP_LOOK) -> replies.GroupClaimed | None:
+        """Claim the oldest waiting group this printer may print (one read of the list, one of each candidate's
+        printers, then the script, which checks again). None when none is waiting for it."""
+        k = self.encoded_keys
+        waiting = cast(list[bytes], await self.redis.lrange(k.groups, -look, -1))
+        if not waiting:
+            return None
+        oldest_first = [bytes(g) for g in reversed(waiting)]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for group_id in oldest_first:
+                pipe.hget(k.group(group_id), "printers")
+            allowed = await pipe.execute()
+        for group_id, printers in zip(oldest_first, allowed, strict=True):
+            if printers and me not in dec(printers).split():
+                continue
+            claimed = await self.scripts.run(specs.GROUP_CLAIM.call(k, k.printer(me), group_id, self.events_maxlen))
+            if claimed.kind is replies.GroupClaimKind.CLAIMED or claimed.why in ("drained", "busy"):
+                return claimed
+        return None
+
+    async def group_back(self, printer: str, by: str, dead_after_ms: int | None, reason: str) -> replies.GroupBack:
+        """Hand the rest of the group ``printer`` claimed back whole (group_back.lua); ``dead_after_ms=None``: do
+        it whatever its heartbeat says (its own agent asks)."""
+        k = self.encoded_keys
+        theirs = k.printer(printer)
+        for _ in range(HAND_ON_TRIES):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.get(theirs.group_claim)
+                pipe.lrange(theirs.inflight, 0, -1)
+                claimed, held = await pipe.execute()
+            if claimed is None:
+                return replies.GroupBack(replies.GroupBackKind.NONE)
+            group_id = bytes(claimed)
+            continued = dec(await self.redis.hget(k.group(group_id), "continued") or b"")
+            # A count that is no number (written by hand) restarts in the script (bump); the label's id too.
+            done_before = int(continued) if continued.isdigit() else 0
+            cont_id = group_id + b":c" + str(done_before + 1).encode()
+            back = await self.scripts.run(
+                specs.GROUP_BACK.call(
+                    k,
+                    theirs,
+                    dead_after_ms,
+                    group_id,
+                    [bytes(job_id) for job_id in held],
+                    cont_id,
+                    enc(by),
+                    self.events_maxlen,
+                    enc(reason),
+                )
+            )
+            if back.kind is not replies.GroupBackKind.RETRY:
+                return back
+        return replies.GroupBack(replies.GroupBackKind.RETRY)
 
     async def event(self, event: str, printer: str, **fields: str) -> bool:
         """Write one audit event that goes with no other change (device_down, device_up, agent_stopped). False when

@@ -37,6 +37,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "preview": ("printing", "preview"),
     "test-print": ("printing", "test_print"),
     "setup": ("setup", "setup"),
+    # badges printed before the doors open (preprint/)
+    "preprint": ("preprint", "preprint"),
     # the venue's badge layouts (layouts/)
     "layout": ("layout", "layout"),
     # the venue's webhooks and their sender (webhooks/)

@@ -38,6 +38,7 @@ from cli.main import fail
 from eventday import keys as day_keys
 from layouts.keys import LayoutKeys
 from layouts.specs import ADMIN_ONLY
+from preprint.keys import PreprintKeys
 from pretix_sync.keys import PretixKeys
 from protocol.keys import PRINTER_RE, VENUE_RE, Keys
 from protocol.library import Library, default_library
@@ -100,6 +101,9 @@ KEY_TYPES: dict[str, tuple[Callable[[Keys], str], str]] = {
     "attendee_counts": (lambda k: f"{k.prefix}attendees:counts", "hash"),
     "attendee_badging": (lambda k: f"{k.prefix}attendees:badging", "hash"),
     "attendee_secret": (lambda k: f"{k.prefix}attendees:key", "string"),
+    # the pre-print runs (preprint/keys.py): a run's hash, its boxes and its void list, all hashes under the run's
+    # name (a box's list of codes, written only by the admin's `preprint plan`, is not among them)
+    "preprint_run": (lambda k: PreprintKeys(k.venue).run("*"), "hash"),
     # the printed record (protocol/printed.py): written by confirm, trimmed by its consumers as they take it
     "printed": (lambda k: k.printed, "stream"),
     "printed_consumers": (lambda k: k.printed_consumers, "hash"),
@@ -148,7 +152,9 @@ PRETIX_SYNC_FUNCTIONS = (
 PRETIX_SYNC_WRITES = (
     "job", "pool", "queue", "pinned", "events", "stats", *(w for w in ATTENDEE_WRITES if w != "attendee_secret"),
     "pretix_jobs", "pretix_outbox", "pretix_sender", "printed", "printed_consumers", "pretix_walk_in_products",
-    "pretix_walk_ins", "pretix_walk_in_failed",
+    "pretix_walk_ins", "pretix_walk_in_failed", "preprint_run",
+    # a change to an attendee of a pre-print run names the completion gate of their pre-print job (put.lua): read only
+    "done",
 )  # fmt: skip
 
 
@@ -199,7 +205,7 @@ ROLES: dict[str, Role] = {
         Role(
             "intake",
             "the intake service: enqueue, reprint, cancel, the attendee list, reads",
-            functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS),
+            functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS, "preprint_handover"),
             # reprint starts a new round: it deletes the job's done marker, takes it out of the DLQ and a stale copy
             # of its id out of any printer's in-flight list; enqueue adds a token's jobs to its set
             # (``owned:<token>``), which the intake prunes of final ones
@@ -216,14 +222,23 @@ ROLES: dict[str, Role] = {
                 "inflight",
                 *ATTENDEE_WRITES,
                 "pretix_walk_ins",
+                # a correction voids a pre-printed badge on its run's list; the desk's hand-over counts on the run,
+                # is told to the printed record's consumers and is an arrival in the event day's counts
+                # (preprint_handover.lua, count_handover)
+                "preprint_run",
+                "printed",
+                "minutes",
+                # named to the hand-over (whether anyone reads the record), never written
+                "printed_consumers",
             ),
             # a purged attendee's job payload; the attendee list's job-id secret, made once (SET NX); the search's
             # ranges of terms and the locations of printing badges (attendees/store.py); final jobs out of a token's
             # set. The event day's numbers it shows it only reads (HSETNX and HDEL here would reach every hash it
             # writes): the board and the webhooks sender note a fault's first sighting and trim the counts.
             direct=("hset", "set", "zrangebylex", "mget", "srem"),
-            # a walk-in that wants a pretix order is only added (the pretix sync takes it out)
-            only=(("done", ("del",)), ("inflight", ("lrem",)), ("pretix_walk_ins", ("xadd",))),
+            # a walk-in that wants a pretix order is only added (the pretix sync takes it out); the printed record's
+            # consumers only named to the hand-over
+            only=(("done", ("del",)), ("inflight", ("lrem",)), ("pretix_walk_ins", ("xadd",)), ("printed_consumers", ())),
         ),
         Role(
             "pretix-sync",
@@ -244,6 +259,7 @@ ROLES: dict[str, Role] = {
                 ("events", ("xadd",)),
                 ("pretix_walk_ins", ("xdel",)),
                 ("pretix_walk_in_failed", ("hset", "hdel")),
+                ("done", ()),
             ),
         ),
         Role(
@@ -312,6 +328,12 @@ AGENT_KEYS: tuple[Callable[[Keys], str], ...] = (
     lambda k: k.printed_consumers,
     # confirm counts the print in the event day's per-minute counts (eventday/, the board's arrival curve)
     lambda k: k.minutes,
+    # groups (a box of a pre-print run): claimed whole, taken, handed back by the agents (group_claim, take,
+    # group_back); their jobs are ordinary jobs, no attendee list
+    lambda k: k.groups,
+    lambda k: k.group("*"),
+    lambda k: k.group_held("*"),
+    lambda k: k.group_claim("*"),
     # ``cancel --token`` with an agent's credential takes cancelled jobs out of the token's set
     lambda k: k.owned("*"),
     lambda k: LayoutKeys(k.venue).layouts,

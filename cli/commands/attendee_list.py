@@ -218,23 +218,34 @@ def spreadsheet_cell(value: object) -> object:
 @attendees.command()
 @fleet_options
 @click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--checked-in", is_flag=True, help="Only attendees whose badge was printed (checked in).")
-def export(target: Target, out: Path, checked_in: bool) -> None:
+@click.option(
+    "--checked-in", is_flag=True, help="Only attendees checked in (badge printed, or pre-printed and handed over)."
+)
+@click.option("--in-boxes", is_flag=True, help="Only attendees whose pre-printed badge is still in its box (no-shows).")
+def export(target: Target, out: Path, checked_in: bool, in_boxes: bool) -> None:
     """Write the list as CSV (UTF-8) for the registration system: each attendee, badge state and when it printed
-    (printed_utc: ISO 8601 with date and offset, 2026-06-11T14:03:07+00:00). A cell starting with = + - @, a tab or
-    a carriage return is written with ' in front, so a spreadsheet shows it as text and never runs it."""
-    count = run_async(_export(target, out, checked_in))
+    (printed_utc: ISO 8601 with date and offset, 2026-06-11T14:03:07+00:00), and where a pre-printed badge is
+    (preprint_run, preprint_box, preprint_state: planned, preprinted, handed_over or void). A cell starting with
+    = + - @, a tab or a carriage return is written with ' in front, so a spreadsheet shows it as text and never runs
+    it."""
+    count = run_async(_export(target, out, checked_in, in_boxes))
     click.echo(f"{out}: {count} attendee(s)")
 
 
-async def _export(target: Target, out: Path, checked_in: bool) -> int:
+async def _export(target: Target, out: Path, checked_in: bool, in_boxes: bool = False) -> int:
+    from preprint.store import PreprintStore
+
     redis = target.client()
     written = 0
     try:
         store = AttendeeStore(redis, target.venue)
+        preprints = PreprintStore(redis, target.venue, store)
         with out.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
-            writer.writerow([*EXPORT_COLUMNS, "badge", "printed_at", "printed_utc", "reprints"])
+            writer.writerow([
+                *EXPORT_COLUMNS, "badge", "printed_at", "printed_utc", "reprints", "preprint_run", "preprint_box",
+                "preprint_state",
+            ])  # fmt: skip
             codes: list[str] = []
 
             async def flush() -> int:
@@ -242,11 +253,18 @@ async def _export(target: Target, out: Path, checked_in: bool) -> int:
                 states = await store.badge_states(found)
                 n = 0
                 for attendee, badge in zip(found, states, strict=True):
-                    if checked_in and badge.state != "printed":
+                    where = await preprints.where(attendee) if attendee.preprint else None
+                    boxed = where.state if where else ""
+                    if checked_in and badge.state != "printed" and boxed != "handed_over":
+                        continue
+                    if in_boxes and boxed != "preprinted":
                         continue
                     data = describe(attendee, badge)
                     when = printed_iso(badge.printed_ms)
-                    cells = [*(data[c] for c in EXPORT_COLUMNS), badge.state, badge.location, when, badge.reprints]
+                    cells = [
+                        *(data[c] for c in EXPORT_COLUMNS), badge.state, badge.location, when, badge.reprints,
+                        where.run if where else "", where.box if where else "", boxed,
+                    ]  # fmt: skip
                     writer.writerow([spreadsheet_cell(cell) for cell in cells])
                     n += 1
                 return n

@@ -131,6 +131,9 @@ def fleet_table(view: FleetView) -> Group:
         gave_up = f", {hooks['gave_up']} given up" if hooks["gave_up"] else ""
         style = "bold yellow" if (waiting and not sender) or hooks["gave_up"] else ""
         parts.append(Text(shown(f"webhooks: {waiting} delivery(ies) wait ({by}){gave_up}", 2000), style=style))
+    runs = view.sections.get("preprint")
+    if runs is not None:
+        parts += [Text(shown(preprint_line(run), 2000)) for run in runs["runs"]]
     if staff.to_find:
         parts.append(
             Text(
@@ -140,6 +143,19 @@ def fleet_table(view: FleetView) -> Group:
             )
         )
     return Group(*parts)
+
+
+def preprint_line(run: dict[str, Any]) -> str:
+    """``pre-print night (done): pre-printed 1800 (in boxes 1650) · handed over 150 · void 12 (printed at the door
+    9)``: the numbers of ``preprint status``, /metrics and the attendee export."""
+    c = run["counts"]
+    line = f"pre-print {run['run']} ({run['state']}): "
+    if c.get("planned"):
+        line += f"planned {c['planned']} · "
+    return line + (
+        f"pre-printed {c['preprinted']} (in boxes {c['in_boxes']}) · handed over {c['handed_over']}"
+        f" · void {c['void']} (printed at the door {c['printed_at_door']})"
+    )
 
 
 def attendee_line(counts: dict[str, Any]) -> str:

@@ -43,6 +43,27 @@
     const select = $("walk-in-product");
     select.replaceChildren(new Option("No pretix order", ""), ...products.map((p) => new Option(p.name, p.id)));
     select.hidden = products.length === 0;
+    await loadVoids();
+  }
+
+  // The pre-printed badges staff must pull from their boxes before the doors open (printed, then void).
+  async function loadVoids() {
+    let runs = [];
+    try { runs = (await call("GET", "/v1/preprint/voids")).runs || []; } catch (err) { return; }
+    const list = $("voids-list");
+    list.textContent = "";
+    let n = 0;
+    for (const run of runs) {
+      for (const v of run.voids) {
+        if (!v.printed) continue;
+        const li = document.createElement("li");
+        li.textContent = "Run " + run.run + ", box " + v.box + ": " + v.name + " (" + v.reason + ")";
+        list.appendChild(li);
+        n += 1;
+      }
+    }
+    $("voids-count").textContent = String(n);
+    $("voids").hidden = n === 0;
   }
 
   // The day's counts at the top (expected, arrived, still to come), from the attendee list; hidden without one.
@@ -78,9 +99,19 @@
     return ms ? new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "";
   }
 
+  // A badge in a pre-print box (a.preprint): where it is, unless it is void (then the desk prints theirs).
+  function boxText(p) {
+    const where = p.box_label + " (run " + p.run + ")";
+    if (p.state === "preprinted") return "Pre-printed: " + where + " — hand it over";
+    if (p.state === "handed_over") return "Pre-printed badge handed over: " + where;
+    if (p.state === "void") return "Pre-printed badge void — pull it from " + where;
+    return "Being pre-printed for " + where;
+  }
+
   function badgeText(a) {
     const b = a.badge;
     if (a.status === "cancelled") return "Ticket cancelled";
+    if (a.preprint && (a.preprint.state !== "void" || b.state === "none")) return boxText(a.preprint);
     if (b.state === "none") return a.attention ? "No badge yet: " + a.attention : "No badge yet";
     if (b.state === "printed") {
       const again = b.reprints ? " (reprinted " + b.reprints + "×)" : "";
@@ -103,7 +134,14 @@
     badge.textContent = badgeText(a);
     badge.dataset.state = a.status === "cancelled" ? "cancelled" : a.badge.state;
     const print = li.querySelector(".print");
-    print.hidden = !may.print || a.status === "cancelled" || a.badge.state !== "none";
+    const boxed = a.preprint && a.preprint.state !== "void";
+    print.hidden = !may.print || a.status === "cancelled" || a.badge.state !== "none" || Boolean(boxed);
+    const handOver = li.querySelector(".hand-over");
+    handOver.hidden = !may.print || a.status === "cancelled" || !boxed || a.preprint.state !== "preprinted";
+    handOver.addEventListener("click", () => act(async () => {
+      await call("POST", "/v1/attendees/" + encodeURIComponent(a.handle) + "/handed-over");
+      return "Handed over the badge of " + a.name + " (" + a.preprint.box_label + ")";
+    }));
     print.addEventListener("click", () => act(async () => {
       await call("POST", "/v1/attendees/" + encodeURIComponent(a.handle) + "/badge");
       return "Printing the badge of " + a.name;

@@ -10,6 +10,9 @@
   const S = Object.assign({
     no_printer: "No printer can print your badge right now. Please go to the help desk.",
     queued_wait: "Your badge is in line: about {wait} min…",
+    preprint_ready: "{name}, your badge is ready: box {box}, {range}, {pickup}.",
+    preprint_planned: "{name}, your badge is being printed for box {box}, {range}: please collect it at {pickup}.",
+    preprint_handed_over: "Your badge was handed to you already. If it is lost, please go to {pickup}.",
   }, window.KIOSK_STRINGS);
   const $ = (id) => document.getElementById(id);
   const fill = (text, values) => text.replace(/\{(\w+)\}/g, (_, k) => (values && values[k]) || S.somewhere);
@@ -166,7 +169,16 @@
       return;
     }
     if (!answered(resp)) return;
-    await followBadge(await resp.json(), mine);
+    const body = await resp.json();
+    if (body.preprint && body.printed === false) {
+      // A pre-printed badge waits in its box: nothing was printed, the answer says where to collect it.
+      const p = body.preprint;
+      const key = p.state === "preprinted" ? "preprint_ready" : "preprint_" + p.state;
+      const values = { name: body.first_name || body.name, box: String(p.box), range: p.range, pickup: p.pickup };
+      show(fill(S[key] || S.preprint_ready, values), "ready");
+      return;
+    }
+    await followBadge(body, mine);
   }
 
   async function submit(event) {

@@ -19,11 +19,12 @@ def _calls() -> dict[str, ScriptCall[Any]]:
     k, v = AttendeeKeys("v"), EncodedKeys(Keys("v"))
     record = specs.Record("N", "C", "R", "", "O", "E", "import", "valid", "J", "-", "ann =e@x #o acme")
     return {
-        "attendee_put": specs.PUT.call(k, v, "<code>", "1", "g", record, "ann bob #o", 9),
+        # with the optional pre-print run (its two keys come last), so every ARGV the header names is sent
+        "attendee_put": specs.PUT.call(k, v, "<code>", "1", "g", record, "ann bob #o", 9, "night"),
         "attendee_badge": specs.BADGE.call(
             k, v, "<code>", "1", "J", "{}", None, 1, "t", (b"z", b"p1 p2"), v.owned(b"t")
         ),
-        "attendee_edit": specs.EDIT.call(k, v, "<code>", "1", "N", "", "", "ann acme", "bob", 9),
+        "attendee_edit": specs.EDIT.call(k, v, "<code>", "1", "N", "", "", "ann acme", "bob", 9, (v, "night", "J")),
         "attendee_status": specs.STATUS.call(k, v, "<code>", "cancelled", "J", 9),
         "attendee_checkin": specs.CHECKIN.call(k, v, ["J1", "J2"], 9),
         "attendee_payload": specs.PAYLOAD.call(v, "J", "{}"),
@@ -61,4 +62,5 @@ def test_put_passes_a_postings_key_for_each_word_of_the_old_and_new_terms() -> N
     _, keys, _ = _calls()["attendee_put"]
     assert [key.decode().removeprefix("badge:{v}:") for key in keys[8:]] == [
         "attendees:p:ann", "attendees:p:bob", "attendees:p:ann", "attendees:p:acme",
+        "preprint:run:night:voids", "done:J:pp",
     ]  # fmt: skip

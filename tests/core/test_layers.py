@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "protocol": 2,
     "layouts": 3,
     "attendees": 3,
+    "preprint": 3,
     "pretix_sync": 3,
     "webhooks": 3,
     "eventday": 3,

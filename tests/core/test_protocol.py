@@ -311,8 +311,16 @@ def test_encoded_keys_are_the_keys_keys_spells() -> None:
             encoded.printed_consumers] == [enc(key) for key in venue_wide]  # fmt: skip
     desk = encoded.printer("desk-1")
     assert desk == PrinterKeys(
-        b"desk-1", enc(k.inflight("desk-1")), enc(k.queue("desk-1")), enc(k.control("desk-1")), enc(k.health("desk-1"))
+        b"desk-1",
+        enc(k.inflight("desk-1")),
+        enc(k.queue("desk-1")),
+        enc(k.control("desk-1")),
+        enc(k.health("desk-1")),
+        enc(k.group_held("desk-1")),
+        enc(k.group_claim("desk-1")),
     )
+    assert encoded.groups == enc(k.groups) and encoded.group(b"g1") == enc(k.group("g1"))
+    assert encoded.group_queue(b"g1") == enc(k.group_queue("g1"))
     _, keys, args = specs.CONFIRM.call(encoded, desk, job, b"Hall A", 7, 100)
     assert keys == [enc(key) for key in [k.inflight("desk-1"), k.job(job_id), k.done(job_id), k.events, k.pool,
                                                    k.stats, k.printed_consumers, k.printed, k.printers,
@@ -364,6 +372,12 @@ def _placeholder_calls() -> dict[str, list[ScriptCall[Any]]]:
         ],
         "cancel": [specs.CANCEL.call(k, job, pinned, b"<by>", 1), specs.CANCEL.call(k, job, None, b"<by>", 1)],
         "printed_took": [specs.PRINTED_TOOK.call(k, "<consumer>", "<id>")],
+        "group_add": [specs.GROUP_ADD.call(k, b"<gid>", ["<printers>"], b"<cont>", 1, [])],
+        "group_claim": [specs.GROUP_CLAIM.call(k, me, b"<gid>", 1)],
+        "group_back": [
+            specs.GROUP_BACK.call(k, k.printer("<p>"), 1, b"<gid>", b"<held>", b"<cont>", b"<by>", 1, b"<reason>"),
+            specs.GROUP_BACK.call(k, k.printer("<p>"), None, b"<gid>", b"", b"<cont>", b"<by>", 1, b"<reason>"),
+        ],
     }
 
 
@@ -511,4 +525,4 @@ def test_a_queue_and_zone_printers_go_at_the_end_of_keys_and_argv() -> None:
     _, keys, args = specs.STEAL.call(k, me, k.printer("o"), b"j1", 1, 9, 3000, ["p"])
     assert keys[6:] == zone_keys and args[5:] == [3000, b"p"]
     _, keys, args = specs.RELEASE.call(k, me, b"j1", b"here", "failed", b"jam", 3, 9, 3000, ["p"])
-    assert keys[8:] == zone_keys and args[7:] == [3000, b"p"]
+    assert keys[9:] == zone_keys and args[7:] == [3000, b"p"]

@@ -30,7 +30,8 @@ def _planted(d: Any) -> dict[str, Any]:
     """What the markup would have made, had it been parsed: elements, and what its scripts set."""
     return dict(
         d.execute_script(
-            "return {img: document.querySelectorAll('img').length, b: document.querySelectorAll('main b, body b')"
+            # The desk's own <b> (its day counts at the top) are the page's, not a name's.
+            "return {img: document.querySelectorAll('img').length, b: document.querySelectorAll('body b:not(#day b)')"
             ".length, script: [...document.scripts].filter(s => !s.src).length, pwned: window.pwned || null};"
         )
     )

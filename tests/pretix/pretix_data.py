@@ -10,6 +10,7 @@
     python pretix_data.py revoke TOKEN              the API token revoked
     python pretix_data.py checkins POSITION_ID      the position's check-ins (list, type, nonce) as JSON
     python pretix_data.py bulk N                    N more paid orders of one position each (for benchmarks)
+    python pretix_data.py position ORDER_CODE N     the order's position N (its id, secret and name) as JSON
     python pretix_data.py files_event               a second event whose names are given and family name (pretix's
                                                     default for new events), for its exporters' files; prints it
     python pretix_data.py serve                     the same commands, one JSON list a line on stdin, answers as
@@ -262,6 +263,12 @@ def checkins(position_id: str) -> list[dict[str, Any]]:
     ]
 
 
+def position(order_code: str, positionid: str) -> dict[str, Any]:
+    """An order position by its order's code and its number in the order, as pretix's exports name it."""
+    pos = OrderPosition.all.get(order__code=order_code, positionid=int(positionid))
+    return {"order": order_code, "id": pos.pk, "secret": pos.secret, "name": pos.attendee_name}
+
+
 def bulk(count: str) -> dict[str, Any]:
     event = _event()
     regular = event.items.get(name="Regular")
@@ -337,6 +344,7 @@ COMMANDS = {
     "revoke": revoke,
     "checkins": checkins,
     "bulk": bulk,
+    "position": position,
     "files_event": files_event,
 }
 

@@ -23,7 +23,7 @@ from tests.support.waiting import wait_until
 #: The steps a printer cannot do without, and the delivery of its prints: these run over maxmemory.
 PRINTER_STEPS = {
     "take", "begin", "confirm", "release", "reflag", "dead_letter", "beat", "handback", "sweep", "reclaim", "steal",
-    "printed_took", "pretix_pump", "pretix_sent", "pretix_lease",
+    "printed_took", "pretix_pump", "pretix_sent", "pretix_lease", "group_claim", "group_back",
 }  # fmt: skip
 
 

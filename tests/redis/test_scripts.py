@@ -62,7 +62,7 @@ def test_a_package_adds_its_own_scripts_and_names_must_not_clash(tmp_path: Path)
 def test_the_features_hand_in_their_scripts_and_the_protocol_names_none() -> None:
     """The features name their packages in pyproject.toml's entry points; the protocol keeps no feature's keys and
     no integration's name (confirm writes the generic printed record, which pretix's outbox reads)."""
-    assert script_packages() == ("protocol", "attendees", "layouts", "pretix_sync")
+    assert script_packages() == ("protocol", "attendees", "layouts", "preprint", "pretix_sync")
     assert {"attendee_put", "layout_set", "pretix_lease", "take"} <= set(default_library().scripts)
     assert [name for name in dir(Keys) if name.startswith(("pretix", "layout", "attendee", "att"))] == []
     named = [
