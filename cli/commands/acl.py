@@ -238,7 +238,12 @@ ROLES: dict[str, Role] = {
             direct=("hset", "set", "zrangebylex", "mget", "srem"),
             # a walk-in that wants a pretix order is only added (the pretix sync takes it out); the printed record's
             # consumers only named to the hand-over
-            only=(("done", ("del",)), ("inflight", ("lrem",)), ("pretix_walk_ins", ("xadd",)), ("printed_consumers", ())),
+            only=(
+                ("done", ("del",)),
+                ("inflight", ("lrem",)),
+                ("pretix_walk_ins", ("xadd",)),
+                ("printed_consumers", ()),
+            ),
         ),
         Role(
             "pretix-sync",
