@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from layouts import specs
+from layouts.book import BUILT_IN_LAYOUT, RESERVED_NAME
 from layouts.errors import LayoutError
 from layouts.keys import LayoutKeys
 from layouts.model import Layout, parse_layout
@@ -72,6 +73,8 @@ class LayoutStore:
 
     async def set(self, name: str, variants: list[Layout], by: str) -> tuple[int, int]:
         """Store ``variants`` (one per stock) as the next version of ``name``. Returns (its version, venue's)."""
+        if name == BUILT_IN_LAYOUT:
+            raise LayoutError([RESERVED_NAME])
         stocks = [v.stock for v in variants]
         if len(set(stocks)) != len(stocks):
             raise LayoutError([f"layout {name}: two variants for one stock ({', '.join(stocks)})"])

@@ -19,7 +19,7 @@ from cli.main import Target, fail, fleet_options, run_async
 from cli.registration_files import PRESETS, ColumnMap, read_export
 from core.errors import EXIT_CONFIG, JobError, UserError
 from drivers.label import LabelConfig
-from layouts.book import DEFAULT, stock_fits
+from layouts.book import BUILT_IN_LAYOUT, DEFAULT, RESERVED_NAME, stock_fits
 from layouts.errors import LayoutError
 from layouts.model import Layout
 from protocol.jobs import LAYOUT_NAME, parse_job
@@ -92,6 +92,8 @@ def set_layout(
         fail("give the layout FILE(s), or --from pretix --pretix URL --event ORG/EVENT --token-file FILE")
     variants = [_load(path, source, background, label) for path in files]
     name = name or str(variants[0].document.get("name") or files[0].stem)
+    if name == BUILT_IN_LAYOUT:
+        fail(f"layout refused, nothing changed: {RESERVED_NAME}")
     if not LAYOUT_NAME.fullmatch(name):
         fail(f"--name {name!r}: lowercase letters, digits, - and _, at most 64 (as a job's `layout` is written)")
     version, picked_by = run_async(_set(target, name, variants))
@@ -189,7 +191,10 @@ async def _set(target: Target, name: str, variants: list[Layout]) -> tuple[int, 
                 + f" (its variants: {', '.join(sorted(stocks))} mm). Give one file per stock: "
                 f"layout set A.yaml B.yaml --name {name}"
             )
-        version, _ = await store.set(name, variants, by="cli")
+        try:
+            version, _ = await store.set(name, variants, by="cli")
+        except LayoutError as exc:  # a pretix layout under the reserved name
+            raise UserError(f"layout {name} refused, nothing changed: " + "; ".join(exc.problems)) from None
         return version, await store.rules_for(name)
     finally:
         await redis.aclose()

@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 from drivers.base import RenderError
 from drivers.label import LabelConfig
 from layouts.book import LayoutBook
+from layouts.errors import LayoutError
 from layouts.files import load_layout
 from layouts.model import Layout
 from layouts.store import LayoutStore
@@ -114,6 +115,7 @@ import asyncio, sys
 from redis.asyncio import Redis
 from drivers.label import LabelConfig
 from layouts.book import LayoutBook
+from layouts.errors import LayoutError
 from layouts.store import LayoutStore
 from tests.support.layouts import SPEAKER
 async def main():
@@ -153,3 +155,11 @@ async def test_the_reported_stock_picks_the_variant_and_a_change_is_a_fault_unti
     reported[0] = None  # the printer stops saying: the config's label stands
     assert await book.refresh() is True and book.stock == "101.6x152.4" and book.fault() is None
     assert await book.refresh() is False
+
+
+async def test_the_store_refuses_the_reserved_name_built_in(tmp_path: Path, redis: Redis, venue: str) -> None:
+    """Every caller of ``set`` (the CLI, pretix's layouts) is refused the name separators are drawn under."""
+    store = LayoutStore(redis, venue)
+    with pytest.raises(LayoutError, match="'built-in' is reserved"):
+        await store.set("built-in", [layout(tmp_path, "x")], by="test")
+    assert await store.all() == {}

@@ -167,3 +167,15 @@ def test_set_says_which_jobs_get_the_layout(tmp_path: Path, redis_server: RedisS
     assert "from their next badge for jobs with role=Host or ticket_type=Speaker, and jobs naming it" in picked, picked
     default = " ".join(cli(redis_server, venue, "layout", "set", str(path), "--name", "default").stdout.split())
     assert "for every job no rule and no `layout` field sends elsewhere" in default, default
+
+
+def test_set_refuses_the_reserved_name_built_in(tmp_path: Path, redis_server: RedisServer, venue: str) -> None:
+    """``built-in`` names the design box separators are drawn in: a layout of that name would never be drawn."""
+    write_logo(tmp_path / "logo.png")
+    path = write(tmp_path, "built-in.yaml", band_layout())
+    for args in ((str(path),), (str(path), "--name", "built-in")):
+        refused = cli(redis_server, venue, "layout", "set", *args)
+        assert refused.returncode == 2, refused.stdout
+        assert "layout refused, nothing changed: the layout name 'built-in' is reserved" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert "no layouts" in cli(redis_server, venue, "layout", "list").stdout
