@@ -125,3 +125,29 @@ local function preprint_void(att, voids, done, code, run, before, after)
   redis.call('HSET', voids, code, cjson.encode({box = record['box'], name = before[1],
     reason = reason, ms = now_ms(), printed = printed}))
 end
+
+-- A cancel undone (attendee_status.lua): the pre-printed badge the cancel made void is the attendee's again, off the
+-- void list <voids>, only while there is nothing in a box to pull: the cancel voided it (its reason), it never
+-- printed (<done>, the pre-print job's completion gate, absent), and the run (<run_key>) is still only planned, not
+-- handed to the printers nor written as a PDF (each reads the attendees after it says so, and leaves a void badge
+-- out). Else the badge stays void and the door prints the attendee's badge, once.
+local function preprint_unvoid(att, voids, done, run_key, code, run)
+  local a = redis.call('HMGET', att, 'preprint', 'bs')
+  if not a[1] or a[2] ~= 'void' then
+    return
+  end
+  local ok, record = pcall(cjson.decode, a[1])
+  if not ok or type(record) ~= 'table' or record['run'] ~= run then
+    return
+  end
+  local found, entry = pcall(cjson.decode, redis.call('HGET', voids, code) or '')
+  if not found or type(entry) ~= 'table' or entry['reason'] ~= 'ticket cancelled' or entry['printed'] ~= false then
+    return
+  end
+  local r = redis.call('HMGET', run_key, 'state', 'mode')
+  if redis.call('EXISTS', done) == 1 or r[1] ~= 'planned' or (r[2] or '') ~= '' then
+    return
+  end
+  redis.call('HDEL', att, 'bs')
+  redis.call('HDEL', voids, code)
+end

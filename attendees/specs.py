@@ -182,11 +182,24 @@ class StatusSpec(Spec[Any]):
     name = "attendee_status"
 
     def call(
-        self, k: AttendeeKeys, venue_keys: EncodedKeys, code: str, status: str, job_id: str, maxlen: int
+        self,
+        k: AttendeeKeys,
+        venue_keys: EncodedKeys,
+        code: str,
+        status: str,
+        job_id: str,
+        maxlen: int,
+        preprint_run: str = "",
     ) -> ScriptCall[tuple[str, str, bool]]:
-        """``job_id``: the attendee's badge job as read (its record is restored to "none" when a cancel is undone)."""
+        """``job_id``: the attendee's badge job as read (its record is restored to "none" when a cancel is undone);
+        ``preprint_run``: the pre-print run the record names as read ("" for none): a cancel voids its badge."""
         keys = [enc(k.attendee(code)), enc(k.counts), venue_keys.job(enc(job_id)), venue_keys.events]
-        return (self, keys, [enc(status), enc(job_id), maxlen])
+        args: list[bytes | int] = [enc(status), enc(job_id), maxlen]
+        if preprint_run:
+            more_keys, more_args = _preprint(k, venue_keys, preprint_run, job_id)
+            keys += [*more_keys, enc(PreprintKeys(k.venue).run(preprint_run))]
+            args += [*more_args, enc(code)]
+        return (self, keys, args)
 
     def parse(self, reply: Any) -> tuple[str, str, bool]:
         # (changed | same | unknown | stale, job id, the badge a cancel withdrew is back to "none")

@@ -557,7 +557,13 @@ class AttendeeStore:
                 return "unknown", ""
             kind, job_id, restored = await self.scripts.run(
                 specs.STATUS.call(
-                    self.keys, self.venue.encoded_keys, code, status, attendee.job_id, self.venue.events_maxlen
+                    self.keys,
+                    self.venue.encoded_keys,
+                    code,
+                    status,
+                    attendee.job_id,
+                    self.venue.events_maxlen,
+                    run_of(attendee.preprint),
                 )
             )
             if kind != "stale":

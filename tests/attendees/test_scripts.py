@@ -25,7 +25,7 @@ def _calls() -> dict[str, ScriptCall[Any]]:
             k, v, "<code>", "1", "J", "{}", None, 1, "t", (b"z", b"p1 p2"), v.owned(b"t")
         ),
         "attendee_edit": specs.EDIT.call(k, v, "<code>", "1", "N", "", "", "ann acme", "bob", 9, (v, "night", "J")),
-        "attendee_status": specs.STATUS.call(k, v, "<code>", "cancelled", "J", 9),
+        "attendee_status": specs.STATUS.call(k, v, "<code>", "cancelled", "J", 9, "night"),
         "attendee_checkin": specs.CHECKIN.call(k, v, ["J1", "J2"], 9),
         "attendee_payload": specs.PAYLOAD.call(v, "J", "{}"),
         "attendee_search": specs.SEARCH.call(k, "an", [b"ann", b"anna"], ["ac"], 50),
