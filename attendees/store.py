@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from attendees import specs
 from attendees.keys import AttendeeKeys
 from attendees.terms import index_terms, query_words
-from preprint.keys import run_of
+from preprint.keys import PreprintKeys, run_of
 from protocol.codec import dec, enc
 from protocol.jobs import Job, parse_job
 from protocol.replies import CancelKind
@@ -628,14 +628,19 @@ class AttendeeStore:
     # -- after the event -------------------------------------------------------------------------------------------
 
     async def purge(self) -> dict[str, int]:
-        """Remove the list, its index and counts, and every personal field of the venue's job records (the payload:
-        name, company, role, fields, ticket code; staff's reprint reasons), and the event stream. Refused while a
-        badge is still queued or printing (it would print without a name)."""
+        """Remove the list, its index and counts, the pre-print runs (and the groups their boxes printed as), and
+        every personal field of the venue's job records (the payload: name, company, role, fields, ticket code;
+        staff's reprint reasons), and the event stream. Refused while a badge or a box is still queued or printing
+        (it would print without a name)."""
         k = self.venue.keys
         waiting = await self.redis.llen(enc(k.pool))
         async for _ in self.redis.scan_iter(match=enc(k.inflight("*")), count=1000):
             waiting += 1
         async for _ in self.redis.scan_iter(match=enc(k.queue("*")), count=1000):
+            waiting += 1
+        # A box of a pre-print run still waiting for a printer, or held by one, would print without names too.
+        waiting += await self.redis.llen(enc(k.groups))
+        async for _ in self.redis.scan_iter(match=enc(k.group_held("*")), count=1000):
             waiting += 1
         if waiting:
             raise PurgeRefused("badges are still waiting or printing: let them print or cancel them, then purge")
@@ -653,6 +658,14 @@ class AttendeeStore:
         await self.redis.unlink(*(enc(key) for key in listed))
         async for key in self.redis.scan_iter(match=enc(mine.posting_pattern), count=1000):
             await self.redis.unlink(key)
+        # The pre-print runs too: their boxes list attendee codes in print order, and their labels and void lists
+        # name people. Every key of every run, listed or cut short.
+        runs = await self.redis.scard(enc(PreprintKeys(self.keys.venue).runs))
+        async for key in self.redis.scan_iter(match=enc(PreprintKeys(self.keys.venue).pattern), count=1000):
+            await self.redis.unlink(key)
+        # The groups' hashes name each badge they held (the label a box's continuation names its first badge by).
+        async for key in self.redis.scan_iter(match=enc(k.group("*")), count=1000):
+            await self.redis.unlink(key)
         jobs = 0
         prefix = k.job("")
         async for key in self.redis.scan_iter(match=enc(k.job("*")), count=1000):
@@ -663,7 +676,7 @@ class AttendeeStore:
         await self.redis.unlink(enc(k.events))
         self._secret = None
         self._job_ids.clear()
-        return {"attendees": removed, "jobs": jobs}
+        return {"attendees": removed, "jobs": jobs, "runs": runs}
 
 
 class PurgeRefused(Exception):

@@ -90,5 +90,10 @@ class PreprintKeys:
     def box_codes(self, name: str, number: int) -> str:
         return f"{self.prefix}preprint:run:{name}:box:{number}:codes"
 
+    @property
+    def pattern(self) -> str:
+        """Every key of every run (``attendees purge`` removes them: a box holds attendee codes and names)."""
+        return self.prefix + "preprint:*"
+
     def voids(self, name: str) -> str:
         return f"{self.prefix}preprint:run:{name}:voids"

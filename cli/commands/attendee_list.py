@@ -284,18 +284,24 @@ async def _export(target: Target, out: Path, checked_in: bool, in_boxes: bool = 
 @fleet_options
 @click.option("--yes", is_flag=True, help="Do not ask.")
 def purge(target: Target, yes: bool) -> None:
-    """After the event: remove the list and every personal field of the venue's badge jobs, and the event log.
+    """After the event: remove the list, the pre-print runs, every personal field of the venue's badge jobs, and the
+    event log.
 
     See docs/security.md for what Redis's own files keep until they are rewritten.
     """
     if not yes:
-        click.confirm(f"remove venue {target.venue}'s attendee list and the names on its badge jobs?", abort=True)
+        click.confirm(
+            f"remove venue {target.venue}'s attendee list, pre-print runs and the names on its badge jobs?", abort=True
+        )
     try:
         done = run_async(_purge(target))
     except PurgeRefused as exc:
         fail(str(exc), 1)
         return
-    click.echo(f"removed {done['attendees']} attendee(s); blanked {done['jobs']} badge job(s); event log removed")
+    click.echo(
+        f"removed {done['attendees']} attendee(s) and {done['runs']} pre-print run(s); "
+        f"blanked {done['jobs']} badge job(s); event log removed"
+    )
 
 
 async def _purge(target: Target) -> dict[str, int]:

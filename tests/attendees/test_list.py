@@ -179,7 +179,7 @@ async def test_purge_removes_the_list_and_the_names_on_badge_jobs(redis: Redis, 
         await store.purge()  # a badge still waiting would print without a name
     await store.set_status("secret-renee", "cancelled", "desk")
     done = await store.purge()
-    assert done == {"attendees": 3, "jobs": 1}
+    assert done == {"attendees": 3, "jobs": 1, "runs": 0}
     assert await store.get("secret-renee") is None and await store.search("renee") == []
     k = Keys(venue)
     payload = await redis.hget(k.job("ORD1-1"), "payload")
