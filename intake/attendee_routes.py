@@ -306,12 +306,15 @@ async def _print(request: web.Request, token: Token, code: str, printer: str | N
 
 
 async def badge(request: web.Request) -> web.Response:
-    """Print this attendee's badge from the list: created once; any later request answers with that badge."""
+    """Print this attendee's badge from the list: created once; any later request answers with that badge.
+    ``{"at_door": true}`` (desk and staff): print it now though a pre-print run has (or will have) it in a box."""
     token = _authorize_lookup(request, BADGE)
     code = await _code(request)
     try:
         printer = await _printer(request, token)
-        return await _print(request, token, code, printer)
+        door = await preprint_routes.door_print(request, token, code)
+        response = await _print(request, token, code, printer)
+        return preprint_routes.with_door_print(response, door)
     except JobError as exc:
         raise Problem(422, str(exc)) from None
 

@@ -8,13 +8,14 @@ The void list names attendees: a desk sees their codes masked, a viewer none of 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import json
+from typing import TYPE_CHECKING, Any, cast
 
 from aiohttp import web
 
 from attendees.store import Attendee, AttendeeStore
 from attendees.views import masked_code
-from intake.context import INTAKE, Intake, authorize
+from intake.context import INTAKE, Intake, authorize, json_body
 from intake.jsonreply import json_response
 from intake.problem import Problem
 from intake.tokens import Token
@@ -102,3 +103,41 @@ async def metric_families(request: web.Request) -> list[Metric]:
         for what, n in run["counts"].items():
             family.add_metric([run["run"], what], n)
     return [family]
+
+
+#: The roles that may print a pre-printed attendee's badge at the door now (``{"at_door": true}``).
+AT_DOOR = ("desk", "staff")
+
+
+async def door_print(request: web.Request, token: Token, code: str) -> dict[str, Any] | None:
+    """``POST /v1/attendees/{code}/badge`` with ``{"at_door": true}``: the attendee is at the desk and their badge
+    is (or will be) in a box; void it first, in one step, so the badge route prints theirs now and the run never
+    prints a second copy unflagged. None when the body does not ask for it; else what the answer adds
+    (``door_print``: the box, and ``pull``, whether a boxed copy may be on paper for staff to pull)."""
+    if not request.body_exists:
+        return None
+    body = await json_body(request)  # read once: aiohttp keeps the bytes for the next reader
+    if not isinstance(body, dict) or "at_door" not in body:
+        return None
+    if not isinstance(body["at_door"], bool):
+        raise Problem(422, "at_door must be true or false")
+    if not body["at_door"]:
+        return None
+    if token.role not in AT_DOOR:
+        raise Problem(403, "only a desk or staff token may print a pre-printed badge at the door", role=token.role)
+    outcome, pull, box = await request.app[PREPRINTS].at_door(code)
+    if outcome == "none":
+        return None
+    if outcome == "handed_over":
+        raise Problem(
+            409, "This attendee was handed their pre-printed badge already: reprint it instead.", handed_over=True
+        )
+    return {"box": box, "pull": pull, "voided": outcome == "voided"}
+
+
+def with_door_print(response: web.Response, door: dict[str, Any] | None) -> web.Response:
+    """The badge route's answer with what ``door_print`` did (the desk shows which box to pull from)."""
+    if door is None or response.body is None:
+        return response
+    body = json.loads(cast(bytes, response.body))
+    return json_response({**body, "door_print": door}, status=response.status)

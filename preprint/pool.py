@@ -21,7 +21,7 @@ from attendees.store import AttendeeStore
 from core.errors import UserError
 from layouts.book import BUILT_IN_LAYOUT
 from preprint.jobs import KIND_SEPARATOR, NotPlanned, preprint_job
-from preprint.keys import Mode, RunState
+from preprint.keys import BadgeState, Mode, RunState
 from preprint.store import PreprintStore, StoredBox
 from protocol.codec import dec, enc
 from protocol.jobs import parse_job
@@ -89,7 +89,11 @@ async def _jobs_of(store: PreprintStore, run: str, box: StoredBox) -> list[Group
     if missing:
         raise UserError(f"run {run!r}, box {box.number}: {len(missing)} attendee(s) no longer on the list "
                         f"(first: {missing[0]!r}); drop the run and plan it again")  # fmt: skip
-    people = [a for a in found if a is not None]
+    # A badge void before the run printed (printed at the door, a cancel, a change) is left out: its attendee gets
+    # theirs at the door, once.
+    people = [a for a in found if a is not None and a.preprint_state != BadgeState.VOID]
+    if not people:
+        raise UserError(f"run {run!r}: every badge of box {box.number} is void; drop the run and plan it again")
     first, last = box.first or people[0].shown_name, box.last or people[-1].shown_name
     sep_fields = {"kind": KIND_SEPARATOR, "run": run, "box": str(box.number)}
     jobs: list[GroupJob] = [
@@ -145,9 +149,16 @@ async def print_on_pool(redis: Redis, venue: str, run: str, printers: Sequence[s
     if not found.listed:
         raise UserError(f"run {run!r}: its plan was cut short; drop it (badge-agent preprint rm) and plan again")
     boxes = await plans.boxes(found)
-    planned = [await _jobs_of(plans, run, box) for box in boxes]
     # planned -> printing in one step (preprint_state.lua): of two `print` commands at once, one is refused here.
+    # Before the attendees are read: a desk's print at the door (preprint_at_door.lua) that came first left its
+    # badge void, and is left out below; one that comes after sees the run printing and flags its badge to pull.
     await plans.move(run, [RunState.PLANNED], RunState.PRINTING, Mode.POOL)
+    try:
+        planned = [await _jobs_of(plans, run, box) for box in boxes]
+    except UserError:
+        # Nothing was added: the run is as it was, planned and printed no way yet.
+        await redis.hset(plans.keys.run(run), mapping={"state": RunState.PLANNED, "mode": Mode.NONE})
+        raise
     await redis.hset(
         plans.keys.run(run), mapping={"printers": " ".join(printers), "started_ms": await store.server_ms()}
     )

@@ -61,6 +61,9 @@ async def write_pdf(
     if not run.listed:
         raise UserError(f"run {name!r} was cut short while it was planned: drop it (preprint rm) and plan again")
     pdf.grid(sheet, stock, dpi, per_sheet, butterfly)  # a sheet or size that cannot work says so before any drawing
+    # The mode first, before the attendees are read: a desk's print at the door from now on flags the badge to pull
+    # (it may be on the sheets); one before it left the badge void, and it is left out below.
+    await store.move(name, [RunState.PLANNED], RunState.PLANNED, Mode.PDF)
     report = PdfReport(name, out)
     layouts_store = LayoutStore(store.redis, store.venue)
     layouts: dict[str, Any] = {}

@@ -200,3 +200,22 @@ class Undrawn(Spec[bool]):
 
 UNDRAWN = Undrawn()
 SPECS = (*SPECS, UNDRAWN)
+
+
+class AtDoor(Spec[list[str]]):
+    name = "preprint_at_door"
+
+    def call(
+        self, k: PreprintKeys, ak: AttendeeKeys, venue_keys: EncodedKeys, code: str, run: str, job_id: str
+    ) -> ScriptCall[list[str]]:
+        """``job_id``: the attendee's badge job id (their pre-print job's is made from it)."""
+        pp = enc(preprint_job_id(job_id))
+        keys = [enc(ak.attendee(code)), enc(k.voids(run)), venue_keys.done(pp), enc(k.run(run)), venue_keys.job(pp)]
+        return (self, keys, [enc(run), enc(code)])
+
+    def parse(self, reply: Any) -> list[str]:
+        return _words(reply)
+
+
+AT_DOOR = AtDoor()
+SPECS = (*SPECS, AT_DOOR)

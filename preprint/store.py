@@ -20,7 +20,7 @@ from attendees.store import Attendee, AttendeeStore
 from core.errors import UserError
 from layouts.store import LayoutStore
 from preprint import specs
-from preprint.keys import RUN_RE, BadgeState, Mode, PreprintKeys, RunState, preprint_job_id
+from preprint.keys import RUN_RE, BadgeState, Mode, PreprintKeys, RunState, preprint_job_id, run_of
 from preprint.plan import (
     DEFAULT_PICKUP,
     Box,
@@ -613,6 +613,25 @@ class PreprintStore:
         if await self.redis.exists(k.done(enc(preprint_job_id(attendee.job_id)))):
             return Where(**{**where.__dict__, "state": BadgeState.PREPRINTED})
         return where
+
+    async def at_door(self, code: str) -> tuple[str, bool, int]:
+        """The desk prints the attendee's badge at the door now: their pre-printed badge becomes void first, in one
+        step (preprint_at_door.lua). Returns (``voided`` | ``void`` | ``handed_over`` | ``none``, whether the boxed
+        badge may be on paper (staff pull it), its box number)."""
+        attendee = await self.attendees.get(code)
+        if attendee is None:
+            return "none", False, 0
+        run = run_of(attendee.preprint)
+        if not run:
+            return "none", False, 0
+        reply = await self.scripts.run(
+            specs.AT_DOOR.call(
+                self.keys, self.attendees.keys, self.attendees.venue.encoded_keys, code, run, attendee.job_id
+            )
+        )
+        if reply[0] == "voided":
+            return "voided", reply[1] == "1", int(reply[2] or 0)
+        return reply[0], False, int(reply[1]) if len(reply) > 1 and reply[1].isdigit() else 0
 
     async def handover(self, code: str, by: str, zone: str = "") -> tuple[str, Where | None]:
         """The desk hands the attendee their pre-printed badge: checked in, counted (an arrival of ``zone`` on the

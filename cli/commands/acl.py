@@ -205,7 +205,7 @@ ROLES: dict[str, Role] = {
         Role(
             "intake",
             "the intake service: enqueue, reprint, cancel, the attendee list, reads",
-            functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS, "preprint_handover"),
+            functions=("enqueue", "reprint", "cancel", *ATTENDEE_FUNCTIONS, "preprint_handover", "preprint_at_door"),
             # reprint starts a new round: it deletes the job's done marker, takes it out of the DLQ and a stale copy
             # of its id out of any printer's in-flight list; enqueue adds a token's jobs to its set
             # (``owned:<token>``), which the intake prunes of final ones
@@ -222,9 +222,9 @@ ROLES: dict[str, Role] = {
                 "inflight",
                 *ATTENDEE_WRITES,
                 "pretix_walk_ins",
-                # a correction voids a pre-printed badge on its run's list; the desk's hand-over counts on the run,
-                # is told to the printed record's consumers and is an arrival in the event day's counts
-                # (preprint_handover.lua, count_handover)
+                # a correction or a print at the door (preprint_at_door.lua) voids a pre-printed badge on its
+                # run's list; the desk's hand-over counts on the run, is told to the printed record's consumers and
+                # is an arrival in the event day's counts (preprint_handover.lua, count_handover)
                 "preprint_run",
                 "printed",
                 "minutes",

@@ -29,6 +29,7 @@ def _calls() -> dict[str, ScriptCall[Any]]:
         "preprint_void_layout": specs.VOID_LAYOUT.call(k, a, v, "r", "default", 2, [("c1", "J1")]),
         "preprint_handover": specs.HANDOVER.call(k, a, v, "c1", "r", "J1", "desk-1", 100, "hall-a"),
         "preprint_undrawn": specs.UNDRAWN.call(k, a, "r", "c1", "no font"),
+        "preprint_at_door": specs.AT_DOOR.call(k, a, v, "c1", "r", "J1"),
     }
 
 

@@ -80,3 +80,42 @@ async def test_purge_is_refused_while_a_box_waits_for_a_printer(redis: Redis, ve
     with pytest.raises(PurgeRefused):
         await AttendeeStore(redis, venue).purge()  # its badges would print without names
     assert await redis.exists(PreprintKeys(venue).run("night")) == 1
+
+
+async def test_the_desk_prints_a_planned_badge_at_the_door_and_the_run_leaves_it_out(
+    desk: Desk, redis: Redis, venue: str
+) -> None:
+    store = await planned_run(redis, venue)
+    scan = await desk.client.post("/v1/attendees/k1/badge", headers=desk.auth("kiosk"))
+    assert scan.status == 200 and (await scan.json())["printed"] is False  # "being printed for box 1"
+    refused = await desk.client.post("/v1/attendees/k1/badge", json={"at_door": True}, headers=desk.auth("kiosk"))
+    assert refused.status == 403
+    printed = await desk.client.post("/v1/attendees/k1/badge", json={"at_door": True}, headers=desk.auth("desk"))
+    assert printed.status == 201, await printed.text()
+    body = await printed.json()
+    assert body["badge"]["state"] == "queued" and body["door_print"] == {"box": 1, "pull": False, "voided": True}
+    assert await redis.llen(Keys(venue).pool) == 1
+    (void,) = await store.voids("night")
+    assert (void.code, void.reason, void.printed) == ("k1", "printed at the door", False)
+    # the night-before run prints box 1 without them
+    started = await print_on_pool(redis, venue, "night")
+    assert started.badges == 2
+    k = Keys(venue)
+    assert await redis.llen(k.group_queue("pp:night:1")) == 2  # the separator and Anna Müller
+    k1 = await store.attendees.get("k1")
+    assert k1 is not None and await redis.exists(k.job(k1.job_id + ":pp")) == 0
+
+
+async def test_a_door_print_after_the_run_printed_voids_the_boxed_badge_to_pull(
+    desk: Desk, redis: Redis, venue: str
+) -> None:
+    store = await printed_pdf_run(redis, venue)
+    printed = await desk.client.post("/v1/attendees/m1/badge", json={"at_door": True}, headers=desk.auth("staff"))
+    assert printed.status == 201, await printed.text()
+    assert (await printed.json())["door_print"] == {"box": 1, "pull": True, "voided": True}
+    (void,) = await store.voids("night")
+    assert (void.code, void.box, void.reason, void.printed) == ("m1", 1, "printed at the door", True)
+    # asked again: the badge exists, nothing prints twice
+    again = await desk.client.post("/v1/attendees/m1/badge", json={"at_door": True}, headers=desk.auth("staff"))
+    assert again.status == 200 and (await again.json())["duplicate"] is True
+    assert await redis.llen(Keys(venue).pool) == 1
