@@ -123,7 +123,8 @@ def _record(
     """One ticket as a record: the product is its role and ``fields.ticket_type``, as the import presets make it."""
     product = _text(products.get(position.item, ""))
     # As `attendees import` judges one: pretix's forms check the address, but its models (imports, plugins) do not.
-    email = _text(position.attendee_email)
+    # Judged whole (an address is at most 254 characters, no spaces), not cut to a badge field's length first.
+    email = (position.attendee_email or "").strip()
     left_out = bool(email) and not is_email(email)
     return AttendeeRecord(
         code=position.secret,
