@@ -45,6 +45,7 @@ from intake.outstanding import FINAL
 from intake.preprint_routes import metric_families as preprint_metric_families
 from intake.problem import Problem, field_error, response
 from intake.tokens import TOKEN_NAME_RE, Token
+from intake.waits import kiosk_wait
 from protocol.connection import master_changes
 from protocol.fleet import fleet
 from protocol.jobs import Job, parse_job
@@ -78,10 +79,14 @@ def _public(view: dict[str, Any]) -> dict[str, Any]:
 
 async def _answer(request: web.Request, token: Token, view: dict[str, Any]) -> dict[str, Any]:
     """A job as its reader sees it; for a kiosk, a waiting job says whether no printer can print it now
-    (``no_printer``), so the page sends the attendee to the help desk instead of "next in line" for ever."""
+    (``no_printer``), so the page sends the attendee to the help desk instead of "next in line" for ever, and,
+    as a scanned ticket's badge does, about how long it waits (``wait_minutes``) when that is worth saying."""
     body = _public(view)
     if token.role == "kiosk" and view.get("state") == "queued":
         body["no_printer"] = not await any_printer_can_print(request)
+        wait = await kiosk_wait(request, token)
+        if wait is not None:
+            body["wait_minutes"] = wait
     return body
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from aiohttp import web
 
+from attendees.importer import is_email
 from attendees.keys import CODE_RE
 from attendees.specs import BadgeKind, PutKind
 from attendees.store import Attendee, AttendeeStore, BadgeState, record_for
@@ -355,7 +356,10 @@ async def walk_in(request: web.Request) -> web.Response:
         product = await desk_product(store.redis, store.keys.venue, body.get("pretix_product"))
     except ValueError as exc:
         raise field_error(422, "pretix_product", str(exc)) from None
-    record = record_for(job, _text(body, "order_code")[:64], _text(body, "email")[:254], "walk-in", "valid")
+    email = _text(body, "email")
+    if email and not is_email(email):  # as `attendees import` and the pretix sync judge one
+        raise field_error(422, "email", "is not an e-mail address")
+    record = record_for(job, _text(body, "order_code")[:64], email, "walk-in", "valid")
     (put,) = await store.put_many([(code, record)])
     if put.kind is not PutKind.ADDED:
         raise Problem(409, "this code is on the list already: look it up instead", code_taken=True)

@@ -69,6 +69,11 @@ def _jobs_spec() -> dict[str, Any]:
                 "description": "kiosk tokens, a queued job: no printer of the venue can print it now (send the "
                 "attendee to the help desk)",
             },
+            "wait_minutes": {
+                "type": "integer",
+                "description": "kiosk tokens, a queued job: about how many minutes it waits, present when the "
+                "kiosk's zone's expected wait passes kiosk.say_wait_after (as an attendee badge's)",
+            },
         },
     }
     return {

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from attendees.importer import is_email
 from pretix_sync.api_types import Order, Position
 
 #: pretix's order states: a ticket is valid only in an order the check-in list admits; these are why not.
@@ -43,6 +44,8 @@ class AttendeeRecord:
     reason: str = ""
     needs_attention: bool = False
     fields: dict[str, str] = field(default_factory=dict)
+    #: pretix held an attendee e-mail that is not an address: loaded without it (the sync says so, never what it was)
+    email_left_out: bool = False
 
     def as_row(self) -> dict[str, Any]:
         """The record in the shape of an attendee file's row (``attendee_id`` is the ticket code)."""
@@ -119,6 +122,10 @@ def _record(
 ) -> AttendeeRecord:
     """One ticket as a record: the product is its role and ``fields.ticket_type``, as the import presets make it."""
     product = _text(products.get(position.item, ""))
+    # As `attendees import` judges one: pretix's forms check the address, but its models (imports, plugins) do not.
+    # Judged whole (an address is at most 254 characters, no spaces), not cut to a badge field's length first.
+    email = (position.attendee_email or "").strip()
+    left_out = bool(email) and not is_email(email)
     return AttendeeRecord(
         code=position.secret,
         job_id=job_id_for(order_code, position.id),
@@ -128,9 +135,10 @@ def _record(
         company=_text(position.company),
         role=product,
         product_id=position.item,
-        email=_text(position.attendee_email),
+        email="" if left_out else email,
         status=status,
         reason=reason,
         needs_attention=needs_attention,
         fields={**answers, **name_parts(position), "ticket_type": product, "product_id": str(position.item)},
+        email_left_out=left_out,
     )

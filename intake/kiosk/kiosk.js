@@ -98,6 +98,9 @@
     $("code").focus();
   }
 
+  // A typed name's job says its wait as a scanned ticket's badge does (wait_minutes), under the same word.
+  const jobValues = (job) => ({ ...job, wait: job.wait_minutes });
+
   async function followJob(job, mine) {
     let state = job.state;
     for (let i = 0; i < 40 && state !== "printed" && mine === turn; i++) {
@@ -107,7 +110,7 @@
       if (!resp.ok) { show(S.failed, "error"); return; }
       job = await resp.json();
       state = job.state;
-      const [text, kind] = describe(state, job, job.duplicate, false);
+      const [text, kind] = describe(state, jobValues(job), job.duplicate, false);
       show(text, kind);
       if (kind === "error") break;
     }
@@ -142,7 +145,7 @@
     const body = await resp.json();
     if (resp.status === 422) { show(fill(S.invalid, { detail: body.detail }), "error"); return; }
     if (!answered(resp)) return;
-    const [text, kind] = describe(body.state, body, body.duplicate, false);
+    const [text, kind] = describe(body.state, jobValues(body), body.duplicate, false);
     show(text, kind);
     await followJob(body, mine);
   }

@@ -154,6 +154,30 @@ async def test_a_walk_in_is_added_then_printed(desk: Desk, redis: Redis, venue: 
     assert kiosk.status == 403
 
 
+async def test_a_walk_in_with_an_e_mail_that_is_not_an_address_is_refused_naming_the_field(
+    desk: Desk, redis: Redis, venue: str
+) -> None:
+    """As ``attendees import`` leaves such an e-mail out, the desk's walk-in route refuses it (422 naming ``email``),
+    and adds nobody; an address is kept."""
+    for bad in ("not an address", "renee@", "@example.org", "a@b", f"{'x' * 250}@example.org"):
+        resp = await desk.client.post(
+            "/v1/attendees", json={"name": "Walk In", "email": bad, "print": False}, headers=desk.auth("desk")
+        )
+        assert resp.status == 422, (bad, await resp.text())
+        problem = await resp.json()
+        assert [e["field"] for e in problem["errors"]] == ["email"] and "Traceback" not in problem["detail"]
+        assert problem["detail"] == "email: is not an e-mail address"
+    found = await (await desk.client.get("/v1/attendees", params={"q": "walk"}, headers=desk.auth("desk"))).json()
+    assert found["attendees"] == []
+    good = await desk.client.post(
+        "/v1/attendees",
+        json={"name": "Walk In", "email": " walk.in@example.org ", "print": False},
+        headers=desk.auth("staff"),
+    )
+    assert good.status == 201, await good.text()
+    assert (await good.json())["email"] == "walk.in@example.org"
+
+
 async def test_no_ticket_code_is_logged(desk: Desk, redis: Redis, venue: str, caplog: pytest.LogCaptureFixture) -> None:
     await listed(redis, venue)
     with caplog.at_level(logging.DEBUG):

@@ -73,3 +73,47 @@ async def test_a_short_wait_is_not_said(tmp_path: Path, redis: Redis, redis_serv
     finally:
         await desk.client.close()
         await client.aclose()
+
+
+async def test_a_name_typed_at_the_kiosk_says_the_wait_as_a_scanned_ticket_does(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """No list: the kiosk types a name (``POST /v1/jobs``); its queued job carries ``wait_minutes`` by the same rule,
+    when made and when followed, and a short wait is not said."""
+    await rushed(redis, venue, waiting=20, per_minute=2)
+    desk, client = await start_desk(tmp_path, venue, redis_server.url, ZONES + "kiosk:\n  say_wait_after: 5\n")
+    try:
+        await beat(redis, venue)
+        resp = await desk.client.post(
+            "/v1/jobs", json={"attendee_id": "walk-1", "name": "Ana Walk"}, headers=desk.auth("kiosk")
+        )
+        assert resp.status == 201, await resp.text()
+        job = await resp.json()
+        # A typed name is not pinned by the zone (docs/intake.md, "Zones"); the kiosk says its zone's wait, as for a
+        # scanned ticket.
+        hall = next(w for w in await zone_waits(redis, venue) if w.zone == "hall-a")
+        assert job["state"] == "queued" and hall.wait_minutes is not None and hall.wait_minutes > 5
+        assert job["wait_minutes"] == round(hall.wait_minutes)
+        followed = await (await desk.client.get(f"/v1/jobs/{job['job_id']}", headers=desk.auth("kiosk"))).json()
+        assert followed["state"] == "queued" and followed["wait_minutes"] == round(hall.wait_minutes)
+        # Only a kiosk is told: a desk's answer is unchanged.
+        made = await desk.client.post("/v1/jobs", json={"attendee_id": "d-1", "name": "D"}, headers=desk.auth("desk"))
+        assert made.status == 201 and "wait_minutes" not in await made.json()
+    finally:
+        await desk.client.close()
+        await client.aclose()
+
+
+async def test_a_short_wait_is_not_said_for_a_typed_name_either(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    await rushed(redis, venue, waiting=3, per_minute=6)
+    desk, client = await start_desk(tmp_path, venue, redis_server.url, ZONES)
+    try:
+        await beat(redis, venue)
+        resp = await desk.client.post("/v1/jobs", json={"attendee_id": "w-2", "name": "W"}, headers=desk.auth("kiosk"))
+        job = await resp.json()
+        assert job["state"] == "queued" and "wait_minutes" not in job
+    finally:
+        await desk.client.close()
+        await client.aclose()

@@ -51,3 +51,43 @@ async def test_the_kiosk_page_says_about_how_long(
     # Said when the badge was made (one more waiting since then: this attendee's own).
     assert shown.startswith("Hello Renée — Your badge is in line: about ") and shown.endswith(" min…"), shown
     assert abs(int(shown.split("about ")[1].split()[0]) - hall.wait_minutes) <= 1, (shown, hall)
+
+
+async def test_the_kiosk_page_says_about_how_long_for_a_typed_name_too(
+    tmp_path: Path, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """No list: the attendee types a name (``POST /v1/jobs``), and the page says the wait as for a scanned ticket."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    await rushed(redis, venue, waiting=20, per_minute=2)
+    port = free_port()
+    config = write_intake_config(tmp_path, venue, redis_server.url, ZONES, port=port)
+    secret = TokenFile(tmp_path / "tokens.json").add("kiosk-1", "kiosk")
+    driver = await asyncio.to_thread(start_chromium, tmp_path / "chromium-profile")
+
+    def status(d: Any) -> str:
+        return str(d.find_element(By.ID, "status").text)
+
+    def type_in(d: Any) -> None:
+        d.find_element(By.ID, "code").send_keys("walk-7\n")  # Enter moves on to the name
+        d.find_element(By.ID, "name").send_keys("Ana Walk\n")
+
+    try:
+        with intake_process(config, port) as url:
+            await asyncio.to_thread(driver.get, f"{url}/kiosk#token={secret}")
+            await asyncio.to_thread(
+                WebDriverWait(driver, 15).until, lambda d: d.find_element(By.ID, "name").is_displayed()
+            )
+            await beat(redis, venue)
+            await asyncio.to_thread(type_in, driver)
+            await asyncio.to_thread(WebDriverWait(driver, 15).until, lambda d: "about" in status(d))
+            shown = await asyncio.to_thread(status, driver)
+            # Closed while the intake runs: the page follows its job by a long-poll the intake would wait out.
+            await asyncio.to_thread(driver.quit)
+    finally:
+        await asyncio.to_thread(driver.quit)
+    hall = next(w for w in await zone_waits(redis, venue) if w.zone == "hall-a")
+    assert hall.wait_minutes is not None
+    assert shown.startswith("Your badge is in line: about ") and shown.endswith(" min…"), shown
+    assert abs(int(shown.split("about ")[1].split()[0]) - hall.wait_minutes) <= 1, (shown, hall)

@@ -177,6 +177,16 @@ def rename(position_id: str, name: str) -> dict[str, Any]:
     return {"id": pos.pk, "name": pos.attendee_name}
 
 
+def set_email(position_id: str, email: str) -> dict[str, Any]:
+    """The position's attendee e-mail set as given, through the model (which, unlike pretix's forms, takes any text:
+    what an import or an old plugin may have left)."""
+    pos = OrderPosition.objects.get(pk=int(position_id))
+    pos.attendee_email = email
+    pos.save()
+    pos.order.touch()
+    return {"id": pos.pk, "email": pos.attendee_email}
+
+
 def new_order(name: str, product: str = "Regular") -> dict[str, Any]:
     event = _event()
     order = _order(event, event.items.get(name=product), name, None, None)
@@ -335,6 +345,7 @@ def files_event() -> dict[str, Any]:
 COMMANDS = {
     "seed": seed,
     "rename": rename,
+    "set_email": set_email,
     "order": new_order,
     "pair": pair,
     "walk_in_products": walk_in_products,

@@ -119,6 +119,27 @@ async def test_a_name_changed_in_pretix_reaches_the_list_and_a_waiting_badge(
     assert job is not None and json.loads(job)["name"] == "After Rename"  # the waiting badge prints the new name
 
 
+async def test_an_e_mail_that_is_not_an_address_is_left_out_with_a_warning_naming_the_position(
+    synced: Synced, pretix: Pretix
+) -> None:
+    """As ``attendees import`` does: the ticket loads (it still prints) without the e-mail, and the sync says which
+    position, never what the e-mail was."""
+    bad, good = pretix.data("order", "Mail Wrong"), pretix.data("order", "Mail Right")
+    pretix.data("set_email", str(bad["id"]), "n/a (ask at desk)")
+    pretix.data("set_email", str(good["id"]), "mail.right@example.org")
+    synced.said.clear()
+    await synced.read()
+    wrong, right = await synced.store.get(bad["secret"]), await synced.store.get(good["secret"])
+    assert wrong is not None and wrong.name == "Mail Wrong" and wrong.email == "" and wrong.status == "valid"
+    assert right is not None and right.email == "mail.right@example.org"
+    warned = [line for line in synced.said if "not an e-mail address" in line]
+    assert warned == [
+        f"{bad['order']}-{bad['id']} (pretix position {bad['id']}): its attendee e-mail is not an e-mail address;"
+        " loaded without it"
+    ], synced.said
+    assert not any("n/a" in line or "ask at desk" in line for line in synced.said)
+
+
 async def test_a_correction_at_the_desk_wins_and_both_are_shown(synced: Synced, pretix: Pretix, desk: Desk) -> None:
     placed = pretix.data("order", "Jon Smyth")
     await synced.read()
