@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -33,18 +33,6 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.ipp
 
 BADGE = Badge(job_id="job-7", attendee_id="ATT-0007", name="Ada Lovelace", company="Analytical", role="Speaker")
-
-
-@pytest.fixture(scope="module")
-def dnssd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    with ipp.dns_sd(tmp_path_factory.mktemp("dnssd")) as env:
-        yield env
-
-
-@pytest.fixture
-def eve(tmp_path: Path, dnssd: dict[str, str]) -> Iterator[ipp.IppEvePrinter]:
-    with ipp.ippeveprinter(tmp_path / "eve", dnssd) as printer:
-        yield printer
 
 
 async def opened(uri: str, **kwargs: object) -> IppDriver:
@@ -372,12 +360,6 @@ async def test_client_error_names_the_status(eve: ipp.IppEvePrinter) -> None:
 
 
 # -- CUPS queues -------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cups(tmp_path: Path) -> Iterator[ipp.Cups]:
-    with ipp.cupsd(tmp_path / "cups") as server:
-        yield server
 
 
 async def test_cups_ipp_queue_is_confirmed_by_the_device(cups: ipp.Cups, eve: ipp.IppEvePrinter) -> None:
