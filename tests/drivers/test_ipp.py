@@ -18,7 +18,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from cli.redis_server import RedisServer
-from drivers.base import Badge, DeviceState, Handed, Outcome
+from drivers.base import Badge, DeviceState, Handed, Outcome, PrintResult
 from drivers.ipp import driver as ipp_driver_module
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient, IppError, format_fingerprint, peer_fingerprint
@@ -351,6 +351,23 @@ def test_requests_encode_collections_as_cups_reads_them() -> None:
     reply = wire.decode_response(b"\x02\x00\x00\x00" + body[4:])
     col = reply.group(wire.JOB_GROUP)["media-col"][0]
     assert col == {"media-size": [{"x-dimension": [10], "y-dimension": [20]}]}
+
+
+async def test_a_badge_drawn_for_what_the_printer_no_longer_takes_is_neither_printed_nor_handed(
+    eve: ipp.IppEvePrinter,
+) -> None:
+    """The printer changed what it takes after the badge was drawn (a new queue behind the same URI): both ways of
+    sending it refuse before a byte goes out, and say what to draw instead."""
+    driver = await opened(eve.uri)
+    try:
+        head, _, rest = driver.render(BADGE).partition(b" ")
+        stale = b"image/drawn-before " + rest
+        for result in (await driver.print(stale, BADGE, 10.0), await driver.hand(stale, BADGE)):
+            assert isinstance(result, PrintResult) and result.outcome is Outcome.FAILED and not result.sent
+            assert result.reason.endswith(f"drawn as image/drawn-before, the printer now wants {head.decode()}")
+        assert eve.printed() == []
+    finally:
+        await driver.aclose()
 
 
 async def test_client_error_names_the_status(eve: ipp.IppEvePrinter) -> None:
