@@ -209,21 +209,22 @@ class IppDriver(Driver):
     async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
         fmt, size, document = _split(data)
         async with self.lock:
-            before = await self._before()
-            refused = self._refuse(fmt, before)
+            before, refused = await self._ready(fmt)
             if refused is not None:
                 return refused
             return await self._print(fmt, size, document, badge, before, time.monotonic() + timeout)
 
-    def _refuse(self, fmt: str, before: DeviceStatus) -> PrintResult | None:
-        """Why nothing of a badge drawn as ``fmt`` goes to the printer as it was read (``before``); None: it may."""
+    async def _ready(self, fmt: str) -> tuple[DeviceStatus, PrintResult | None]:
+        """The printer's state before a badge drawn as ``fmt`` (``_before``), and why nothing of the badge goes to
+        it (None: it may). Called under the lock."""
+        before = await self._before()
         if before.faulted:
-            return PrintResult(Outcome.FAILED, f"nothing sent: printer {before.describe()}", before, sent=False)
+            return before, PrintResult(Outcome.FAILED, f"nothing sent: printer {before.describe()}", before, sent=False)
         if self.plan is not None and fmt != self.plan.format:
             # Drawn before the printer changed what it takes (a new queue behind the same URI): draw again.
             why = f"nothing sent: the badge was drawn as {fmt}, the printer now wants {self.plan.format}"
-            return PrintResult(Outcome.FAILED, why, before, sent=False)
-        return None
+            return before, PrintResult(Outcome.FAILED, why, before, sent=False)
+        return before, None
 
     async def _before(self) -> DeviceStatus:
         """The printer's state before a badge: the read that proved the last badge printed when it is fresh
@@ -446,8 +447,7 @@ class IppDriver(Driver):
     async def hand(self, data: bytes, badge: Badge) -> Handed | PrintResult:
         fmt, size, document = _split(data)
         async with self.lock:
-            before = await self._before()
-            refused = self._refuse(fmt, before)
+            before, refused = await self._ready(fmt)
             if refused is not None:
                 return refused
             self._busy = False
