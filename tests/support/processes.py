@@ -102,13 +102,14 @@ def intake_process(config: Path, port: int) -> Iterator[str]:
 def spawn_intake(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """``badge-agent intake`` as its own process, once it listens on ``port``; its log goes to ``log`` (a pipe
     nobody reads would fill under a flood and stall it). The caller terminates it."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agent", "intake", "-c", str(config)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=log.open("ab"),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    with log.open("ab") as err:  # the process has its own copy
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agent", "intake", "-c", str(config)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
         line = proc.stdout.readline().decode() if proc.stdout else ""
         assert f":{port}" in line, f"intake did not start: {line!r} {proc.poll()}"

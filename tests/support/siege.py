@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter
 
 
@@ -22,9 +21,10 @@ async def half_sent(port: int, secret: str, stop: asyncio.Event, opened: Counter
         stopped = asyncio.ensure_future(stop.wait())
         closed = asyncio.ensure_future(reader.read())  # until the intake closes it
         try:
-            with contextlib.suppress(ConnectionError):
-                await asyncio.wait((stopped, closed), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((stopped, closed), return_when=asyncio.FIRST_COMPLETED)
         finally:  # cancelled as well: neither waits on after this connection
             stopped.cancel()
             closed.cancel()
+            if closed.done() and not closed.cancelled():
+                closed.exception()  # a reset is the intake closing it as well: seen, not raised
             writer.close()
