@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -33,6 +32,7 @@ import aiohttp
 
 from bench.common import ROOT, fmt, redis_server, table, verdict, write_results
 from bench.kiosk_flood import desk_loop, memory, start_intake
+from tests.support.siege import half_sent
 
 
 async def flooder(session: aiohttp.ClientSession, base: str, secret: str, answers: Counter[int]) -> None:
@@ -49,35 +49,22 @@ async def flooder(session: aiohttp.ClientSession, base: str, secret: str, answer
             answers[0] += 1
 
 
-async def half_sent(port: int, secret: str, opened: Counter[str]) -> None:
-    while True:
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            opened["refused"] += 1
-            await asyncio.sleep(0.1)
-            continue
-        opened["opened"] += 1
-        writer.write(f"GET /v1/printers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\n".encode())
-        with contextlib.suppress(ConnectionError):
-            await reader.read()  # until the intake closes it
-        writer.close()
-
-
 async def one_run(folder: Path, url: str, seconds: float, flooders: int, slow: int) -> dict[str, Any]:
     folder.mkdir()
     proc, base, desk, kiosk = start_intake(folder, url, {"header_timeout": 10})
     port = int(base.rsplit(":", 1)[1])
     answers: Counter[int] = Counter()
     opened: Counter[str] = Counter()
+    stop = asyncio.Event()
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
             await desk_loop(session, base, desk, 1.0)  # warm up: connections, the function library
             tasks = [asyncio.create_task(flooder(session, base, kiosk, answers)) for _ in range(flooders)]
-            tasks += [asyncio.create_task(half_sent(port, kiosk, opened)) for _ in range(slow)]
+            tasks += [asyncio.create_task(half_sent(port, kiosk, stop, opened)) for _ in range(slow)]
             await asyncio.sleep(2.0 if tasks else 0)  # the siege is on before the desk is measured
             result = await desk_loop(session, base, desk, seconds)
             mem = memory(proc.pid)
+            stop.set()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

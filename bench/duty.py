@@ -75,6 +75,46 @@ async def stop_agent(agent: Agent, task: Any) -> None:
     await asyncio.wait_for(task, 30)
 
 
+async def time_dispatch(
+    server: RedisServer,
+    folder: Path,
+    venue: str,
+    driver: Driver,
+    stamps: list[float],
+    jobs: list[dict[str, str]],
+    patience: float,
+    pause: float,
+) -> list[float]:
+    """One idle agent on ``driver``, handed ``jobs`` one at a time: for each, the seconds from its enqueue to the
+    first stamp the driver adds to ``stamps`` once the badge goes out. ``patience`` bounds each wait, ``pause`` is
+    the rest between two badges."""
+    agent, task = await start_agent(server, folder, venue, driver)
+    redis = Redis.from_url(server.url)
+    store = Store(redis, venue)
+    out = []
+    try:
+        await asyncio.sleep(1.5)  # idle: blocked on BLMOVE
+        for i, fields in enumerate(jobs):
+            job = parse_job(fields)
+            have = len(stamps)
+            t0 = time.perf_counter()
+            await store.enqueue(job.job_id, job.payload(), None)
+            await wait_until(lambda: len(stamps) > have, patience, every=0.002)  # noqa: B023 - awaited in this iteration
+            out.append(stamps[have] - t0)
+            await wait_until(lambda: agent.printed > i, patience, every=0.002)  # noqa: B023
+            await asyncio.sleep(pause)
+    finally:
+        await stop_agent(agent, task)
+        await redis.aclose()
+    return out
+
+
+def numbered_jobs(prefix: str, n: int, company: str | None = "Expo") -> list[dict[str, str]]:
+    """``n`` badges to print, ``<prefix>-0`` on."""
+    with_company = {"company": company} if company else {}
+    return [{"attendee_id": f"{prefix}-{i}", "name": f"Attendee Number {i}", **with_company} for i in range(n)]
+
+
 async def dispatch(server: RedisServer, tmp: Path, kind: str, samples: int) -> list[float]:
     log = tmp / f"dispatch-{kind}.jsonl"
     with emulator(kind, 0.05, log) as port:
@@ -82,25 +122,7 @@ async def dispatch(server: RedisServer, tmp: Path, kind: str, samples: int) -> l
         driver = real_driver(kind, port, "p")
         stamp_writes(driver, stamps)
         venue = f"dispatch-{kind}".replace("_", "-")
-        agent, task = await start_agent(server, tmp / venue, venue, driver)
-        redis = Redis.from_url(server.url)
-        store = Store(redis, venue)
-        out = []
-        try:
-            await asyncio.sleep(1.5)  # idle: blocked on BLMOVE
-            for i in range(samples):
-                job = parse_job({"attendee_id": f"D-{i}", "name": f"Attendee Number {i}", "company": "Expo"})
-                have = len(stamps)
-                t0 = time.perf_counter()
-                await store.enqueue(job.job_id, job.payload(), None)
-                await wait_until(lambda: len(stamps) > have, 10, every=0.002)  # noqa: B023 - awaited in this iteration
-                out.append(stamps[have] - t0)
-                await wait_until(lambda: agent.printed > i, 10, every=0.002)  # noqa: B023
-                await asyncio.sleep(0.03)
-        finally:
-            await stop_agent(agent, task)
-            await redis.aclose()
-    return out
+        return await time_dispatch(server, tmp / venue, venue, driver, stamps, numbered_jobs("D", samples), 10, 0.03)
 
 
 def judge_labels(labels: list[dict[str, Any]], print_time: float) -> dict[str, Any]:
@@ -119,9 +141,16 @@ def judge_labels(labels: list[dict[str, Any]], print_time: float) -> dict[str, A
 
 
 async def print_queued(
-    server: RedisServer, tmp: Path, venue: str, driver: Driver, jobs: list[dict[str, str]], pt: float
-) -> None:
-    """Queue ``jobs`` first (so the pool never runs dry), then run one agent until it has printed them all."""
+    server: RedisServer,
+    tmp: Path,
+    venue: str,
+    driver: Driver,
+    jobs: list[dict[str, str]],
+    pt: float,
+    patience: float | None = None,
+) -> int:
+    """Queue ``jobs`` first (so the pool never runs dry), then run one agent until it has printed them all (within
+    ``patience`` seconds, by default three label times a badge and 20 s more); returns how many it printed."""
     redis = Redis.from_url(server.url)
     store = Store(redis, venue)
     for fields in jobs:
@@ -129,10 +158,12 @@ async def print_queued(
         await store.enqueue(job.job_id, job.payload(), None)
     agent, task = await start_agent(server, tmp / venue, venue, driver)
     try:
-        await wait_until(lambda: agent.printed >= len(jobs), len(jobs) * pt * 3 + 20, every=0.002)
+        wait = len(jobs) * pt * 3 + 20 if patience is None else patience
+        await wait_until(lambda: agent.printed >= len(jobs), wait, every=0.002)
     finally:
         await stop_agent(agent, task)
         await redis.aclose()
+    return agent.printed
 
 
 async def duty_agent(server: RedisServer, tmp: Path, kind: str, pt: float, n: int) -> dict[str, Any]:
@@ -147,7 +178,7 @@ async def duty_agent(server: RedisServer, tmp: Path, kind: str, pt: float, n: in
             tmp,
             venue,
             driver,
-            [{"attendee_id": f"U-{i}", "name": f"Attendee Number {i}", "company": "Expo"} for i in range(n)],
+            numbered_jobs("U", n),
             pt,
         )
         await asyncio.sleep(0.2)
@@ -186,9 +217,7 @@ async def duty_sim(server: RedisServer, tmp: Path, pt: float, n: int) -> dict[st
         return result
 
     driver.print = stamped  # type: ignore[method-assign]
-    await print_queued(
-        server, tmp, venue, driver, [{"attendee_id": f"S-{i}", "name": f"Attendee Number {i}"} for i in range(n)], pt
-    )
+    await print_queued(server, tmp, venue, driver, numbered_jobs("S", n, company=None), pt)
     labels = [{"started_t": stamps[2 * i], "t": stamps[2 * i + 1]} for i in range(n)]
     return judge_labels(labels, pt)
 

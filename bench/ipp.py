@@ -30,7 +30,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from bench.common import bench_main, fmt, log_to_file, percentile, redis_server, spread, table, verdict
-from bench.duty import duty_sim, judge_labels, start_agent, stop_agent
+from bench.duty import duty_sim, judge_labels, numbered_jobs, print_queued, start_agent, stop_agent, time_dispatch
 from cli.redis_server import RedisServer, stop_process
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient
@@ -116,25 +116,8 @@ async def dispatch(server: RedisServer, tmp: Path, uri: str, samples: int) -> li
         return await request(operation, *args, **kwargs)
 
     driver.client.request = stamped  # type: ignore[method-assign]
-    agent, task = await start_agent(server, tmp / "dispatch", "ipp-dispatch", driver)
-    redis = Redis.from_url(server.url)
-    store = Store(redis, "ipp-dispatch")
-    out = []
-    try:
-        await asyncio.sleep(1.5)  # idle: blocked on BLMOVE
-        for i in range(samples):
-            job = parse_job({"attendee_id": f"D-{i}", "name": f"Attendee Number {i}", "company": "Expo"})
-            have = len(stamps)
-            t0 = time.perf_counter()
-            await store.enqueue(job.job_id, job.payload(), None)
-            await wait_until(lambda: len(stamps) > have, 20, every=0.002)  # noqa: B023 - awaited in this iteration
-            out.append(stamps[have] - t0)
-            await wait_until(lambda: agent.printed > i, 20, every=0.002)  # noqa: B023
-            await asyncio.sleep(0.05)
-    finally:
-        await stop_agent(agent, task)
-        await redis.aclose()
-    return out
+    jobs = numbered_jobs("D", samples)
+    return await time_dispatch(server, tmp / "dispatch", "ipp-dispatch", driver, stamps, jobs, 20, 0.05)
 
 
 async def sim_dispatch(server: RedisServer, tmp: Path, samples: int) -> list[float]:
@@ -147,43 +130,17 @@ async def sim_dispatch(server: RedisServer, tmp: Path, samples: int) -> list[flo
         return await real_print(data, badge, timeout)
 
     driver.print = stamped  # type: ignore[method-assign]
-    agent, task = await start_agent(server, tmp / "dispatch-sim", "sim-dispatch", driver)
-    redis = Redis.from_url(server.url)
-    store = Store(redis, "sim-dispatch")
-    out = []
-    try:
-        await asyncio.sleep(1.5)
-        for i in range(samples):
-            job = parse_job({"attendee_id": f"S-{i}", "name": f"Attendee Number {i}"})
-            have = len(stamps)
-            t0 = time.perf_counter()
-            await store.enqueue(job.job_id, job.payload(), None)
-            await wait_until(lambda: len(stamps) > have, 20, every=0.002)  # noqa: B023
-            out.append(stamps[have] - t0)
-            await wait_until(lambda: agent.printed > i, 20, every=0.002)  # noqa: B023
-            await asyncio.sleep(0.05)
-    finally:
-        await stop_agent(agent, task)
-        await redis.aclose()
-    return out
+    jobs = numbered_jobs("S", samples, company=None)
+    return await time_dispatch(server, tmp / "dispatch-sim", "sim-dispatch", driver, stamps, jobs, 20, 0.05)
 
 
 async def duty(server: RedisServer, tmp: Path, eve: ipp.IppEvePrinter, uri: str, venue: str, n: int) -> dict[str, Any]:
     times = eve.directory / "times"
     times.unlink(missing_ok=True)
-    redis = Redis.from_url(server.url)
-    store = Store(redis, venue)
-    for i in range(n):
-        job = parse_job({"attendee_id": f"{venue}-{i}", "name": f"Attendee Number {i}", "company": "Expo"})
-        await store.enqueue(job.job_id, job.payload(), None)
-    agent, task = await start_agent(server, tmp / venue, venue, ipp_driver(uri))
-    try:
-        await wait_until(lambda: agent.printed >= n, n * PRINT_TIME * 6 + 30, every=0.01)
-    finally:
-        await stop_agent(agent, task)
-        await redis.aclose()
+    jobs = numbered_jobs(venue, n)
+    printed = await print_queued(server, tmp, venue, ipp_driver(uri), jobs, PRINT_TIME, n * PRINT_TIME * 6 + 30)
     labels = printer_side(times)
-    return {**judge_labels(labels, PRINT_TIME), "printed": agent.printed}
+    return {**judge_labels(labels, PRINT_TIME), "printed": printed}
 
 
 async def fault_at_the_waiting_badge(
@@ -296,6 +253,10 @@ async def _state(redis: Redis, k: Keys, job_id: str, state: bytes) -> bool:
     return await redis.hget(k.job(job_id), "state") == state
 
 
+def _dispatched(ms: list[float]) -> dict[str, Any]:
+    return {"first_ms": ms[0], "p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99), "raw_ms": ms}
+
+
 async def main_async(badges: int, samples: int, rounds: int) -> dict[str, Any]:
     out: dict[str, Any] = {"label": LABEL, "dpi": DPI, "print_time_s": PRINT_TIME}
     with tempfile.TemporaryDirectory(prefix="badge-bench-ipp-") as tmpdir, redis_server() as server:
@@ -309,18 +270,8 @@ async def main_async(badges: int, samples: int, rounds: int) -> dict[str, Any]:
             ms = [x * 1000 for x in await dispatch(server, tmp, eve.uri, samples)]
             sim = [x * 1000 for x in await sim_dispatch(server, tmp, samples)]
             out["dispatch"] = {
-                f"ipp, {LABEL} at {DPI} dpi": {
-                    "first_ms": ms[0],
-                    "p50_ms": percentile(ms, 50),
-                    "p99_ms": percentile(ms, 99),
-                    "raw_ms": ms,
-                },
-                "sim (agent's own cost)": {
-                    "first_ms": sim[0],
-                    "p50_ms": percentile(sim, 50),
-                    "p99_ms": percentile(sim, 99),
-                    "raw_ms": sim,
-                },
+                f"ipp, {LABEL} at {DPI} dpi": _dispatched(ms),
+                "sim (agent's own cost)": _dispatched(sim),
             }
             out["duty"] = {
                 "sim (agent's own cost)": await duty_sim(server, tmp, PRINT_TIME, badges),

@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -45,6 +43,7 @@ from redis.asyncio import Redis
 from bench.common import ROOT, fmt, percentile, redis_server, table, verdict, write_results
 from cli.redis_server import free_port
 from intake.tokens import TokenFile
+from tests.support.processes import spawn_intake
 
 VENUE = "bench-flood"
 DESK_PACE = 0.05
@@ -67,16 +66,7 @@ def start_intake(folder: Path, url: str, limits: dict[str, Any]) -> tuple[subpro
     tokens = TokenFile(folder / "tokens.json")
     desk = tokens.add("desk-1", "desk", max_outstanding=100_000)
     kiosk = tokens.add("kiosk-1", "kiosk")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agent", "intake", "-c", str(config)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=(folder / "intake.log").open("ab"),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().decode()
-    assert f":{port}" in line, line
+    proc = spawn_intake(config, port, folder / "intake.log")
     return proc, f"http://127.0.0.1:{port}", desk, kiosk
 
 

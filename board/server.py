@@ -218,13 +218,17 @@ def make_board_app(board: Board) -> web.Application:
     async def snapshot(_request: web.Request) -> web.Response:
         return web.Response(body=board.payload, content_type="application/json")
 
-    async def events(request: web.Request) -> web.StreamResponse:
+    def viewer_stream() -> web.StreamResponse:
+        """A new viewer's event stream (not yet counted in ``board.viewers``), or 503 past ``MAX_VIEWERS``."""
         if board.viewers >= MAX_VIEWERS:
             log.warning("board refused a viewer: too many open", extra=kv(viewers=board.viewers))
             raise web.HTTPServiceUnavailable(text="too many viewers", headers={"Retry-After": "10"})
-        resp = web.StreamResponse(
+        return web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         )
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        resp = viewer_stream()
         board.viewers += 1
         try:
             await resp.prepare(request)
@@ -244,12 +248,7 @@ def make_board_app(board: Board) -> web.Application:
         return resp
 
     async def updates(request: web.Request) -> web.StreamResponse:
-        if board.viewers >= MAX_VIEWERS:
-            log.warning("board refused a viewer: too many open", extra=kv(viewers=board.viewers))
-            raise web.HTTPServiceUnavailable(text="too many viewers", headers={"Retry-After": "10"})
-        resp = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-        )
+        resp = viewer_stream()
         board.viewers += 1
         try:
             await resp.prepare(request)

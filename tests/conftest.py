@@ -14,6 +14,9 @@ from cli.redis_server import RedisServer
 from tests.support.intake import Desk, start_desk
 from tests.support.netns import inside_netns, run_in_netns
 
+#: Fixtures shared by test modules in different folders (a conftest reaches only its own folder).
+pytest_plugins = ["tests.support.ipp_fixtures"]
+
 _venues = itertools.count()
 
 

@@ -207,17 +207,24 @@ class IppDriver(Driver):
             raise RenderError(f"cannot encode the badge for {plan.format}: {exc}") from exc
 
     async def print(self, data: bytes, badge: Badge, timeout: float) -> PrintResult:
-        head, _, document = data.partition(b"\n")
-        fmt, size, *_ = [*head.decode("ascii", "replace").split(" "), "", ""]
+        fmt, size, document = _split(data)
         async with self.lock:
-            before = await self._before()
-            if before.faulted:
-                return PrintResult(Outcome.FAILED, f"nothing sent: printer {before.describe()}", before, sent=False)
-            if self.plan is not None and fmt != self.plan.format:
-                # Drawn before the printer changed what it takes (a new queue behind the same URI): draw again.
-                why = f"nothing sent: the badge was drawn as {fmt}, the printer now wants {self.plan.format}"
-                return PrintResult(Outcome.FAILED, why, before, sent=False)
+            before, refused = await self._ready(fmt)
+            if refused is not None:
+                return refused
             return await self._print(fmt, size, document, badge, before, time.monotonic() + timeout)
+
+    async def _ready(self, fmt: str) -> tuple[DeviceStatus, PrintResult | None]:
+        """The printer's state before a badge drawn as ``fmt`` (``_before``), and why nothing of the badge goes to
+        it (None: it may). Called under the lock."""
+        before = await self._before()
+        if before.faulted:
+            return before, PrintResult(Outcome.FAILED, f"nothing sent: printer {before.describe()}", before, sent=False)
+        if self.plan is not None and fmt != self.plan.format:
+            # Drawn before the printer changed what it takes (a new queue behind the same URI): draw again.
+            why = f"nothing sent: the badge was drawn as {fmt}, the printer now wants {self.plan.format}"
+            return before, PrintResult(Outcome.FAILED, why, before, sent=False)
+        return before, None
 
     async def _before(self) -> DeviceStatus:
         """The printer's state before a badge: the read that proved the last badge printed when it is fresh
@@ -438,15 +445,11 @@ class IppDriver(Driver):
     # -- the badge waiting at the printer (module docstring) ------------------------------------------------------
 
     async def hand(self, data: bytes, badge: Badge) -> Handed | PrintResult:
-        head, _, document = data.partition(b"\n")
-        fmt, size, *_ = [*head.decode("ascii", "replace").split(" "), "", ""]
+        fmt, size, document = _split(data)
         async with self.lock:
-            before = await self._before()
-            if before.faulted:
-                return PrintResult(Outcome.FAILED, f"nothing sent: printer {before.describe()}", before, sent=False)
-            if self.plan is not None and fmt != self.plan.format:
-                why = f"nothing sent: the badge was drawn as {fmt}, the printer now wants {self.plan.format}"
-                return PrintResult(Outcome.FAILED, why, before, sent=False)
+            before, refused = await self._ready(fmt)
+            if refused is not None:
+                return refused
             self._busy = False
             sent = await self._send(fmt, size, document, badge, before, time.monotonic() + self.client.io_timeout)
             if isinstance(sent, PrintResult):
@@ -525,3 +528,10 @@ class IppDriver(Driver):
             self._handed = [job for job in self._handed if job in left]
             if left:
                 raise DriverError(f"{self.description}: could not cancel job(s) {', '.join(map(str, left))}")
+
+
+def _split(data: bytes) -> tuple[str, str, bytes]:
+    """A drawn badge (``render``): the document's format and size from its head line, and the document."""
+    head, _, document = data.partition(b"\n")
+    fmt, size, *_ = [*head.decode("ascii", "replace").split(" "), "", ""]
+    return fmt, size, document

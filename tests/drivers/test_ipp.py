@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from aiohttp import web
 from redis.asyncio import Redis
 
 from cli.redis_server import RedisServer
-from drivers.base import Badge, DeviceState, Handed, Outcome
+from drivers.base import Badge, DeviceState, Handed, Outcome, PrintResult
 from drivers.ipp import driver as ipp_driver_module
 from drivers.ipp import wire
 from drivers.ipp.client import IppClient, IppError, format_fingerprint, peer_fingerprint
@@ -33,18 +33,6 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.ipp
 
 BADGE = Badge(job_id="job-7", attendee_id="ATT-0007", name="Ada Lovelace", company="Analytical", role="Speaker")
-
-
-@pytest.fixture(scope="module")
-def dnssd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    with ipp.dns_sd(tmp_path_factory.mktemp("dnssd")) as env:
-        yield env
-
-
-@pytest.fixture
-def eve(tmp_path: Path, dnssd: dict[str, str]) -> Iterator[ipp.IppEvePrinter]:
-    with ipp.ippeveprinter(tmp_path / "eve", dnssd) as printer:
-        yield printer
 
 
 async def opened(uri: str, **kwargs: object) -> IppDriver:
@@ -365,6 +353,23 @@ def test_requests_encode_collections_as_cups_reads_them() -> None:
     assert col == {"media-size": [{"x-dimension": [10], "y-dimension": [20]}]}
 
 
+async def test_a_badge_drawn_for_what_the_printer_no_longer_takes_is_neither_printed_nor_handed(
+    eve: ipp.IppEvePrinter,
+) -> None:
+    """The printer changed what it takes after the badge was drawn (a new queue behind the same URI): both ways of
+    sending it refuse before a byte goes out, and say what to draw instead."""
+    driver = await opened(eve.uri)
+    try:
+        head, _, rest = driver.render(BADGE).partition(b" ")
+        stale = b"image/drawn-before " + rest
+        for result in (await driver.print(stale, BADGE, 10.0), await driver.hand(stale, BADGE)):
+            assert isinstance(result, PrintResult) and result.outcome is Outcome.FAILED and not result.sent
+            assert result.reason.endswith(f"drawn as image/drawn-before, the printer now wants {head.decode()}")
+        assert eve.printed() == []
+    finally:
+        await driver.aclose()
+
+
 async def test_client_error_names_the_status(eve: ipp.IppEvePrinter) -> None:
     async with IppClient(eve.uri) as client:
         with pytest.raises(IppError, match="client-error-not-found"):
@@ -372,12 +377,6 @@ async def test_client_error_names_the_status(eve: ipp.IppEvePrinter) -> None:
 
 
 # -- CUPS queues -------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def cups(tmp_path: Path) -> Iterator[ipp.Cups]:
-    with ipp.cupsd(tmp_path / "cups") as server:
-        yield server
 
 
 async def test_cups_ipp_queue_is_confirmed_by_the_device(cups: ipp.Cups, eve: ipp.IppEvePrinter) -> None:

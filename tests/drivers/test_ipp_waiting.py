@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,24 +47,6 @@ PAPER_OUT_ON_THE_FIRST = (
 FIRST_NEVER_ENDS = '  while [ ! -e "$DIR/go-on" ]; do sleep 0.02; done\n  exit 1'
 
 
-@pytest.fixture(scope="module")
-def dnssd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    with ipp.dns_sd(tmp_path_factory.mktemp("dnssd")) as env:
-        yield env
-
-
-@pytest.fixture
-def eve(tmp_path: Path, dnssd: dict[str, str]) -> Iterator[ipp.IppEvePrinter]:
-    with ipp.ippeveprinter(tmp_path / "eve", dnssd) as printer:
-        yield printer
-
-
-@pytest.fixture
-def cups(tmp_path: Path) -> Iterator[ipp.Cups]:
-    with ipp.cupsd(tmp_path / "cups") as server:
-        yield server
-
-
 def first_job(cups: ipp.Cups, first: str) -> str:
     return _FIRST_WAITS.format(spool=cups.directory / "spool", first=first)
 
@@ -85,9 +66,17 @@ async def test_a_printer_that_takes_one_job_at_a_time_gets_one_badge_at_a_time(
 ) -> None:
     """ippeveprinter refuses a second job while one prints (busy): the agent stops handing it one early, and the
     badge it refused goes back unflagged, its attempt not counted."""
+    await _four_print_once_each(tmp_path, eve, eve.uri, redis, redis_server, venue)
+
+
+async def _four_print_once_each(
+    tmp_path: Path, eve: ipp.IppEvePrinter, uri: str, redis: Redis, redis_server: RedisServer, venue: str
+) -> None:
+    """Four badges through an agent printing to ``uri`` (the printer, or a queue in front of it): each printed once,
+    at its first attempt, unflagged, confirmed by the device."""
     store, k = Store(redis, venue), Keys(venue)
     jobs = [await add(store, f"a{i}") for i in range(4)]
-    async with running_agent(tmp_path, venue, redis_server.url, "ipp-1", printer__driver=ipp_driver(eve.uri)):
+    async with running_agent(tmp_path, venue, redis_server.url, "ipp-1", printer__driver=ipp_driver(uri)):
         for job_id in jobs:
             await wait_until(lambda job_id=job_id: state_is(redis, k, job_id, b"printed"), 60)  # type: ignore[misc]
     for job_id in jobs:
@@ -175,15 +164,7 @@ async def test_badges_go_through_with_the_next_one_waiting_at_the_printer(
 ) -> None:
     eve.behave(first_job(cups, "  :"))  # the first ends only once the second waits behind it
     queue = cups.add_queue("badges", eve.uri)
-    store, k = Store(redis, venue), Keys(venue)
-    jobs = [await add(store, f"a{i}") for i in range(4)]
-    async with running_agent(tmp_path, venue, redis_server.url, "ipp-1", printer__driver=ipp_driver(queue)):
-        for job_id in jobs:
-            await wait_until(lambda job_id=job_id: state_is(redis, k, job_id, b"printed"), 60)  # type: ignore[misc]
-    for job_id in jobs:
-        job = await redis.hgetall(k.job(job_id))
-        assert job[b"maybe_printed"] == b"0" and job[b"attempts"] == b"1" and job[b"confirmed_by"] == b"device"
-    assert sorted(p.name.split("-", 1)[1] for p in eve.printed()) == sorted(jobs)  # each once
+    await _four_print_once_each(tmp_path, eve, queue, redis, redis_server, venue)
 
 
 async def test_paper_out_withdraws_the_waiting_badge_before_the_printer_starts_it(

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,8 @@ import pytest
 from cli.redis_server import RedisServer, free_port
 from intake.tokens import TokenFile
 from tests.support.intake import write_intake_config
-from tests.support.processes import ROOT
+from tests.support.processes import spawn_intake
+from tests.support.siege import half_sent
 
 #: Half-sent connections the kiosk's script holds open, re-opened as the intake closes them.
 HALF_SENT = 300
@@ -36,39 +35,12 @@ def intake(tmp_path: Path, redis_server: RedisServer, venue: str) -> Iterator[tu
     tokens = TokenFile(tmp_path / "tokens.json")
     desk = tokens.add("desk-1", "desk")
     kiosk = tokens.add("kiosk-1", "kiosk")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agent", "intake", "-c", str(config)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=(tmp_path / "intake.log").open("wb"),
-    )
+    proc = spawn_intake(config, port, tmp_path / "intake.log")
     try:
-        assert proc.stdout is not None
-        assert f":{port}" in proc.stdout.readline().decode()
         yield f"http://127.0.0.1:{port}", desk, kiosk
     finally:
         proc.terminate()
         proc.wait(10)
-
-
-async def _half_sent(port: int, secret: str, stop: asyncio.Event, opened: Counter[str]) -> None:
-    """One connection that sends part of its headers and nothing more; opened again when the intake closes it."""
-    while not stop.is_set():
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            opened["refused"] += 1
-            await asyncio.sleep(0.1)
-            continue
-        opened["opened"] += 1
-        writer.write(f"GET /v1/printers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\n".encode())
-        with contextlib.suppress(ConnectionError):
-            stopped = asyncio.ensure_future(stop.wait())
-            closed = asyncio.ensure_future(reader.read())
-            await asyncio.wait((stopped, closed), return_when=asyncio.FIRST_COMPLETED)
-            stopped.cancel()
-            closed.cancel()
-        writer.close()
 
 
 async def _flood(
@@ -92,7 +64,7 @@ async def test_desks_are_answered_while_one_kiosk_token_floods_and_holds_half_se
     kiosk_got: Counter[int] = Counter()
     desk_got: Counter[int] = Counter()
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        siege = [asyncio.create_task(_half_sent(port, kiosk, stop, opened)) for _ in range(HALF_SENT)]
+        siege = [asyncio.create_task(half_sent(port, kiosk, stop, opened)) for _ in range(HALF_SENT)]
         siege += [asyncio.create_task(_flood(session, base, kiosk, stop, kiosk_got)) for _ in range(FLOODERS)]
         try:
             while opened["opened"] < HALF_SENT or sum(kiosk_got.values()) < 200:  # the siege is on first

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,24 +21,6 @@ from drivers.ipp.client import format_fingerprint, peer_fingerprint
 from tests.support import ipp
 
 pytestmark = pytest.mark.ipp
-
-
-@pytest.fixture(scope="module")
-def dnssd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    with ipp.dns_sd(tmp_path_factory.mktemp("dnssd")) as env:
-        yield env
-
-
-@pytest.fixture
-def eve(tmp_path: Path, dnssd: dict[str, str]) -> Iterator[ipp.IppEvePrinter]:
-    with ipp.ippeveprinter(tmp_path / "eve", dnssd) as printer:
-        yield printer
-
-
-@pytest.fixture
-def cups(tmp_path: Path) -> Iterator[ipp.Cups]:
-    with ipp.cupsd(tmp_path / "cups") as server:
-        yield server
 
 
 def scanners(eve: ipp.IppEvePrinter, cups: ipp.Cups) -> Scanners:

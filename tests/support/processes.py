@@ -99,5 +99,26 @@ def intake_process(config: Path, port: int) -> Iterator[str]:
         assert "bdg_" not in err  # no token in its log
 
 
+def spawn_intake(config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """``badge-agent intake`` as its own process, once it listens on ``port``; its log goes to ``log`` (a pipe
+    nobody reads would fill under a flood and stall it). The caller terminates it."""
+    with log.open("ab") as err:  # the process has its own copy
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agent", "intake", "-c", str(config)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    try:
+        line = proc.stdout.readline().decode() if proc.stdout else ""
+        assert f":{port}" in line, f"intake did not start: {line!r} {proc.poll()}"
+    except BaseException:
+        proc.kill()
+        proc.wait(10)
+        raise
+    return proc
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "agent", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -9,12 +9,10 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-import pytest
 from redis.asyncio import Redis
 
 from cli.redis_server import RedisServer
@@ -34,14 +32,6 @@ from webhooks.keys import CONSUMER
 from webhooks.sender import Sender
 
 FAST = AlertsConfig(out_of_labels=0.5, printer_down=0.5, fault=0.5, clear_after=0.5, interval=0.05)
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    r = Receiver()
-    await r.start()
-    yield r
-    await r.stop()
 
 
 def _alerts(receiver: Receiver) -> list[dict[str, Any]]:

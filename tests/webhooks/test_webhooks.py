@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -31,14 +30,6 @@ from webhooks.keys import WebhookKeys
 from webhooks.sender import Sender, webhooks_status
 
 SECRET = b"s3cret-for-tests"
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    r = Receiver()
-    await r.start()
-    yield r
-    await r.stop()
 
 
 @pytest.fixture
