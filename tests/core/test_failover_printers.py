@@ -11,7 +11,7 @@ import collections
 import contextlib
 import os
 import signal
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -117,12 +117,6 @@ async def _all_printed(redis: Redis, k: Keys, ids: list[str]) -> bool:
         if not await state_is(redis, k, job_id, b"printed"):
             return False
     return True
-
-
-@pytest.fixture(scope="module")
-def dnssd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    with ipp.dns_sd(tmp_path_factory.mktemp("dnssd")) as env:
-        yield env
 
 
 #: The first badge stays under the head until the test lets it go on (``go-on``), so each fault lands mid-job.

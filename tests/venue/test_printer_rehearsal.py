@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -32,12 +32,6 @@ from tests.support import ipp
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.ipp, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def dnssd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    with ipp.dns_sd(tmp_path_factory.mktemp("dnssd")) as env:
-        yield env
 
 
 @contextlib.asynccontextmanager
