@@ -307,7 +307,9 @@ def make_board_app(board: Board) -> web.Application:
 
 async def serve_board(redis: Redis, venue: str, host: str, port: int, interval: float = 0.5) -> None:
     """Serve the board until cancelled; prints the address it listens on (port 0 picks a free one)."""
-    runner = web.AppRunner(make_board_app(Board(redis, venue, interval)), access_log=None)
+    # shutdown_timeout: a stopping board (its streams end at shutdown) waits at most this for what still runs,
+    # never the 60 s aiohttp waits by default.
+    runner = web.AppRunner(make_board_app(Board(redis, venue, interval)), access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)

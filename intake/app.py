@@ -307,6 +307,9 @@ async def read(request: web.Request) -> web.Response:
             if left <= 0:
                 break
             woke = await listener.wait(min(left, GONE_CHECK))
+            if intake.hub.closing:
+                view = await _readable(request, token, job_id)
+                break  # stopping: the state as it is now, and the client asks again (another intake, or this one)
             if _gone(request):
                 return web.Response(status=499)  # nobody is there to read it (nginx's "client closed request")
             if not _still_valid(request, token):
@@ -353,7 +356,7 @@ async def events(request: web.Request) -> web.StreamResponse:
                 while (left := ends - time.monotonic()) > 0:
                     if not await listener.wait(min(left, limits.keepalive)):
                         await resp.write(b": keep-alive\n\n")  # fails once the client is gone
-                    if listener.overflowed or _gone(request) or not _still_valid(request, token):
+                    if listener.overflowed or intake.hub.closing or _gone(request) or not _still_valid(request, token):
                         break
                     pending = list(listener.events)
                     listener.events.clear()
@@ -560,12 +563,23 @@ def _reader(intake: Intake) -> Callable[[web.Application], AsyncIterator[None]]:
     return run
 
 
+def _stopping(intake: Intake) -> Callable[[web.Application], Awaitable[None]]:
+    """At shutdown the long-polls answer and the streams end at once (a client asks again, of another intake or
+    of this one restarted), rather than holding the stop up until the runner's shutdown timeout cancels them."""
+
+    async def stop(app: web.Application) -> None:
+        intake.hub.close()
+
+    return stop
+
+
 def make_app(config: IntakeConfig, redis: Redis) -> web.Application:
     intake = Intake(config, redis)
     app = web.Application(middlewares=[make_middleware(intake)], client_max_size=config.limits.max_body_bytes)
     app[INTAKE] = intake
     add_page_headers(app)
     app.cleanup_ctx.append(_reader(intake))
+    app.on_shutdown.append(_stopping(intake))
     app.router.add_get("/", root, allow_head=False)
     app.router.add_post("/v1/jobs", create)
     app.router.add_get("/v1/jobs/{id}", read, allow_head=False)

@@ -27,6 +27,9 @@ from aiohttp.web_protocol import RequestHandler
 
 log = logging.getLogger("badge_agent.intake")
 
+#: Seconds a stopping intake (SIGTERM) waits for the requests still running before it cancels them: an answer
+#: being written gets out, and a stop takes a few seconds, never the 60 aiohttp waits by default.
+SHUTDOWN_TIMEOUT = 2.0
 REFUSAL = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\nRetry-After: 1\r\n\r\n"
 
 
@@ -161,7 +164,11 @@ async def serve_app(
     # handler_cancellation: a long-poll whose client hung up is cancelled at once rather than when it next looks.
     # access_log=None: the app logs requests, never a header. lingering_time=0: a request answered without its body
     # (a refusal, a 408) closes its connection at once, rather than reading on for ten seconds a body nobody uses.
-    runner = web.AppRunner(app, access_log=None, handler_cancellation=True, lingering_time=0)
+    # shutdown_timeout: at SIGTERM a request still running after this is cancelled (aiohttp waits 60 s by default;
+    # the long-polls and streams end at once anyway, intake/app.py ``_stopping``).
+    runner = web.AppRunner(
+        app, access_log=None, handler_cancellation=True, lingering_time=0, shutdown_timeout=SHUTDOWN_TIMEOUT
+    )
     await runner.setup()
     if runner.server is None:
         raise RuntimeError("aiohttp's runner has no server after setup")

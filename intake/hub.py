@@ -93,6 +93,8 @@ class Hub:
         self.ready = asyncio.Event()
         #: XREAD calls made (for tests and /metrics: one reader, however many listeners).
         self.reads = 0
+        #: Set when the intake stops: every long-poll answers what it has and every stream ends, at once.
+        self.closing = False
 
     @property
     def listening(self) -> int:
@@ -132,6 +134,14 @@ class Hub:
                 return past
             past = [e for e in past if _entry_id_key(e.entry_id) > floor]
         return past
+
+    def close(self) -> None:
+        """Wake every listener for good: the intake is stopping (SIGTERM), and a long-poll left waiting would hold
+        the stop up for as long as it asked to wait."""
+        self.closing = True
+        for listeners in self._listeners.values():
+            for listener in listeners:
+                listener.wake.set()
 
     @contextlib.contextmanager
     def listen(self, job_id: str) -> Iterator[Listener]:

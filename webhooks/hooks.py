@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +20,7 @@ from redis.asyncio import Redis
 
 from core.errors import UserError
 from protocol.codec import dec, enc
+from protocol.jobs import BUILT_IN
 from protocol.printed import PrintedRecord
 from webhooks.keys import CONSUMER, WebhookKeys
 
@@ -29,7 +31,20 @@ EVENTS = ("printed", "handed_over", "failed", "alert")
 FORMATS = ("json", "text", "ntfy")
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
-FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+#: An event's own field name, as a job's ``fields`` may hold it (protocol/jobs.py): no other name can ever match.
+FIELD_RE = re.compile(r"^[a-z0-9_]{1,40}$")
+#: The delivery's own fields a ``--when`` may name, with the values each can have. Only ``printed`` and
+#: ``handed_over`` carry them; they are read from the delivery before the job (so the speaker room can ask for
+#: arrivals only: ``arrival=true``, never a reprint).
+DELIVERY_FIELDS: dict[str, tuple[str, ...]] = {
+    "arrival": ("true", "false"),
+    "reprint": ("true", "false"),
+    "kind": ("badge", "reprint", "handed_over"),
+}
+#: The events whose deliveries carry ``DELIVERY_FIELDS``.
+DELIVERY_EVENTS = ("printed", "handed_over")
+#: The job's own fields a filter may name (its list of printers is no single value to compare).
+_JOB_FIELDS = tuple(f for f in BUILT_IN if f != "zone_printers")
 MAX_URL = 2000
 
 
@@ -38,7 +53,8 @@ class Webhook:
     name: str
     url: str
     events: tuple[str, ...]
-    #: field -> value: every one must equal the job's field for the webhook to fire
+    #: field -> value: every one must equal the delivery's field (``DELIVERY_FIELDS``) or the job's for the webhook
+    #: to fire
     when: tuple[tuple[str, str], ...] = ()
     format: str = "json"
     #: the signing secret's file on the sender's machine; "" sends unsigned (a chat hook whose URL is its secret)
@@ -61,9 +77,19 @@ class Webhook:
             secret_file=str(data.get("secret_file") or ""),
         )
 
-    def wants(self, event: str, job: dict[str, Any]) -> bool:
-        """True when this webhook is told of ``event`` for a job with these fields (its payload)."""
-        return event in self.events and all(_field(job, k) == v for k, v in self.when)
+    def wants(self, event: str, job: dict[str, Any], delivery: Mapping[str, Any] | None = None) -> bool:
+        """True when this webhook is told of ``event`` for a job with these fields (its payload); ``delivery``:
+        the data to be sent, whose ``DELIVERY_FIELDS`` a filter reads instead of the job's."""
+        if event not in self.events:
+            return False
+        for name, value in self.when:
+            if name in DELIVERY_FIELDS:
+                found = None if delivery is None else delivery.get(name)
+                if found is None or _text(found) != value:
+                    return False
+            elif _field(job, name) != value:
+                return False
+        return True
 
 
 def _field(job: dict[str, Any], name: str) -> str | None:
@@ -74,6 +100,11 @@ def _field(job: dict[str, Any], name: str) -> str | None:
         value = extra.get(name) if isinstance(extra, dict) else None
     if value is None:
         return None
+    return _text(value)
+
+
+def _text(value: object) -> str:
+    """A value as a ``--when`` compares it: text as it is, anything else as JSON (``true``, ``3``)."""
     return value if isinstance(value, str) else json.dumps(value)
 
 
@@ -116,12 +147,31 @@ def parse_events(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def parse_when(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def parse_when(items: tuple[str, ...], events: tuple[str, ...] = DELIVERY_EVENTS) -> tuple[tuple[str, str], ...]:
+    """The ``--when FIELD=VALUE`` filters of a webhook told of ``events``; a UserError naming the first that could
+    never match: an unknown field, a value a delivery's field never has, or a delivery's field asked of an event
+    that has none."""
     found: dict[str, str] = {}
     for item in items:
         field, sep, value = item.partition("=")
-        if not sep or not FIELD_RE.match(field):
-            raise UserError(f"--when {item!r}: FIELD=VALUE, the field a job's field name (e.g. ticket_type=Speaker)")
+        if not sep:
+            raise UserError(f"--when {item!r}: FIELD=VALUE (e.g. ticket_type=Speaker or arrival=true)")
+        if field in DELIVERY_FIELDS:
+            allowed = DELIVERY_FIELDS[field]
+            if value not in allowed:
+                raise UserError(f"--when {item!r}: {field} is {' or '.join(allowed)}")
+            without = [e for e in events if e not in DELIVERY_EVENTS]
+            if without:
+                raise UserError(
+                    f"--when {item!r}: {', '.join(without)} events have no {field} (only "
+                    f"{' and '.join(DELIVERY_EVENTS)}): add a second webhook for them"
+                )
+        elif not FIELD_RE.match(field):
+            raise UserError(
+                f"--when {item!r}: unknown field {field!r}: name one of the delivery's "
+                f"({', '.join(DELIVERY_FIELDS)}), the job's own ({', '.join(_JOB_FIELDS)}) "
+                "or an event field (ticket_type, ...: 1-40 of a-z, 0-9 and _)"
+            )
         found[field] = value
     return tuple(found.items())
 

@@ -4,9 +4,9 @@ Queuing: the sender reads the printed record's entries after its cursor (protoco
 the record when the first one was added, so no print confirmed since is missed, whatever the sender's downtime),
 and the events stream's ``dead`` entries after its own cursor (``P webhooks:events``: a dead letter is ``failed``),
 and queues one delivery for each webhook that wants it (``Webhook.wants``: its events and ``--when`` filters, read
-from the job's payload): the delivery's data (with its ``id``, ``delivery_id``) in ``P webhooks:pending:<name>`` and
-its place (the time of the stream entry it came from) in ``P webhooks:q:<name>``, both written only if absent, then
-the cursor moves past what was read.
+from the delivery's ``arrival``, ``reprint`` and ``kind`` and from the job's payload): the delivery's data (with
+its ``id``, ``delivery_id``) in ``P webhooks:pending:<name>`` and its place (the time of the stream entry it came
+from) in ``P webhooks:q:<name>``, both written only if absent, then the cursor moves past what was read.
 A sender that dies between the two queues the same entries again with the same ids: nothing is added twice.
 
 Sending: each webhook's deliveries in their order, one at a time (a receiver sees them in order); a 2xx removes
@@ -252,9 +252,9 @@ class Sender:
                 event = event_of(entry.kind)
                 if event is None:
                     continue
+                data = self._printed_data(event, entry, job)
                 for hook in hooks:
-                    if hook.wants(event, job):
-                        data = self._printed_data(event, entry, job)
+                    if hook.wants(event, job, data):
                         queued += await self._queue(hook, f"printed:{entry.id}", order_of(entry.id), data, now)
             await self.record.took(CONSUMER, entries[-1].id)
             if len(entries) < BATCH:

@@ -65,7 +65,12 @@ def _secret_file(path: Path) -> str:
 @click.argument("url")
 @click.option("--events", "events", required=True, help=f"What to send, comma-separated: {', '.join(EVENTS)}.")
 @click.option(
-    "--when", "when", multiple=True, metavar="FIELD=VALUE", help="Only jobs whose field has this value (repeatable)."
+    "--when",
+    "when",
+    multiple=True,
+    metavar="FIELD=VALUE",
+    help="Only deliveries whose field (arrival, reprint, kind, or the job's: ticket_type, ...) has this value "
+    "(repeatable).",
 )
 @click.option(
     "--secret-file",
@@ -78,11 +83,12 @@ def add(
 ) -> None:
     """Add (or replace) the webhook NAME posting to URL."""
     try:
+        told = parse_events(events)
         hook = Webhook(
             name=check_name(name),
             url=check_url(url),
-            events=parse_events(events),
-            when=parse_when(when),
+            events=told,
+            when=parse_when(when, told),
             format=fmt,
             secret_file=_secret_file(secret_file) if secret_file is not None else "",
         )

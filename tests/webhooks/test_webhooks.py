@@ -217,6 +217,34 @@ async def test_when_filters_on_the_jobs_fields(redis: Redis, venue: str, receive
     assert await redis.xlen(Keys(venue).printed) == 0  # the others were taken too, not sent
 
 
+async def test_when_filters_on_the_deliverys_own_fields_a_speaker_room_gets_arrivals_only(
+    redis: Redis, venue: str, receiver: Receiver, secret_file: Path
+) -> None:
+    store = Store(redis, venue)
+    await store.beat("p1", {"state": "ready"}, 60_000, first=True)
+    when = (("ticket_type", "Speaker"), ("arrival", "true"))
+    await _add(redis, venue, "speakers", receiver.url, secret_file, when=when)
+    reprints = Receiver()
+    await reprints.start()
+    try:
+        await _add(redis, venue, "reprints", reprints.url, None, when=(("kind", "reprint"),))
+        speaker = await _print(store, "a1", ticket_type="Speaker")
+        assert (await store.reprint(speaker, "coffee", "staff", 2, False)).kind == "reprint"
+        await print_it(store, "p1", speaker)
+        other = await _print(store, "a2", ticket_type="Attendee")
+        sender = _fast(redis, venue)
+        await _rounds_until(sender, lambda: len(receiver.ok) == 1 and len(reprints.ok) == 1)
+        async with session() as http:
+            await sender.send_waiting(http)
+    finally:
+        await reprints.stop()
+    (arrived,) = receiver.got  # the speaker's arrival, not their reprint, not another's badge
+    assert arrived.data["job_id"] == speaker and arrived.data["arrival"] is True and arrived.data["reprint"] is False
+    (again,) = reprints.got
+    assert again.data["job_id"] == speaker and again.data["reprint"] is True
+    assert other not in {r.data["job_id"] for r in receiver.got + reprints.got}
+
+
 async def test_text_format_sends_a_chat_line(redis: Redis, venue: str, receiver: Receiver) -> None:
     store = Store(redis, venue)
     await store.beat("p1", {"state": "ready"}, 60_000, first=True)
@@ -356,6 +384,11 @@ def test_commands_add_list_test_rm(tmp_path: Path, redis_server: RedisServer, ve
         (["ftp://example.org/hook", "--events", "printed"], "must start with https://"),
         (["https://example.org/hook", "--events", "printed,teleported"], "teleported: choose from"),
         (["https://example.org/hook", "--events", "printed", "--when", "nofield"], "FIELD=VALUE"),
+        (["https://example.org/hook", "--events", "printed", "--when", "Ticket-Type=x"], "unknown field 'Ticket-Type'"),
+        (["https://example.org/hook", "--events", "printed", "--when", "fields.ticket_type=x"], "unknown field"),
+        (["https://example.org/hook", "--events", "printed", "--when", "arrival=yes"], "arrival is true or false"),
+        (["https://example.org/hook", "--events", "printed", "--when", "kind=preprint"], "kind is badge or"),
+        (["https://example.org/hook", "--events", "printed,alert", "--when", "reprint=false"], "alert events have no"),
     ],
 )
 def test_add_refuses_bad_input_in_one_line(
