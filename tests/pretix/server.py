@@ -2,7 +2,8 @@
 
 Served as pretix runs at a venue, not as a developer's ``runserver``: several processes (runtime/serve.py) and
 SQLite in WAL mode with writers that wait for each other (runtime/pretix_test_settings.py), so that requests side by
-side are answered side by side (as far as the machine's cores allow) instead of failing with "database is locked".
+side are answered side by side (as far as the machine's cores allow) instead of failing with "database is locked";
+the query planner's statistics are kept current as a production database keeps them (runtime/serve.py).
 
 Data is written through pretix's own models by ``pretix_data.py`` run in pretix's virtualenv (seeding, and changes a
 test makes mid-test: a name changed, an order placed or cancelled, a token revoked). The server can be stopped and
