@@ -103,4 +103,25 @@ MUTANTS = (
         "if redis.call('EXISTS', KEYS[3]) == 1 then",
         "a released job stays in the printer's in-flight list too",
     ),
+    Mutant(
+        "group-back-held-last",
+        "group_back.lua",
+        "redis.call('RPUSH', KEYS[3], held)",
+        "redis.call('LPUSH', KEYS[3], held)",
+        "a box handed on puts its badge in hand last, out of order",
+    ),
+    Mutant(
+        "group-back-without-flag",
+        "group_back.lua",
+        "redis.call('HSET', job, 'maybe_printed', 1, 'maybe_printed_where', prior)",
+        "",
+        "a box handed on mid-print does not flag its badge in hand",
+    ),
+    Mutant(
+        "take-box-behind-box",
+        "take.lua",
+        "if KEYS[6] and not held then",
+        "if KEYS[6] then",
+        "a box's badge waits at the printer behind another of the box",
+    ),
 )

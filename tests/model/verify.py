@@ -76,7 +76,11 @@ def _explore(
                     unreplayable += 1
                 except Exception as exc:  # noqa: BLE001 - any failure of the model is the result, reported whole
                     # Hypothesis adds the shrunk sequence of steps as the exception's notes: the counterexample.
-                    notes = "\n".join(getattr(exc, "__notes__", ()))
+                    # Several distinct failures come as one ExceptionGroup, each with its own shrunk steps.
+                    subs = list(getattr(exc, "exceptions", ())) or [exc]
+                    notes = "\n".join(
+                        f"--- {type(e).__name__}: {e}\n" + "\n".join(getattr(e, "__notes__", ())) for e in subs
+                    )
                     failure = f"{type(exc).__name__}: {exc}" + (f"\n{notes}" if notes else "")
                 done += max(share, world.sequences - before)
                 chunk += 1
