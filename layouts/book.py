@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from drivers.base import Badge, RenderError
 from drivers.label import LabelConfig
 from layouts.errors import LayoutError
-from layouts.model import job_values, stock_name
+from layouts.model import BUILT_IN_LAYOUT, job_values, stock_name
 
 if TYPE_CHECKING:
     from layouts.draw import LayoutDraw
@@ -31,17 +31,6 @@ DEFAULT = "default"
 #: A layout's stock fits the printer's when each side is within this (mm): label sizes are written 101.6 or 102.
 STOCK_SLACK_MM = 1.0
 _USED_KEPT = 64  # job -> (layout, version) entries kept until their confirm asks
-
-
-#: The layout a job names to be drawn in the built-in design whatever the venue's rules and default: a label that is
-#: no attendee's badge (a box's separator, preprint/pool.py) must not look like one.
-BUILT_IN_LAYOUT = "built-in"
-#: Why ``built-in`` is never a venue layout's name: a job naming it (a box's separator label) is drawn in the built-in
-#: design whatever the venue sets, so a layout of that name would be stored and never drawn.
-RESERVED_NAME = (
-    f"the layout name {BUILT_IN_LAYOUT!r} is reserved (it names the built-in design, which box separator labels "
-    "are drawn in): give the layout another name (--name)"
-)
 
 
 def parse_stock(stock: str) -> tuple[float, float] | None:

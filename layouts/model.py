@@ -305,3 +305,14 @@ def job_values(badge: Badge) -> dict[str, str]:
         "job_id": badge.job_id,
     }
     return {**badge.fields, **built_in}
+
+
+#: The layout a job names to be drawn in the built-in design whatever the venue's rules and default: a label that is
+#: no attendee's badge (a box's separator, preprint/pool.py) must not look like one.
+BUILT_IN_LAYOUT = "built-in"
+#: Why ``built-in`` is never a venue layout's name: a job naming it (a box's separator label) is drawn in the built-in
+#: design whatever the venue sets, so a layout of that name would be stored and never drawn.
+RESERVED_NAME = (
+    f"the layout name {BUILT_IN_LAYOUT!r} is reserved (it names the built-in design, which box separator labels "
+    "are drawn in): give the layout another name (--name)"
+)

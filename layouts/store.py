@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from layouts import specs
-from layouts.book import BUILT_IN_LAYOUT, RESERVED_NAME
 from layouts.errors import LayoutError
 from layouts.keys import LayoutKeys
-from layouts.model import Layout, parse_layout
+from layouts.model import BUILT_IN_LAYOUT, RESERVED_NAME, Layout, parse_layout
 from protocol.keys import Keys
 from protocol.scripts import Scripts
 from protocol.store import EVENTS_MAXLEN

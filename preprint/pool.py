@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 
 from attendees.store import AttendeeStore
 from core.errors import UserError
-from layouts.book import BUILT_IN_LAYOUT
+from layouts.model import BUILT_IN_LAYOUT
 from preprint.jobs import KIND_SEPARATOR, NotPlanned, preprint_job
 from preprint.keys import BadgeState, Mode, RunState
 from preprint.store import PreprintStore, StoredBox

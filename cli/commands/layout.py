@@ -19,9 +19,9 @@ from cli.main import Target, fail, fleet_options, run_async
 from cli.registration_files import PRESETS, ColumnMap, read_export
 from core.errors import EXIT_CONFIG, JobError, UserError
 from drivers.label import LabelConfig
-from layouts.book import BUILT_IN_LAYOUT, DEFAULT, RESERVED_NAME, stock_fits
+from layouts.book import DEFAULT, stock_fits
 from layouts.errors import LayoutError
-from layouts.model import Layout
+from layouts.model import BUILT_IN_LAYOUT, RESERVED_NAME, Layout
 from protocol.jobs import LAYOUT_NAME, parse_job
 
 _NAME_HELP = "The layout's name in the venue (default: the file's `name:`, else the file name)."
