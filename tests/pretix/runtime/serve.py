@@ -19,14 +19,18 @@ import sys
 import threading
 from pathlib import Path
 
-#: How often the statistics keeper looks whether the database changed (it runs ANALYZE only then).
+#: How soon after an ANALYZE the statistics keeper looks again whether the database changed (it runs ANALYZE only
+#: then); each ANALYZE doubles the wait, up to ANALYZE_AT_MOST: ANALYZE holds the write lock while it reads, and
+#: the statistics need renewing as the tables' shape changes (the first check-ins), not with every row.
 ANALYZE_EVERY = 2.0
+ANALYZE_AT_MOST = 120.0
 #: Rows ANALYZE reads per index at most (SQLite's own bound for it): statistics stay cheap on a large database.
 ANALYSIS_LIMIT = 1000
 
 
 def keep_statistics(db: str, stop: threading.Event) -> None:
-    """ANALYZE the database now and again whenever another connection changed it (at most every ANALYZE_EVERY s).
+    """ANALYZE the database now and again whenever another connection changed it (2 s after the start, then ever
+    less often: ANALYZE_EVERY doubled after each, up to ANALYZE_AT_MOST).
 
     pretix lists a check-in list's positions with each ticket's last check-in as a subquery. Without statistics
     SQLite looks those check-ins up by their list (every check-in of the list, for every ticket) instead of by the
@@ -39,16 +43,19 @@ def keep_statistics(db: str, stop: threading.Event) -> None:
     # mode=rw: a database gone from its place is not made anew here (a test takes it away to break pretix).
     connection = sqlite3.connect(f"{Path(db).as_uri()}?mode=rw", uri=True, timeout=30, isolation_level=None)
     seen = None
+    wait = ANALYZE_EVERY
     while True:
         try:
             connection.execute(f"PRAGMA analysis_limit={ANALYSIS_LIMIT}")
             version = connection.execute("PRAGMA data_version").fetchone()[0]  # moves on another connection's commit
             if version != seen:
                 connection.execute("ANALYZE")
+                if seen is not None:
+                    wait = min(wait * 2, ANALYZE_AT_MOST)
                 seen = version
         except sqlite3.Error as exc:  # locked beyond the timeout, or broken: the next round tries again
             print(f"statistics not updated: {exc}", file=sys.stderr, flush=True)
-        if stop.wait(ANALYZE_EVERY):
+        if stop.wait(wait):
             connection.close()
             return
 
