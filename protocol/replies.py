@@ -156,6 +156,7 @@ class RequeueKind(StrEnum):
     REQUEUED = "requeued"
     NOT_IN_DLQ = "not_in_dlq"
     NO_RECORD = "no_record"  # a garbage id: it stays in the DLQ
+    PRINTED_ALREADY = "printed_already"  # confirmed after it was dead-lettered: out of the DLQ, not printed again
 
 
 class ReprintKind(StrEnum):

@@ -1,11 +1,19 @@
 -- requeue: an operator sends a dead-lettered job back to the front of the pool (after fixing its cause).
 -- KEYS dlq job:<id> pool events done:<id>
 -- ARGV <id> <by> <maxlen>
--- Returns {"requeued"}, {"not_in_dlq"}, or {"no_record"} (a garbage id, or a record that is not a hash: it stays in
--- the DLQ, nothing to print).
+-- Returns {"requeued"}, {"not_in_dlq"}, {"no_record"} (a garbage id, or a record that is not a hash: it stays in
+-- the DLQ, nothing to print), or {"printed_already"}: the badge came out after it was dead-lettered (a frozen
+-- printer, reclaimed while it printed, confirmed late what a peer's begin had refused): it is taken out of the DLQ
+-- and not printed again (requeueing it would clear its completion gate and print an unflagged second copy).
 local id = ARGV[1]
 if not redis.call('LPOS', KEYS[1], id) then
   return {'not_in_dlq'}
+end
+if redis.call('EXISTS', KEYS[5]) == 1 then
+  redis.call('LREM', KEYS[1], 0, id)
+  event(KEYS[4], ARGV[3], 'event', 'requeue_refused', 'job_id', id, 'by', ARGV[2],
+    'reason', 'printed already at ' .. redis.call('GET', KEYS[5]) .. ' (confirmed after it was dead-lettered)')
+  return {'printed_already'}
 end
 local payload = redis.pcall('HGET', KEYS[2], 'payload')
 if not payload or type(payload) == 'table' then  -- none, or job:<id> is not a hash (begin dead-lettered it so)

@@ -17,7 +17,7 @@ from pretix_sync.outbox import Outbox
 from protocol.jobs import parse_job
 from protocol.keys import Keys
 from protocol.printed import PrintedRecord
-from protocol.replies import BeginKind, ReleaseKind
+from protocol.replies import BeginKind, ReleaseKind, RequeueKind
 from protocol.store import Store
 from tests.support.agents import enqueue_many, printed_count, running_agent
 from tests.support.intake import start_desk
@@ -82,6 +82,32 @@ async def test_a_job_field_of_a_wrong_value_dead_letters_that_job_and_the_printe
 
 async def _dead(redis: Redis, k: Keys) -> bool:
     return await redis.llen(k.dlq) == 1
+
+
+async def test_a_badge_confirmed_after_a_peer_dead_lettered_it_is_never_requeued_to_print_again(
+    redis: Redis, venue: str
+) -> None:
+    """A printer freezes mid-badge and is reclaimed; a role user writes a wrong value into the job; the peer's begin
+    dead-letters it; the frozen printer wakes and confirms the paper that came out. Staff requeueing the dead letter
+    must not print it again (found by the protocol's model)."""
+    k = Keys(venue)
+    store = Store(redis, venue)
+    [job_id] = await enqueue_many(store, 1)
+    assert (taken := await store.take("desk-1")) is not None and taken.job_id == job_id
+    begun = await store.begin("desk-1", "hall", job_id)
+    assert begun.kind is BeginKind.PRINT
+    assert (await store.reclaim("desk-1", "ops", None)).kind == "reclaimed"
+    await redis.hset(k.job(job_id), "attempts", "lots")
+    assert (await store.take("desk-2")) is not None
+    assert (await store.begin("desk-2", "hall", job_id)).kind is BeginKind.DEAD
+    assert await redis.lrange(k.dlq, 0, -1) == [job_id.encode()]
+    assert (await store.confirm("desk-1", "hall", job_id, begun.epoch))[0] == "printed"
+
+    assert await store.requeue(job_id, "ops") is RequeueKind.PRINTED_ALREADY
+    assert await redis.lrange(k.dlq, 0, -1) == []
+    assert await redis.lrange(k.pool, 0, -1) == []
+    assert await redis.get(k.done(job_id)) == b"desk-1"
+    assert (await redis.hget(k.job(job_id), "state")) == b"printed"
 
 
 async def test_attempts_gone_wrong_while_printing_dead_letters_the_job_at_its_release(redis: Redis, venue: str) -> None:
