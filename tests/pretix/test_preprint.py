@@ -87,6 +87,7 @@ def _import(server: RedisServer, venue: str, path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)  # pretix fills, exports twice and reads 2,000 tickets: about 95 s on a busy 2-core machine
 async def test_a_venue_of_2000_pretix_attendees_is_planned_printed_and_met_at_the_door(
     lone_pretix: Pretix, desk: Desk, redis: Redis, redis_server: RedisServer, venue: str, tmp_path: Path
 ) -> None:
