@@ -9,7 +9,8 @@ local id = ARGV[1]
 if not redis.call('LPOS', KEYS[1], id) then
   return {'not_in_dlq'}
 end
-if redis.call('EXISTS', KEYS[5]) == 1 then
+-- (A done key of another type is the wrong-type record begin dead-lettered the job for: deleted below, as ever.)
+if redis.call('TYPE', KEYS[5]).ok == 'string' then
   redis.call('LREM', KEYS[1], 0, id)
   event(KEYS[4], ARGV[3], 'event', 'requeue_refused', 'job_id', id, 'by', ARGV[2],
     'reason', 'printed already at ' .. redis.call('GET', KEYS[5]) .. ' (confirmed after it was dead-lettered)')

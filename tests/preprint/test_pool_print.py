@@ -94,7 +94,9 @@ async def test_a_killed_printers_box_goes_on_whole_from_its_first_unconfirmed_ba
         job = await redis.hgetall(k.job(job_id))
         assert job[b"maybe_duplicate"] == b"1" and b"p1 (desk of p1)" in job[b"maybe_printed_where"]
     status = await pool_status(redis, venue, "r1")
-    assert status.done and set(status.maybe_printed) == twice
+    # The badge in p1's hands when it died is flagged whether or not its paper came out before the kill: every
+    # second copy is flagged, and nothing but that one badge is.
+    assert status.done and twice <= set(status.maybe_printed) <= set(box1) and len(status.maybe_printed) <= 1
 
 
 async def _has_run(redis: Redis, venue: str, printer: str) -> bool:
