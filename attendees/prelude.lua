@@ -95,6 +95,19 @@ local function badge_shown(att)
   return {a[1] or a[2] or '', a[3] or a[4] or '', a[5] or '', a[6] or a[7] or '', a[8] or '', a[9] or ''}
 end
 
+-- An attendee's pre-print record (their `preprint` field, JSON {run, box, layout, layout_version, fields_hash}) when
+-- it names <run>; nil when there is none, it is not JSON, or it is another run's.
+local function preprint_of(raw, run)
+  if not raw then
+    return nil
+  end
+  local ok, record = pcall(cjson.decode, raw)
+  if not ok or type(record) ~= 'table' or record['run'] ~= run then
+    return nil
+  end
+  return record
+end
+
 -- A pre-printed badge (preprint/) that no longer says what the record shows is void: the attendee's badge state
 -- `bs` becomes "void" (the door prints a new one, once) and the badge goes on its run's void list <voids> (code ->
 -- JSON box, name, reason, ms, printed), for staff to pull from its box. <done>: the completion gate of the
@@ -102,11 +115,8 @@ end
 -- read on the record. Nothing for a badge already handed over (the attendee holds it), or one void already.
 local function preprint_void(att, voids, done, code, run, before, after)
   local a = redis.call('HMGET', att, 'preprint', 'bs')
-  if not a[1] or a[2] == 'handed_over' or a[2] == 'void' then
-    return
-  end
-  local ok, record = pcall(cjson.decode, a[1])
-  if not ok or type(record) ~= 'table' or record['run'] ~= run then
+  local record = preprint_of(a[1], run)
+  if not record or a[2] == 'handed_over' or a[2] == 'void' then
     return
   end
   local what = {'name', 'company', 'role', 'fields', 'ticket type'}
@@ -133,11 +143,7 @@ end
 -- out). Else the badge stays void and the door prints the attendee's badge, once.
 local function preprint_unvoid(att, voids, done, run_key, code, run)
   local a = redis.call('HMGET', att, 'preprint', 'bs')
-  if not a[1] or a[2] ~= 'void' then
-    return
-  end
-  local ok, record = pcall(cjson.decode, a[1])
-  if not ok or type(record) ~= 'table' or record['run'] ~= run then
+  if a[2] ~= 'void' or not preprint_of(a[1], run) then
     return
   end
   local found, entry = pcall(cjson.decode, redis.call('HGET', voids, code) or '')

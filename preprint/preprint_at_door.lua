@@ -9,11 +9,8 @@
 -- Returns {"voided", <1 printed | 0>, <box>}, {"void", <box>} (void already: the door prints as for any void badge),
 -- {"handed_over", <box>} (the attendee holds it: a new badge is a reprint) or {"none"} (no badge in this run).
 local a = redis.call('HMGET', KEYS[1], 'preprint', 'bs', 'en', 'n')
-if not a[1] then
-  return {'none'}
-end
-local ok, record = pcall(cjson.decode, a[1])
-if not ok or type(record) ~= 'table' or record['run'] ~= ARGV[1] then
+local record = preprint_of(a[1], ARGV[1])
+if not record then
   return {'none'}
 end
 local box = tostring(record['box'] or '')

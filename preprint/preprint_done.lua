@@ -13,12 +13,9 @@ end
 local n = 0
 for i = 4, #KEYS do
   local a = redis.call('HMGET', KEYS[i], 'preprint', 'bs')
-  if a[1] and not a[2] then
-    local ok, record = pcall(cjson.decode, a[1])
-    if ok and type(record) == 'table' and record['run'] == ARGV[1] then
-      redis.call('HSET', KEYS[i], 'bs', 'preprinted')
-      n = n + 1
-    end
+  if not a[2] and preprint_of(a[1], ARGV[1]) then
+    redis.call('HSET', KEYS[i], 'bs', 'preprinted')
+    n = n + 1
   end
 end
 bump(KEYS[1], 'preprinted', n, KEYS[3], ARGV[2])

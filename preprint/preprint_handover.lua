@@ -13,11 +13,8 @@
 -- longer says what the record does: print the attendee's badge instead), {"not_printed", <box>} (the run has not
 -- printed it yet), or {"none"} (the attendee has no badge in this run).
 local a = redis.call('HMGET', KEYS[1], 'preprint', 'bs', 't', 'st')
-if not a[1] then
-  return {'none'}
-end
-local ok, record = pcall(cjson.decode, a[1])
-if not ok or type(record) ~= 'table' or record['run'] ~= ARGV[1] then
+local record = preprint_of(a[1], ARGV[1])
+if not record then
   return {'none'}
 end
 local box = tostring(record['box'] or '')

@@ -4,11 +4,8 @@
 -- Only while the attendee's `preprint` names this run and their badge has no state yet.
 -- Returns 1 when it was made void, else 0.
 local a = redis.call('HMGET', KEYS[1], 'preprint', 'bs', 'en', 'n')
-if not a[1] or a[2] then
-  return 0
-end
-local ok, record = pcall(cjson.decode, a[1])
-if not ok or type(record) ~= 'table' or record['run'] ~= ARGV[1] then
+local record = preprint_of(a[1], ARGV[1])
+if not record or a[2] then
   return 0
 end
 redis.call('HSET', KEYS[1], 'bs', 'void')

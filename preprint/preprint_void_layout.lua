@@ -11,17 +11,15 @@ local voided = 0
 for i = 1, n do
   local att = KEYS[1 + i]
   local a = redis.call('HMGET', att, 'preprint', 'bs', 'en', 'n')
-  if a[1] and a[2] ~= 'handed_over' and a[2] ~= 'void' then
-    local ok, record = pcall(cjson.decode, a[1])
-    if ok and type(record) == 'table' and record['run'] == ARGV[1] and record['layout'] == ARGV[2]
-        and tonumber(record['layout_version'] or 0) < tonumber(ARGV[3]) then
-      local printed = a[2] == 'preprinted' or redis.call('EXISTS', KEYS[1 + n + i]) == 1
-      redis.call('HSET', att, 'bs', 'void')
-      redis.call('HSET', KEYS[1], ARGV[4 + i], cjson.encode({box = record['box'], name = a[3] or a[4] or '',
-        reason = 'layout ' .. ARGV[2] .. ' v' .. tostring(record['layout_version']) .. ' replaced by v' .. ARGV[3],
-        ms = now_ms(), printed = printed}))
-      voided = voided + 1
-    end
+  local record = preprint_of(a[1], ARGV[1])
+  if record and a[2] ~= 'handed_over' and a[2] ~= 'void' and record['layout'] == ARGV[2]
+      and tonumber(record['layout_version'] or 0) < tonumber(ARGV[3]) then
+    local printed = a[2] == 'preprinted' or redis.call('EXISTS', KEYS[1 + n + i]) == 1
+    redis.call('HSET', att, 'bs', 'void')
+    redis.call('HSET', KEYS[1], ARGV[4 + i], cjson.encode({box = record['box'], name = a[3] or a[4] or '',
+      reason = 'layout ' .. ARGV[2] .. ' v' .. tostring(record['layout_version']) .. ' replaced by v' .. ARGV[3],
+      ms = now_ms(), printed = printed}))
+    voided = voided + 1
   end
 end
 return voided
